@@ -1,0 +1,270 @@
+"""The ``gizmos-referee`` command line. Every failure is one clear line, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from referee.gizmos import (
+    GizmosError,
+    IllegalStep,
+    State,
+    Step,
+    apply,
+    legal_steps,
+    new_game,
+    ranking,
+    resolve_chance,
+)
+from referee.gizmos.simulate import GameDidNotEnd, random_game
+from referee.gizmos.state import state_from_text
+from referee.gizmos.steps import describe, step_from_text
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _read_text(arg: str, what: str) -> str:
+    """``-`` is standard input, ``@path`` or a path is a file; anything else is literal JSON."""
+    if arg == "-":
+        return sys.stdin.read()
+    path = Path(arg[1:] if arg.startswith("@") else arg)
+    if arg.startswith("@") or (not arg.lstrip().startswith("{") and path.exists()):
+        try:
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read {what} file {path}: {exc}") from exc
+    if not arg.lstrip().startswith("{"):
+        raise CliError(f"{what}: no such file {arg!r} (give a path, @path, - for stdin, or JSON text)")
+    return arg
+
+
+def _load_state(arg: str) -> State:
+    return state_from_text(_read_text(arg, "state"))
+
+
+def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
+    out.write(json.dumps(obj, indent=1 if pretty else None) + "\n")
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    state = new_game(args.players)
+    if not args.observed:
+        state = resolve_chance(state, random.Random(args.seed))
+    text = json.dumps(state.to_json(), indent=1) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_legal(args: argparse.Namespace) -> int:
+    state = _load_state(args.state)
+    steps = legal_steps(state)
+    if args.text:
+        for s in steps:
+            print(describe(s))
+    else:
+        _emit([s.to_json() for s in steps], sys.stdout, pretty=False)
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    state = _load_state(args.state)
+    step = step_from_text(_read_text(args.step, "step"))
+    seeded = random.Random(args.seed) if args.seed is not None else None
+    try:
+        after = apply(state, step, seeded)
+    except IllegalStep as exc:
+        _emit(exc.to_json(), sys.stdout, pretty=False)
+        return 1
+    text = json.dumps(after.to_json(), indent=1) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _score_rows(state: State) -> list[dict[str, Any]]:
+    return [line.to_json() for line in ranking(state)]
+
+
+def _print_scores(state: State, out: TextIO) -> None:
+    out.write(
+        f"{'rank':<5}{'seat':<6}{'printed':>8}{'tokens':>8}{'end':>5}{'total':>7}{'gizmos':>8}{'energy':>8}"
+        "  tie-break\n"
+    )
+    for r in ranking(state):
+        out.write(
+            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
+            f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}\n"
+        )
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    state = _load_state(args.state)
+    if args.json:
+        _emit({"game_over": state.game_over, "ranking": _score_rows(state)}, sys.stdout)
+    else:
+        _print_scores(state, sys.stdout)
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    log: TextIO | None = open(args.log, "w", encoding="utf-8") if args.log else None  # noqa: SIM115
+    started = time.perf_counter()
+    total_steps = 0
+    wins = [0] * args.players
+    turns: list[int] = []
+    try:
+        for i in range(args.games):
+            seed = args.seed + i
+            on_step: Callable[[State, Step, State], None] | None = None
+            if log is not None:
+
+                def on_step(
+                    before: State, step: Step, after: State, seed: int = seed, log_file: TextIO = log
+                ) -> None:
+                    log_file.write(
+                        json.dumps({"seed": seed, "turn": before.turn, "step": step.to_json()}) + "\n"
+                    )
+
+            try:
+                play = random_game(args.players, seed, on_step)
+            except GameDidNotEnd as exc:
+                raise CliError(str(exc)) from exc
+            total_steps += play.steps
+            turns.append(play.final.turn)
+            wins[ranking(play.final)[0].seat] += 1
+            if args.games > 1 and not args.quiet:
+                sys.stderr.write(f"\rsimulate: {i + 1}/{args.games} games")
+                sys.stderr.flush()
+                sys.stderr.flush()
+        if args.games > 1 and not args.quiet:
+            sys.stderr.write("\n")
+    finally:
+        if log is not None:
+            log.close()
+    elapsed = time.perf_counter() - started
+    summary = {
+        "games": args.games,
+        "players": args.players,
+        "first_seed": args.seed,
+        "steps": total_steps,
+        "mean_turns": sum(turns) / len(turns),
+        "wins_by_seat": wins,
+        "seconds": round(elapsed, 3),
+        "steps_per_second": round(total_steps / elapsed) if elapsed else None,
+    }
+    _emit(summary, sys.stdout)
+    if args.games == 1:
+        _print_scores(play.final, sys.stdout)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The README's main job. Until the camera pipeline lands: one simulated game, scored."""
+    from referee.demo import run_demo
+
+    return run_demo(args)
+
+
+def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            raise CliError(f"{module} is not available: {exc}") from exc
+        return int(mod.main(list(args.rest)))
+
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gizmos-referee",
+        description="A rule-enforcing referee for physical games of Gizmos.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("new", help="a new game as JSON from the number of players and a seed")
+    s.add_argument("--players", type=int, default=2, help="2-4 players (default 2)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random setup (default 0)")
+    s.add_argument("--observed", action="store_true", help="leave the setup's random outcomes to be supplied")
+    s.add_argument("--out", help="write the state here instead of standard output")
+    s.set_defaults(func=cmd_new)
+
+    s = sub.add_parser("legal", help="the legal steps of a state file")
+    s.add_argument("state", help="state file (or - for stdin)")
+    s.add_argument("--text", action="store_true", help="plain sentences instead of JSON")
+    s.set_defaults(func=cmd_legal)
+
+    s = sub.add_parser("apply", help="apply a step to a state: the new state, or the rule broken (exit 1)")
+    s.add_argument("state", help="state file (or - for stdin)")
+    s.add_argument(
+        "step", help='step as JSON text, e.g. \'{"kind":"pick","player":0,"color":"red"}\', or @file'
+    )
+    s.add_argument("--seed", type=int, help="resolve random outcomes from this seed (else they stay pending)")
+    s.add_argument("--out", help="write the new state here instead of standard output")
+    s.set_defaults(func=cmd_apply)
+
+    s = sub.add_parser("score", help="the scoring table of a state")
+    s.add_argument("state", help="state file (or - for stdin)")
+    s.add_argument("--json", action="store_true", help="JSON instead of a table")
+    s.set_defaults(func=cmd_score)
+
+    s = sub.add_parser("simulate", help="N random legal games from a seed, with a summary")
+    s.add_argument("--games", type=int, default=10)
+    s.add_argument("--players", type=int, default=2)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--log", help="write every step as JSON lines here")
+    s.add_argument("--quiet", action="store_true", help="no progress line")
+    s.set_defaults(func=cmd_simulate)
+
+    s = sub.add_parser("demo", help="referee the bundled recorded game (no camera or hardware needed)")
+    s.add_argument("--players", type=int, default=3)
+    s.add_argument("--seed", type=int, default=7)
+    s.set_defaults(func=cmd_demo)
+
+    for name, module, text in (
+        ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),
+        ("vision", "vision.cli", "camera pipeline: faces, synth, dataset, train, calibrate, observe"),
+    ):
+        s = sub.add_parser(name, help=text, add_help=False)
+        s.add_argument("rest", nargs=argparse.REMAINDER)
+        s.set_defaults(func=_delegate(module))
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("players",):
+        value = getattr(args, name, None)
+        if value is not None and not 2 <= value <= 4:
+            parser.error(f"--players: Gizmos is for 2-4 players, got {value}")
+    if getattr(args, "games", 1) < 1:
+        parser.error("--games: must be at least 1")
+    try:
+        return int(args.func(args))
+    except (CliError, GizmosError) as exc:
+        sys.stderr.write(f"gizmos-referee {args.command}: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""The game-independent interface the referee drives, so a second rule set can plug in.
+
+Modelled on OpenSpiel: a game makes initial states, lists legal steps, applies a step (with an
+optional random source for chance), says when a state is terminal and what the returns are, and
+moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`; a second
+game (seed 004, Contrivance) would add a module with its own implementation and register it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol, TypeVar
+
+S = TypeVar("S")
+A = TypeVar("A")
+
+
+class Game(Protocol[S, A]):
+    """A rule set. States and steps are immutable values; every method is pure."""
+
+    name: str
+    min_players: int
+    max_players: int
+
+    def new_game(self, players: int, rng: random.Random | None = None) -> S:
+        """The initial state; with ``rng`` its setup randomness is resolved, else left to the caller."""
+        ...
+
+    def legal_steps(self, state: S) -> list[A]:
+        """Every legal next step (chance outcomes at a chance node)."""
+        ...
+
+    def apply(self, state: S, step: A, rng: random.Random | None = None) -> S:
+        """The next state, or raise the game's rule-violation error with a stable code."""
+        ...
+
+    def current_player(self, state: S) -> int | None:
+        """The seat to act, or ``None`` at a chance node or when the game is over."""
+        ...
+
+    def is_terminal(self, state: S) -> bool: ...
+
+    def returns(self, state: S) -> list[float]:
+        """Per-seat outcome of a finished game (1 for the winner, 0 otherwise)."""
+        ...
+
+    def score_table(self, state: S) -> list[dict[str, Any]]:
+        """The scoring table, best first, as JSON-ready rows."""
+        ...
+
+    def state_to_json(self, state: S) -> dict[str, Any]: ...
+
+    def state_from_json(self, raw: Any) -> S: ...
+
+    def step_to_json(self, step: A) -> dict[str, Any]: ...
+
+    def step_from_json(self, raw: Any) -> A: ...
+
+
+def get_game(name: str) -> Game[Any, Any]:
+    """The registered game called ``name``."""
+    from referee.gizmos import GIZMOS
+
+    games: dict[str, Game[Any, Any]] = {GIZMOS.name: GIZMOS}
+    if name not in games:
+        raise KeyError(f"unknown game {name!r}; known: {sorted(games)}")
+    return games[name]

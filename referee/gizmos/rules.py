@@ -1,0 +1,798 @@
+"""The rules: which steps are legal, and what a step does to the table.
+
+Pure functions of immutable states. ``legal_steps(state)`` lists every legal next step with
+no two leading to the same table; ``apply(state, step)`` returns the new state or raises
+:class:`IllegalStep` with the code of the rule broken. Both are written from the same checks
+(:func:`_check`), so ``apply`` accepts exactly what ``legal_steps`` offers.
+
+Random events wait in ``state.chance`` until a chance step (``reveal``/``dispense``) resolves
+them. Pass a :class:`random.Random` to ``apply`` to resolve them at once (simulation); leave it
+out to supply outcomes yourself (the referee, from what the camera and sensors saw).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from referee.gizmos.cards import COLORS, Card, default_cards
+from referee.gizmos.errors import IllegalStep
+from referee.gizmos.payments import ANY_COLOUR, FREE, Payment, most_energy, payments
+from referee.gizmos.state import (
+    DISPLAY_SLOTS,
+    END_GIZMOS,
+    END_LEVEL3,
+    ChanceEvent,
+    Counts,
+    Pending,
+    Player,
+    Profile,
+    Segment,
+    State,
+)
+from referee.gizmos.steps import Step
+
+CARDS: tuple[Card, ...] = default_cards()
+
+
+# =========================================================================== helpers
+
+
+def _colour_name(c: int) -> str:
+    return COLORS[c]
+
+
+def _build_need(card: Card, prof: Profile, source: str) -> int:
+    """The cost after discounts (ruling 22): archive, research and Level II discounts stack."""
+    discount = prof.discount_level2 if card.level == 2 else 0
+    if source == "archive":
+        discount += prof.discount_archive
+    elif source == "research":
+        discount += prof.discount_research
+    return max(0, card.cost - discount)
+
+
+def _unused_converters(state: State, prof: Profile) -> tuple:
+    used = state.used
+    if not used:
+        return prof.converters
+    return tuple(c for c in prof.converters if c.id not in used)
+
+
+def _card_payments(state: State, player: Player, card: Card, source: str, free: bool) -> tuple[Payment, ...]:
+    if free:
+        return (FREE,)
+    prof = player.profile
+    need = _build_need(card, prof, source)
+    target = card.color_index if card.color_index >= 0 else ANY_COLOUR
+    return payments(player.ring, target, need, _unused_converters(state, prof))
+
+
+def _display_cards(state: State) -> list[int]:
+    return [c for row in state.display for c in row if c is not None]
+
+
+def _nonempty_decks(state: State) -> list[int]:
+    return [lvl for lvl in (1, 2, 3) if state.decks[lvl - 1]]
+
+
+# =========================================================================== legality checks
+
+
+def _check_file(state: State, player: Player, card: int | None, from_hand: bool) -> None:
+    prof = player.profile
+    if prof.forbid_file:
+        raise IllegalStep(
+            "ACTION_FORBIDDEN", "an upgrade you built forbids the File action for the rest of the game"
+        )
+    if len(player.archive) >= prof.file_limit:
+        raise IllegalStep(
+            "ARCHIVE_FULL", f"your Archive holds {len(player.archive)} of {prof.file_limit}: you cannot File"
+        )
+    if from_hand:
+        assert state.pending is not None
+        if card not in state.pending.hand:
+            raise IllegalStep("CARD_NOT_AVAILABLE", f"#{card} is not among the cards this Research drew")
+    elif card not in _display_cards(state):
+        raise IllegalStep("CARD_NOT_AVAILABLE", f"#{card} is not face up in the Display")
+
+
+def _check_pick(state: State, player: Player, colour: int) -> None:
+    prof = player.profile
+    if sum(player.ring) >= prof.energy_limit:
+        raise IllegalStep(
+            "RING_FULL", f"your ring holds {sum(player.ring)} of {prof.energy_limit}: you cannot Pick"
+        )
+    if state.row[colour] == 0:
+        raise IllegalStep("COLOR_NOT_IN_ROW", f"there is no {_colour_name(colour)} marble in the Energy Row")
+
+
+def _check_research(state: State, player: Player, level: int) -> None:
+    if player.profile.forbid_research:
+        raise IllegalStep(
+            "ACTION_FORBIDDEN", "an upgrade you built forbids the Research action for the rest of the game"
+        )
+    if not state.decks[level - 1]:
+        raise IllegalStep("DECK_EMPTY", f"the Level {level} deck is empty")
+
+
+def _build_source(state: State, player: Player, card: int, mode: str) -> str:
+    """Where a Build takes the card from in this mode ('main', 'free', 'research'), or raise."""
+    if mode == "research":
+        assert state.pending is not None
+        if card in state.pending.hand:
+            return "research"
+        raise IllegalStep(
+            "CARD_NOT_AVAILABLE",
+            f"#{card} is not among the cards this Research drew (ruling 11: not the Display)",
+        )
+    if card in player.archive:
+        source = "archive"
+    elif card in _display_cards(state):
+        source = "display"
+    else:
+        raise IllegalStep(
+            "CARD_NOT_AVAILABLE", f"#{card} is neither face up in the Display nor in your Archive"
+        )
+    if mode == "free" and CARDS[card].level != 1:
+        raise IllegalStep(
+            "NOT_LEVEL_ONE", f"#{card} is Level {CARDS[card].level}; the free Build takes Level I only"
+        )
+    return source
+
+
+def _check_payment(state: State, player: Player, step: Step, source: str, free: bool) -> None:
+    card = CARDS[step.card or 0]
+    pay = step.pay or (0, 0, 0, 0)
+    if free:
+        if any(pay) or step.converters:
+            raise IllegalStep(
+                "BAD_PAYMENT", f"#{card.id} is built for free: pay nothing and use no converter"
+            )
+        return
+    prof = player.profile
+    mine = {c.id: c for c in prof.converters}
+    for cid in step.converters:
+        if cid not in mine:
+            raise IllegalStep("BAD_PAYMENT", f"#{cid} is not one of your built converters")
+        if cid in state.used:
+            raise IllegalStep(
+                "GIZMO_ALREADY_USED", f"converter #{cid} was already used this turn (ruling 19)"
+            )
+    for c in range(4):
+        if pay[c] > player.ring[c]:
+            raise IllegalStep(
+                "NOT_AFFORDABLE", f"you pay {pay[c]} {COLORS[c]} but your ring holds {player.ring[c]}"
+            )
+    options = _card_payments(state, player, card, source, False)
+    if (pay, step.converters) in options:
+        return
+    target = card.color_index if card.color_index >= 0 else ANY_COLOUR
+    chosen = tuple(mine[c] for c in step.converters)
+    if most_energy(pay, target, chosen) < _build_need(card, prof, source):
+        raise IllegalStep(
+            "UNDERPAID", f"{_marble_text(pay)} does not cover #{card.id} ({_cost_text(card, prof, source)})"
+        )
+    if not options:
+        raise IllegalStep(
+            "NOT_AFFORDABLE", f"your ring cannot pay for #{card.id} ({_cost_text(card, prof, source)})"
+        )
+    raise IllegalStep(
+        "BAD_PAYMENT",
+        f"{_marble_text(pay)} with converters {list(step.converters)} is not an exact payment for #{card.id} "
+        f"({_cost_text(card, prof, source)})",
+    )
+
+
+def _marble_text(pay: Counts) -> str:
+    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n]
+    return ", ".join(parts) if parts else "paying nothing"
+
+
+def _cost_text(card: Card, prof: Profile, source: str) -> str:
+    need = _build_need(card, prof, source)
+    colour = "energy of any colours" if card.color == "any" else card.color
+    return f"costs {need} {colour}" + (f" after discounts (printed {card.cost})" if need != card.cost else "")
+
+
+def _use_blocker(state: State, player: Player, gizmo: int) -> IllegalStep | None:
+    """Why a triggered gizmo's effect could not happen now (None when it can)."""
+    e = CARDS[gizmo].effect
+    prof = player.profile
+    r = e.reward
+    if r in ("draw_random", "pick_row"):
+        if sum(player.ring) >= prof.energy_limit:
+            return IllegalStep("RING_FULL", f"your ring is full: #{gizmo} would bring nothing (ruling 12)")
+        source = state.dispenser if r == "draw_random" else state.row
+        if not any(source):
+            where = "dispenser" if r == "draw_random" else "Energy Row"
+            return IllegalStep("NOTHING_TO_TAKE", f"the {where} is empty")
+    elif r == "file_action":
+        if prof.forbid_file:
+            return IllegalStep(
+                "ACTION_FORBIDDEN", "File is forbidden for you, even when a gizmo grants it (ruling 23)"
+            )
+        if len(player.archive) >= prof.file_limit:
+            return IllegalStep("ARCHIVE_FULL", "your Archive is full")
+        if not _display_cards(state):
+            return IllegalStep("NOTHING_TO_TAKE", "the Display is empty")
+    elif r == "research_action":
+        if prof.forbid_research:
+            return IllegalStep(
+                "ACTION_FORBIDDEN", "Research is forbidden for you, even when a gizmo grants it (ruling 23)"
+            )
+        if not _nonempty_decks(state):
+            return IllegalStep("NOTHING_TO_TAKE", "every level deck is empty")
+    elif r == "build_free" and not any(
+        CARDS[c].level == e.level for c in (*_display_cards(state), *player.archive)
+    ):
+        return IllegalStep("NOTHING_TO_TAKE", "there is no Level I gizmo in the Display or your Archive")
+    return None
+
+
+def _main_action_possible(state: State, player: Player) -> bool:
+    """Whether any main action is legal (a turn with none may simply end)."""
+    prof = player.profile
+    if not prof.forbid_file and len(player.archive) < prof.file_limit and _display_cards(state):
+        return True
+    if sum(player.ring) < prof.energy_limit and any(state.row):
+        return True
+    if not prof.forbid_research and _nonempty_decks(state):
+        return True
+    for c in (*_display_cards(state), *player.archive):
+        source = "archive" if c in player.archive else "display"
+        if _card_payments(state, player, CARDS[c], source, False):
+            return True
+    return False
+
+
+# =========================================================================== legal steps
+
+
+def legal_steps(state: State) -> list[Step]:
+    """Every legal next step. At a chance node: every possible outcome (see :func:`chance_outcomes`)."""
+    if state.game_over:
+        return []
+    if state.chance:
+        return [s for s, _ in chance_outcomes(state)]
+    seat = state.current
+    player = state.players[seat]
+    pend = state.pending
+    out: list[Step] = []
+    if pend is not None:
+        k = pend.kind
+        if k == "research" and pend.chosen:
+            return [Step("bottom", seat, card=c) for c in pend.hand]
+        out.append(Step("skip", seat))
+        if k == "picks":
+            out += _pick_steps(state, player, seat)
+        elif k == "file":
+            out += _file_steps(state, player, seat, _display_cards(state))
+        elif k == "research_offer":
+            out += [Step("research", seat, level=lvl) for lvl in _nonempty_decks(state)]
+        elif k == "free_build":
+            for c in (*_display_cards(state), *player.archive):
+                if CARDS[c].level == pend.level:
+                    out.append(Step("build", seat, card=c, pay=FREE[0], converters=()))
+        else:  # research hand
+            out += _file_steps(state, player, seat, list(pend.hand))
+            for c in pend.hand:
+                out += _build_steps(state, player, seat, c, "research")
+        return out
+    if not state.main_done:
+        prof = player.profile
+        out += _file_steps(state, player, seat, _display_cards(state))
+        out += _pick_steps(state, player, seat)
+        for c in _display_cards(state):
+            out += _build_steps(state, player, seat, c, "display")
+        for c in player.archive:
+            out += _build_steps(state, player, seat, c, "archive")
+        if not prof.forbid_research:
+            out += [Step("research", seat, level=lvl) for lvl in _nonempty_decks(state)]
+        if not out:
+            out.append(Step("end_turn", seat))
+        return out
+    for g in sorted(state.triggered):
+        if _use_blocker(state, player, g) is None:
+            out.append(Step("use", seat, gizmo=g))
+    out.append(Step("end_turn", seat))
+    return out
+
+
+def _file_steps(state: State, player: Player, seat: int, cards: list[int]) -> list[Step]:
+    prof = player.profile
+    if prof.forbid_file or len(player.archive) >= prof.file_limit:
+        return []
+    return [Step("file", seat, card=c) for c in cards]
+
+
+def _pick_steps(state: State, player: Player, seat: int) -> list[Step]:
+    if sum(player.ring) >= player.profile.energy_limit:
+        return []
+    return [Step("pick", seat, color=c) for c in range(4) if state.row[c]]
+
+
+def _build_steps(state: State, player: Player, seat: int, card: int, source: str) -> list[Step]:
+    return [
+        Step("build", seat, card=card, pay=spent, converters=conv)
+        for spent, conv in _card_payments(state, player, CARDS[card], source, False)
+    ]
+
+
+def chance_outcomes(state: State) -> list[tuple[Step, float]]:
+    """The possible outcomes of the next chance event, with their probabilities."""
+    if not state.chance:
+        return []
+    event = state.chance[0]
+    if event[0] in ("display", "research"):
+        level = event[1]
+        cands, _ = state.decks[level - 1][0]
+        p = 1.0 / len(cands)
+        return [(Step("reveal", card=c), p) for c in cands]
+    total = sum(state.dispenser)
+    return [(Step("dispense", color=c), n / total) for c, n in enumerate(state.dispenser) if n]
+
+
+# =========================================================================== apply
+
+
+class _Table:
+    """A mutable scratch copy of a state, used inside :func:`apply` only."""
+
+    __slots__ = (
+        "box",
+        "chance",
+        "current",
+        "decks",
+        "dispenser",
+        "display",
+        "end_triggered",
+        "game_over",
+        "main_done",
+        "pending",
+        "players",
+        "row",
+        "triggered",
+        "turn",
+        "used",
+    )
+
+    def __init__(self, s: State) -> None:
+        self.players = list(s.players)
+        self.dispenser = list(s.dispenser)
+        self.row = list(s.row)
+        self.decks = list(s.decks)
+        self.display = s.display
+        self.box = s.box
+        self.current = s.current
+        self.turn = s.turn
+        self.main_done = s.main_done
+        self.triggered = s.triggered
+        self.used = s.used
+        self.pending = s.pending
+        self.chance = list(s.chance)
+        self.end_triggered = s.end_triggered
+        self.game_over = s.game_over
+
+    def freeze(self) -> State:
+        d, r = self.dispenser, self.row
+        return State(
+            players=tuple(self.players),
+            dispenser=(d[0], d[1], d[2], d[3]),
+            row=(r[0], r[1], r[2], r[3]),
+            decks=tuple(self.decks),  # type: ignore[arg-type]
+            display=self.display,
+            box=self.box,
+            current=self.current,
+            turn=self.turn,
+            main_done=self.main_done,
+            triggered=self.triggered,
+            used=self.used,
+            pending=self.pending,
+            chance=tuple(self.chance),
+            end_triggered=self.end_triggered,
+            game_over=self.game_over,
+        )
+
+    # ---- table operations
+
+    def set_player(self, seat: int, **changes: object) -> None:
+        p = self.players[seat]
+        self.players[seat] = Player(
+            ring=changes.get("ring", p.ring),  # type: ignore[arg-type]
+            archive=changes.get("archive", p.archive),  # type: ignore[arg-type]
+            gizmos=changes.get("gizmos", p.gizmos),  # type: ignore[arg-type]
+            vp_tokens=changes.get("vp_tokens", p.vp_tokens),  # type: ignore[arg-type]
+        )
+
+    def take_from_display(self, card: int) -> None:
+        rows = list(self.display)
+        for lvl, row in enumerate(rows):
+            if card in row:
+                slot = row.index(card)
+                rows[lvl] = row[:slot] + (None,) + row[slot + 1 :]
+                self.display = tuple(rows)
+                self.chance.append(("display", lvl + 1, slot))
+                return
+        raise AssertionError(f"#{card} not in the Display")
+
+    def trigger(self, gizmos: tuple[int, ...], test: Callable[[Card], bool], exclude: int = -1) -> None:
+        new = [g for g in gizmos if g != exclude and g not in self.used and test(CARDS[g])]
+        if new:
+            self.triggered = self.triggered | frozenset(new)
+
+    def do_file(self, seat: int, card: int, from_hand: bool) -> None:
+        p = self.players[seat]
+        if not from_hand:
+            self.take_from_display(card)
+        self.set_player(seat, archive=(*p.archive, card))
+        self.trigger(p.profile.file_gizmos, lambda g: True)
+
+    def do_pick(self, seat: int, colour: int) -> None:
+        p = self.players[seat]
+        self.row[colour] -= 1
+        ring = list(p.ring)
+        ring[colour] += 1
+        self.set_player(seat, ring=tuple(ring))
+        self.chance.append(("row",))
+        self.trigger(p.profile.pick_gizmos, lambda g: colour in g.effect.colors)
+
+    def do_build(self, seat: int, step: Step, source: str) -> None:
+        card_id = step.card or 0
+        card = CARDS[card_id]
+        p = self.players[seat]
+        pay = step.pay or (0, 0, 0, 0)
+        archive = p.archive
+        if source == "display":
+            self.take_from_display(card_id)
+        elif source == "archive":
+            archive = tuple(c for c in archive if c != card_id)
+        ring = tuple(p.ring[i] - pay[i] for i in range(4))
+        for i in range(4):
+            self.dispenser[i] += pay[i]
+        if step.converters:
+            self.used = self.used | frozenset(step.converters)
+        gizmos = (*p.gizmos, card_id)
+        self.set_player(seat, ring=ring, archive=archive, gizmos=gizmos)
+        prof = self.players[seat].profile
+        if prof.count >= END_GIZMOS or prof.level3 >= END_LEVEL3:
+            self.end_triggered = True
+        colour = card.color_index
+
+        def fires(g: Card) -> bool:
+            e = g.effect
+            if e.kind == "on_build":
+                return colour < 0 or colour in e.colors  # multicolour counts as every colour (18)
+            if e.kind == "on_build_from_archive":
+                return source == "archive"
+            return card.level == e.level  # on_build_level
+
+        # The gizmo just built is not triggered by the Build that built it (ruling 15).
+        self.trigger(p.profile.build_gizmos, fires, exclude=card_id)
+
+    def do_research(self, level: int) -> None:
+        seat = self.current
+        size = sum(n for _, n in self.decks[level - 1])
+        n = min(self.players[seat].profile.research, size)
+        self.pending = Pending("research", level=level)
+        self.chance.extend([("research", level)] * n)
+
+    def bottom(self, level: int, card: int) -> None:
+        seg: Segment = ((card,), 1)
+        self.decks[level - 1] = (*self.decks[level - 1], seg)
+
+    def draw_card(self, level: int, card: int) -> None:
+        segs = list(self.decks[level - 1])
+        cands, n = segs[0]
+        rest = tuple(c for c in cands if c != card)
+        if n == 1:
+            segs.pop(0)
+            if rest:  # the candidates never drawn were removed at setup (ruling 3)
+                self.box = tuple(sorted((*self.box, *rest)))
+        else:
+            segs[0] = (rest, n - 1)
+        self.decks[level - 1] = tuple(segs)
+
+
+def apply(state: State, step: Step, rng: random.Random | None = None) -> State:
+    """The state after ``step``; raises :class:`IllegalStep` if it breaks a rule.
+
+    With ``rng``, chance events the step causes are resolved at once from that random source.
+    """
+    t = _Table(state)
+    _apply_into(state, t, step)
+    _drop_void_events(t)
+    if rng is not None:
+        while t.chance:
+            _resolve(t, _sample(t, rng))
+            _drop_void_events(t)
+    return t.freeze()
+
+
+def _apply_into(state: State, t: _Table, step: Step) -> None:
+    if state.game_over:
+        raise IllegalStep("GAME_OVER", "the game is over; nothing more can be played", step.player)
+    if state.chance:
+        if not step.is_chance:
+            raise IllegalStep(
+                "OUT_OF_SEQUENCE",
+                f"a random outcome is awaited first ({_event_text(state.chance[0])})",
+                step.player,
+            )
+        _check_outcome(state, step)
+        _resolve(t, step)
+        return
+    if step.is_chance:
+        raise IllegalStep("OUT_OF_SEQUENCE", f"no random outcome is awaited; '{step.kind}' does not fit now")
+    seat = state.current
+    if step.player != seat:
+        raise IllegalStep(
+            "NOT_YOUR_TURN",
+            f"it is player {seat + 1}'s turn, not player {(step.player or 0) + 1}'s",
+            step.player,
+        )
+    try:
+        _apply_player_step(state, t, step)
+    except IllegalStep as exc:
+        exc.player = seat
+        raise
+
+
+def _apply_player_step(state: State, t: _Table, step: Step) -> None:
+    seat = state.current
+    player = state.players[seat]
+    pend = state.pending
+    k = step.kind
+    if pend is not None:
+        _apply_pending(state, t, step, pend, player)
+        return
+    if k in ("skip", "bottom"):
+        raise IllegalStep("OUT_OF_SEQUENCE", f"there is no choice pending to '{k}'")
+    if k in ("file", "pick", "build", "research"):
+        if state.main_done:
+            raise IllegalStep(
+                "SECOND_MAIN_ACTION", "you have already taken this turn's main action (ruling 7)"
+            )
+        t.main_done = True
+        _do_action(state, t, step, player, mode="main")
+        return
+    if k == "use":
+        _apply_use(state, t, step, player)
+        return
+    # end_turn
+    if not state.main_done and _main_action_possible(state, player):
+        raise IllegalStep(
+            "NO_MAIN_ACTION", "take a main action (File, Pick, Build or Research) before ending the turn"
+        )
+    _end_turn(t)
+
+
+def _do_action(state: State, t: _Table, step: Step, player: Player, mode: str) -> None:
+    """A File/Pick/Build/Research, whether main, granted by a gizmo, or inside a Research."""
+    seat = state.current
+    k = step.kind
+    if k == "file":
+        _check_file(state, player, step.card, from_hand=False)
+        t.do_file(seat, step.card or 0, from_hand=False)
+    elif k == "pick":
+        _check_pick(state, player, step.color or 0)
+        t.do_pick(seat, step.color or 0)
+    elif k == "build":
+        source = _build_source(state, player, step.card or 0, mode)
+        _check_payment(state, player, step, source, free=mode == "free")
+        t.do_build(seat, step, source)
+    elif k == "research":
+        _check_research(state, player, step.level or 1)
+        t.do_research(step.level or 1)
+    else:
+        raise IllegalStep("OUT_OF_SEQUENCE", f"'{k}' is not an action")
+
+
+def _apply_pending(state: State, t: _Table, step: Step, pend: Pending, player: Player) -> None:
+    k = step.kind
+    seat = state.current
+    if pend.kind == "research" and pend.chosen:
+        if k != "bottom":
+            raise IllegalStep(
+                "CHOICE_PENDING", "put the remaining Research cards under the deck first ('bottom')"
+            )
+        if step.card not in pend.hand:
+            raise IllegalStep(
+                "CARD_NOT_AVAILABLE", f"#{step.card} is not among the Research cards left to return"
+            )
+        t.bottom(pend.level, step.card or 0)
+        _leave_research(t, pend, tuple(c for c in pend.hand if c != step.card))
+        return
+    if k == "skip":
+        if pend.kind == "research":
+            _leave_research(t, pend, pend.hand)
+        else:
+            t.pending = None
+        return
+    expected = {"picks": "pick", "file": "file", "research_offer": "research", "free_build": "build"}
+    if pend.kind == "research":
+        if k == "file":
+            _check_file(state, player, step.card, from_hand=True)
+            t.do_file(seat, step.card or 0, from_hand=True)
+        elif k == "build":
+            source = _build_source(state, player, step.card or 0, "research")
+            _check_payment(state, player, step, source, free=False)
+            t.do_build(seat, step, source)
+        else:
+            raise IllegalStep("CHOICE_PENDING", "choose from the Research: File one, Build one, or 'skip'")
+        _leave_research(t, pend, tuple(c for c in pend.hand if c != step.card))
+        return
+    if k != expected[pend.kind]:
+        what = {
+            "picks": "pick from the Row",
+            "file": "File",
+            "research_offer": "Research",
+            "free_build": "Build",
+        }
+        raise IllegalStep("CHOICE_PENDING", f"a gizmo granted you a {what[pend.kind]}: do it or 'skip' first")
+    mode = "free" if pend.kind == "free_build" else "bonus"
+    _do_action(state, t, step, player, mode)
+    if pend.kind == "picks" and pend.count > 1:
+        if t.pending is pend:
+            t.pending = Pending("picks", count=pend.count - 1)
+    elif t.pending is pend:
+        t.pending = None
+
+
+def _leave_research(t: _Table, pend: Pending, rest: tuple[int, ...]) -> None:
+    """After the Research choice: the rest go under the deck; one card left needs no order."""
+    if len(rest) <= 1:
+        for c in rest:
+            t.bottom(pend.level, c)
+        t.pending = None
+    else:
+        t.pending = Pending("research", level=pend.level, hand=rest, chosen=True)
+
+
+def _apply_use(state: State, t: _Table, step: Step, player: Player) -> None:
+    g = step.gizmo if step.gizmo is not None else -1
+    if g not in player.gizmos:
+        raise IllegalStep("CARD_NOT_AVAILABLE", f"#{g} is not one of your built gizmos")
+    if g in state.used:
+        raise IllegalStep("GIZMO_ALREADY_USED", f"#{g} has already been used this turn (ruling 14)")
+    if g not in state.triggered:
+        why = (
+            "a converter is used only while paying for a Build"
+            if CARDS[g].type == "converter"
+            else ("no action this turn has triggered it")
+        )
+        raise IllegalStep("NOT_TRIGGERED", f"#{g} is not triggered: {why}")
+    blocker = _use_blocker(state, player, g)
+    if blocker is not None:
+        raise blocker
+    t.triggered = state.triggered - {g}
+    t.used = state.used | {g}
+    e = CARDS[g].effect
+    r = e.reward
+    if r == "draw_random":
+        t.chance.extend([("draw", state.current)] * e.count)
+    elif r == "vp_tokens":
+        t.set_player(state.current, vp_tokens=player.vp_tokens + e.count)
+    elif r == "pick_row":
+        t.pending = Pending("picks", count=e.count)
+    elif r == "file_action":
+        t.pending = Pending("file")
+    elif r == "research_action":
+        t.pending = Pending("research_offer")
+    else:  # build_free
+        t.pending = Pending("free_build", level=e.level)
+
+
+def _end_turn(t: _Table) -> None:
+    n = len(t.players)
+    t.turn += 1
+    if t.end_triggered and t.current == n - 1:
+        t.game_over = True  # the round is finished (ruling 24)
+    else:
+        t.current = (t.current + 1) % n
+    t.main_done = False
+    t.triggered = frozenset()
+    t.used = frozenset()
+
+
+# =========================================================================== chance
+
+
+def _event_text(e: ChanceEvent) -> str:
+    if e[0] == "display":
+        return f"the card refilling Level {e[1]} Display slot {e[2] + 1}"
+    if e[0] == "research":
+        return f"the next card of the Level {e[1]} deck for the Research"
+    if e[0] == "row":
+        return "the marble refilling the Energy Row"
+    return f"the colour of the marble player {e[1] + 1} draws"
+
+
+def _void(t: _Table, e: ChanceEvent) -> bool:
+    """An event that cannot happen: an empty deck/dispenser, or a draw into a full ring (ruling 12)."""
+    if e[0] in ("display", "research"):
+        return not t.decks[e[1] - 1]
+    if not any(t.dispenser):
+        return True
+    if e[0] == "draw":
+        p = t.players[e[1]]
+        return sum(p.ring) >= p.profile.energy_limit
+    return sum(t.row) >= 6
+
+
+def _drop_void_events(t: _Table) -> None:
+    while t.chance and _void(t, t.chance[0]):
+        t.chance.pop(0)
+
+
+def _check_outcome(state: State, step: Step) -> None:
+    e = state.chance[0]
+    if e[0] in ("display", "research"):
+        if step.kind != "reveal":
+            raise IllegalStep("OUT_OF_SEQUENCE", f"awaiting {_event_text(e)}: a 'reveal' step")
+        cands, _ = state.decks[e[1] - 1][0]
+        if step.card not in cands:
+            raise IllegalStep(
+                "IMPOSSIBLE_OUTCOME", f"#{step.card} cannot come next off the Level {e[1]} deck"
+            )
+    else:
+        if step.kind != "dispense":
+            raise IllegalStep("OUT_OF_SEQUENCE", f"awaiting {_event_text(e)}: a 'dispense' step")
+        if state.dispenser[step.color or 0] == 0:
+            raise IllegalStep(
+                "IMPOSSIBLE_OUTCOME", f"the dispenser holds no {COLORS[step.color or 0]} marble"
+            )
+
+
+def _sample(t: _Table, rng: random.Random) -> Step:
+    e = t.chance[0]
+    if e[0] in ("display", "research"):
+        cands, _ = t.decks[e[1] - 1][0]
+        return Step("reveal", card=cands[rng.randrange(len(cands))])
+    x = rng.randrange(sum(t.dispenser))
+    for c in range(4):
+        x -= t.dispenser[c]
+        if x < 0:
+            return Step("dispense", color=c)
+    raise AssertionError("unreachable")
+
+
+def _resolve(t: _Table, step: Step) -> None:
+    e = t.chance.pop(0)
+    if e[0] in ("display", "research"):
+        card = step.card or 0
+        t.draw_card(e[1], card)
+        if e[0] == "display":
+            rows = list(t.display)
+            row = rows[e[1] - 1]
+            rows[e[1] - 1] = row[: e[2]] + (card,) + row[e[2] + 1 :]
+            t.display = tuple(rows)
+        else:
+            assert t.pending is not None
+            t.pending = Pending("research", level=e[1], hand=(*t.pending.hand, card))
+        return
+    colour = step.color or 0
+    t.dispenser[colour] -= 1
+    if e[0] == "row":
+        t.row[colour] += 1
+    else:
+        seat = e[1]
+        p = t.players[seat]
+        ring = list(p.ring)
+        ring[colour] += 1
+        t.set_player(seat, ring=tuple(ring))
+
+
+def resolve_chance(state: State, rng: random.Random) -> State:
+    """Resolve every queued chance event from a random source (e.g. after :func:`new_game`)."""
+    t = _Table(state)
+    _drop_void_events(t)
+    while t.chance:
+        _resolve(t, _sample(t, rng))
+        _drop_void_events(t)
+    return t.freeze()
+
+
+def display_slot_count(level: int) -> int:
+    """Slots in a Display row (4/3/2)."""
+    return DISPLAY_SLOTS[level - 1]

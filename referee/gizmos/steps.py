@@ -1,0 +1,185 @@
+"""Steps: the readable unit of play. A turn is a sequence of steps (docs/steps.md).
+
+Player steps: ``file``, ``pick``, ``build``, ``research``, ``use`` (a triggered gizmo), ``skip``
+(decline an owed choice), ``bottom`` (put a Research card under its deck), ``end_turn``.
+Chance steps (the random source or the camera supplies them): ``reveal`` (the card that came
+off a deck) and ``dispense`` (the colour of a marble that left the dispenser).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from referee.gizmos.cards import COLOR_INDEX, COLORS, default_cards
+from referee.gizmos.errors import InvalidStep
+from referee.gizmos.state import Counts
+
+PLAYER_KINDS = ("file", "pick", "build", "research", "use", "skip", "bottom", "end_turn")
+CHANCE_KINDS = ("reveal", "dispense")
+KINDS = PLAYER_KINDS + CHANCE_KINDS
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "file": ("card",),
+    "pick": ("color",),
+    "build": ("card", "pay"),
+    "research": ("level",),
+    "use": ("gizmo",),
+    "skip": (),
+    "bottom": ("card",),
+    "end_turn": (),
+    "reveal": ("card",),
+    "dispense": ("color",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step. ``player`` is the seat acting (``None`` for chance steps).
+
+    ``pay`` (build) is the marbles spent by colour in :data:`COLORS` order and ``converters``
+    the converter gizmos used, sorted; a free or fully discounted Build pays ``(0, 0, 0, 0)``.
+    """
+
+    kind: str
+    player: int | None = None
+    card: int | None = None
+    color: int | None = None
+    level: int | None = None
+    gizmo: int | None = None
+    pay: Counts | None = None
+    converters: tuple[int, ...] = ()
+
+    @property
+    def is_chance(self) -> bool:
+        return self.kind in CHANCE_KINDS
+
+    def to_json(self) -> dict[str, Any]:
+        """The readable JSON form, e.g. ``{"kind": "pick", "player": 0, "color": "red"}``."""
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.player is not None:
+            out["player"] = self.player
+        if self.card is not None:
+            out["card"] = self.card
+        if self.color is not None:
+            out["color"] = COLORS[self.color]
+        if self.level is not None:
+            out["level"] = self.level
+        if self.gizmo is not None:
+            out["gizmo"] = self.gizmo
+        if self.pay is not None:
+            out["pay"] = {COLORS[i]: n for i, n in enumerate(self.pay) if n}
+            out["converters"] = list(self.converters)
+        return out
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    def __str__(self) -> str:
+        return describe(self)
+
+
+def _card(v: Any, field: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 112:
+        raise InvalidStep(f"step.{field}: unknown card {v!r} (card ids are 0..111)")
+    return v
+
+
+def _colour(v: Any, field: str) -> int:
+    if v not in COLOR_INDEX:
+        raise InvalidStep(f"step.{field}: expected one of {list(COLORS)}, got {v!r}")
+    return COLOR_INDEX[v]
+
+
+def step_from_json(raw: Any) -> Step:
+    """Parse a step's JSON form; raises :class:`InvalidStep` naming what is wrong."""
+    if not isinstance(raw, dict):
+        raise InvalidStep(
+            'step: expected a JSON object such as {"kind": "pick", "player": 0, "color": "red"}'
+        )
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise InvalidStep(f"step.kind: expected one of {list(KINDS)}, got {kind!r}")
+    allowed = {"kind", "player", "converters", *_FIELDS[kind]}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise InvalidStep(f"step: field(s) {unknown} do not belong to a '{kind}' step")
+    for f in _FIELDS[kind]:
+        if f not in raw and not (kind == "build" and f == "pay"):
+            raise InvalidStep(f"step: a '{kind}' step needs '{f}'")
+    player = raw.get("player")
+    if kind in PLAYER_KINDS:
+        if isinstance(player, bool) or not isinstance(player, int) or not 0 <= player < 4:
+            raise InvalidStep(f"step.player: expected the acting seat 0..3, got {player!r}")
+    elif player is not None:
+        raise InvalidStep(f"step.player: a '{kind}' step is a random outcome and has no player")
+    card = _card(raw["card"], "card") if "card" in raw else None
+    colour = _colour(raw["color"], "color") if "color" in raw else None
+    level = raw.get("level")
+    if level is not None and level not in (1, 2, 3):
+        raise InvalidStep(f"step.level: expected a deck level 1, 2 or 3, got {level!r}")
+    gizmo = _card(raw["gizmo"], "gizmo") if "gizmo" in raw else None
+    pay: Counts | None = None
+    converters: tuple[int, ...] = ()
+    if kind == "build":
+        praw = raw.get("pay", {})
+        if not isinstance(praw, dict) or any(k not in COLOR_INDEX for k in praw):
+            raise InvalidStep(f'step.pay: expected marbles by colour, e.g. {{"red": 2}}, got {praw!r}')
+        counts = [0, 0, 0, 0]
+        for k, n in praw.items():
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise InvalidStep(f"step.pay.{k}: expected a count >= 0, got {n!r}")
+            counts[COLOR_INDEX[k]] = n
+        pay = (counts[0], counts[1], counts[2], counts[3])
+        craw = raw.get("converters", [])
+        if not isinstance(craw, list):
+            raise InvalidStep("step.converters: expected a list of gizmo ids")
+        converters = tuple(sorted(_card(c, "converters") for c in craw))
+        if len(set(converters)) != len(converters):
+            raise InvalidStep("step.converters: a converter is listed twice")
+    elif "converters" in raw:
+        raise InvalidStep(f"step: field(s) ['converters'] do not belong to a '{kind}' step")
+    return Step(kind, player, card, colour, level, gizmo, pay, converters)
+
+
+def step_from_text(text: str) -> Step:
+    """Parse a step from JSON text."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidStep(f"step: not valid JSON: {exc.msg} at column {exc.colno}") from exc
+    return step_from_json(raw)
+
+
+def _marbles(pay: Counts) -> str:
+    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n]
+    return ", ".join(parts) if parts else "nothing"
+
+
+def describe(step: Step, name: str | None = None) -> str:
+    """A plain sentence for the move log, e.g. "P1 builds #57 paying 1 red, 1 yellow"."""
+    who = name if name is not None else (f"P{step.player + 1}" if step.player is not None else "Chance")
+    k = step.kind
+    if k == "file":
+        return f"{who} files #{step.card}"
+    if k == "pick":
+        return f"{who} picks a {COLORS[step.color or 0]} marble from the Energy Row"
+    if k == "build":
+        text = f"{who} builds #{step.card} paying {_marbles(step.pay or (0, 0, 0, 0))}"
+        if step.converters:
+            text += " with converter(s) " + ", ".join(f"#{c}" for c in step.converters)
+        return text
+    if k == "research":
+        return f"{who} researches the Level {step.level} deck"
+    if k == "use":
+        card = default_cards()[step.gizmo or 0]
+        return f"{who} uses #{step.gizmo} ({card.text.split('.')[0].lower()})"
+    if k == "skip":
+        return f"{who} declines"
+    if k == "bottom":
+        return f"{who} puts #{step.card} under its deck"
+    if k == "end_turn":
+        return f"{who} ends the turn"
+    if k == "reveal":
+        return f"#{step.card} is revealed"
+    return f"a {COLORS[step.color or 0]} marble comes out of the dispenser"

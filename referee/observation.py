@@ -1,0 +1,232 @@
+"""The table observation: what a sensor pipeline reports about the table at one moment.
+
+This is the one definition of the format (documented in ``docs/observation.md``). The vision
+pipeline produces it, tests and the dashboard's manual mode write it by hand, and the tracker
+consumes it. Every sighting carries a confidence; a zone that is ``None`` was not seen at all
+(covered by a hand, out of view), which is different from a zone seen empty.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.gizmos.cards import COLORS
+
+FORMAT = "gizmos-observation"
+VERSION = 1
+DISPLAY_SLOTS: dict[int, int] = {1: 4, 2: 3, 3: 2}
+
+
+class ObservationError(ValueError):
+    """A malformed observation; the message names the field that is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class CardSighting:
+    """A card seen somewhere. ``card`` is the card id, or ``None`` for a card seen but not identified."""
+
+    card: int | None
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class MarbleSighting:
+    """One energy marble; ``color`` is one of :data:`COLORS` or ``"unknown"``."""
+
+    color: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class SlotSighting:
+    """One Display slot. ``card is None`` with a confidence means the slot was seen empty."""
+
+    level: int
+    slot: int
+    card: int | None
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSighting:
+    """One player's area; each zone is ``None`` when it was not seen."""
+
+    seat: int
+    ring: tuple[MarbleSighting, ...] | None = None
+    archive: tuple[CardSighting, ...] | None = None
+    gizmos: tuple[CardSighting, ...] | None = None
+    vp_tokens: tuple[int, float] | None = None  # (points, confidence)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything seen at one moment. Missing display slots are unknown."""
+
+    time: float
+    display: tuple[SlotSighting, ...] = ()
+    energy_row: tuple[MarbleSighting, ...] | None = None
+    players: tuple[PlayerSighting, ...] = ()
+    turn_player: int | None = None
+    source: str = "camera"
+    frame: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def player(self, seat: int) -> PlayerSighting | None:
+        """The sighting of a seat's area, if that area is in the observation."""
+        for p in self.players:
+            if p.seat == seat:
+                return p
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON form."""
+
+        def marbles(ms: tuple[MarbleSighting, ...] | None) -> list[dict[str, Any]] | None:
+            return None if ms is None else [{"color": m.color, "confidence": m.confidence} for m in ms]
+
+        def cards(cs: tuple[CardSighting, ...] | None) -> list[dict[str, Any]] | None:
+            return None if cs is None else [{"card": c.card, "confidence": c.confidence} for c in cs]
+
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "time": self.time,
+            "source": self.source,
+            "frame": self.frame,
+            "turn_player": self.turn_player,
+            "display": [
+                {"level": s.level, "slot": s.slot, "card": s.card, "confidence": s.confidence}
+                for s in self.display
+            ],
+            "energy_row": marbles(self.energy_row),
+            "players": [
+                {
+                    "seat": p.seat,
+                    "ring": marbles(p.ring),
+                    "archive": cards(p.archive),
+                    "gizmos": cards(p.gizmos),
+                    "vp_tokens": None
+                    if p.vp_tokens is None
+                    else {"points": p.vp_tokens[0], "confidence": p.vp_tokens[1]},
+                }
+                for p in self.players
+            ],
+        }
+        if self.extra:
+            out["extra"] = self.extra
+        return out
+
+    def dumps(self) -> str:
+        """Compact JSON text."""
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Observation:
+        """Parse and validate; raises :class:`ObservationError` naming the bad field."""
+        return _parse(raw)
+
+
+def _conf(raw: Any, where: str) -> float:
+    c = raw.get("confidence") if isinstance(raw, dict) else None
+    if isinstance(c, bool) or not isinstance(c, int | float) or not 0.0 <= float(c) <= 1.0:
+        raise ObservationError(f"{where}.confidence: expected a number in 0..1, got {c!r}")
+    return float(c)
+
+
+def _card_id(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 112:
+        raise ObservationError(f"{where}: unknown card {value!r} (ids are 0..111)")
+    return value
+
+
+def _marbles(raw: Any, where: str) -> tuple[MarbleSighting, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise ObservationError(f"{where}: expected a list of marbles or null")
+    out = []
+    for i, m in enumerate(raw):
+        if not isinstance(m, dict) or (m.get("color") not in COLORS and m.get("color") != "unknown"):
+            raise ObservationError(f"{where}[{i}].color: expected one of {COLORS} or 'unknown'")
+        out.append(MarbleSighting(m["color"], _conf(m, f"{where}[{i}]")))
+    return tuple(out)
+
+
+def _cards(raw: Any, where: str) -> tuple[CardSighting, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise ObservationError(f"{where}: expected a list of cards or null")
+    out = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, dict):
+            raise ObservationError(f"{where}[{i}]: expected an object")
+        out.append(CardSighting(_card_id(c.get("card"), f"{where}[{i}].card"), _conf(c, f"{where}[{i}]")))
+    return tuple(out)
+
+
+def _parse(raw: Any) -> Observation:
+    if not isinstance(raw, dict):
+        raise ObservationError("observation: expected a JSON object")
+    if raw.get("format") != FORMAT or raw.get("version") != VERSION:
+        raise ObservationError(f"observation: expected format {FORMAT!r} version {VERSION}")
+    t = raw.get("time")
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        raise ObservationError(f"observation.time: expected seconds as a number, got {t!r}")
+    display = []
+    seen_slots: set[tuple[int, int]] = set()
+    for i, s in enumerate(raw.get("display") or []):
+        where = f"display[{i}]"
+        if not isinstance(s, dict):
+            raise ObservationError(f"{where}: expected an object")
+        level, slot = s.get("level"), s.get("slot")
+        if level not in DISPLAY_SLOTS or not isinstance(slot, int) or not 0 <= slot < DISPLAY_SLOTS[level]:
+            raise ObservationError(f"{where}: no Display slot level={level!r} slot={slot!r}")
+        if (level, slot) in seen_slots:
+            raise ObservationError(f"{where}: Display slot {level}/{slot} reported twice")
+        seen_slots.add((level, slot))
+        display.append(SlotSighting(level, slot, _card_id(s.get("card"), f"{where}.card"), _conf(s, where)))
+    players = []
+    for i, p in enumerate(raw.get("players") or []):
+        where = f"players[{i}]"
+        if not isinstance(p, dict) or not isinstance(p.get("seat"), int) or not 0 <= p["seat"] < 4:
+            raise ObservationError(f"{where}.seat: expected a seat 0..3")
+        vp = p.get("vp_tokens")
+        tokens = None
+        if vp is not None:
+            pts = vp.get("points") if isinstance(vp, dict) else None
+            if isinstance(pts, bool) or not isinstance(pts, int) or pts < 0:
+                raise ObservationError(f"{where}.vp_tokens.points: expected a count >= 0, got {pts!r}")
+            tokens = (pts, _conf(vp, f"{where}.vp_tokens"))
+        players.append(
+            PlayerSighting(
+                seat=p["seat"],
+                ring=_marbles(p.get("ring"), f"{where}.ring"),
+                archive=_cards(p.get("archive"), f"{where}.archive"),
+                gizmos=_cards(p.get("gizmos"), f"{where}.gizmos"),
+                vp_tokens=tokens,
+            )
+        )
+    turn = raw.get("turn_player")
+    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < 4):
+        raise ObservationError(f"observation.turn_player: expected a seat 0..3 or null, got {turn!r}")
+    frame = raw.get("frame")
+    if frame is not None and (isinstance(frame, bool) or not isinstance(frame, int)):
+        raise ObservationError(f"observation.frame: expected an integer or null, got {frame!r}")
+    extra = raw.get("extra") or {}
+    if not isinstance(extra, dict):
+        raise ObservationError("observation.extra: expected an object")
+    return Observation(
+        time=float(t),
+        display=tuple(display),
+        energy_row=_marbles(raw.get("energy_row"), "energy_row"),
+        players=tuple(players),
+        turn_player=turn,
+        source=str(raw.get("source", "camera")),
+        frame=frame,
+        extra=extra,
+    )
