@@ -15,7 +15,7 @@ from typing import Any
 
 from referee.gizmos.cards import COLORS, Card, CardDataError, default_cards, load_cards
 from referee.gizmos.errors import RULES, GizmosError, IllegalStep, InvalidStep, StateError
-from referee.gizmos.rules import apply, chance_outcomes, legal_steps, resolve_chance
+from referee.gizmos.rules import apply, chance_outcomes, force, legal_steps, resolve_chance
 from referee.gizmos.scoring import ScoreLine, ranking, returns, score_player
 from referee.gizmos.state import Pending, Player, State, check_invariants, new_game, state_from_json
 from referee.gizmos.steps import Step, describe, step_from_json
@@ -41,6 +41,7 @@ __all__ = [
     "check_invariants",
     "default_cards",
     "describe",
+    "force",
     "legal_steps",
     "load_cards",
     "new_game",

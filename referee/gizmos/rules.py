@@ -79,109 +79,130 @@ def _nonempty_decks(state: State) -> list[int]:
 # =========================================================================== legality checks
 
 
-def _check_file(state: State, player: Player, card: int | None, from_hand: bool) -> None:
+class _Checks:
+    """Where rule checks report a broken rule: strict (raise at once) or lenient (record it).
+
+    Lenient checks let the referee replay what physically happened on the table and collect
+    every rule it broke (:func:`force`). ``fatal`` failures are physically impossible (a marble
+    not in the Row, a card nowhere to be had) and raise in both modes.
+    """
+
+    __slots__ = ("lenient", "violations")
+
+    def __init__(self, lenient: bool = False) -> None:
+        self.lenient = lenient
+        self.violations: list[IllegalStep] = []
+
+    def fail(self, code: str, message: str, fatal: bool = False) -> None:
+        err = IllegalStep(code, message)
+        if not self.lenient or fatal:
+            raise err
+        self.violations.append(err)
+
+
+STRICT = _Checks()
+
+
+def _check_file(ck: _Checks, state: State, player: Player, card: int | None, from_hand: bool) -> None:
     prof = player.profile
     if prof.forbid_file:
-        raise IllegalStep(
-            "ACTION_FORBIDDEN", "an upgrade you built forbids the File action for the rest of the game"
-        )
+        ck.fail("ACTION_FORBIDDEN", "an upgrade you built forbids the File action for the rest of the game")
     if len(player.archive) >= prof.file_limit:
-        raise IllegalStep(
+        ck.fail(
             "ARCHIVE_FULL", f"your Archive holds {len(player.archive)} of {prof.file_limit}: you cannot File"
         )
     if from_hand:
         assert state.pending is not None
         if card not in state.pending.hand:
-            raise IllegalStep("CARD_NOT_AVAILABLE", f"#{card} is not among the cards this Research drew")
+            ck.fail("CARD_NOT_AVAILABLE", f"#{card} is not among the cards this Research drew")
     elif card not in _display_cards(state):
-        raise IllegalStep("CARD_NOT_AVAILABLE", f"#{card} is not face up in the Display")
+        ck.fail("CARD_NOT_AVAILABLE", f"#{card} is not face up in the Display")
 
 
-def _check_pick(state: State, player: Player, colour: int) -> None:
+def _check_pick(ck: _Checks, state: State, player: Player, colour: int) -> None:
     prof = player.profile
-    if sum(player.ring) >= prof.energy_limit:
-        raise IllegalStep(
-            "RING_FULL", f"your ring holds {sum(player.ring)} of {prof.energy_limit}: you cannot Pick"
-        )
     if state.row[colour] == 0:
-        raise IllegalStep("COLOR_NOT_IN_ROW", f"there is no {_colour_name(colour)} marble in the Energy Row")
+        ck.fail(
+            "COLOR_NOT_IN_ROW", f"there is no {_colour_name(colour)} marble in the Energy Row", fatal=True
+        )
+    if sum(player.ring) >= prof.energy_limit:
+        ck.fail("RING_FULL", f"your ring holds {sum(player.ring)} of {prof.energy_limit}: you cannot Pick")
 
 
-def _check_research(state: State, player: Player, level: int) -> None:
+def _check_research(ck: _Checks, state: State, player: Player, level: int) -> None:
+    if not state.decks[level - 1]:
+        ck.fail("DECK_EMPTY", f"the Level {level} deck is empty", fatal=True)
     if player.profile.forbid_research:
-        raise IllegalStep(
+        ck.fail(
             "ACTION_FORBIDDEN", "an upgrade you built forbids the Research action for the rest of the game"
         )
-    if not state.decks[level - 1]:
-        raise IllegalStep("DECK_EMPTY", f"the Level {level} deck is empty")
 
 
-def _build_source(state: State, player: Player, card: int, mode: str) -> str:
-    """Where a Build takes the card from in this mode ('main', 'free', 'research'), or raise."""
+def _build_source(ck: _Checks, state: State, player: Player, card: int, mode: str) -> str:
+    """Where a Build takes the card from in this mode ('main', 'free', 'research').
+
+    A card taken from anywhere else (another player's Archive, a deck) is ``"elsewhere"``: a
+    broken rule that a lenient check can still replay.
+    """
     if mode == "research":
         assert state.pending is not None
         if card in state.pending.hand:
             return "research"
-        raise IllegalStep(
+        ck.fail(
             "CARD_NOT_AVAILABLE",
             f"#{card} is not among the cards this Research drew (ruling 11: not the Display)",
         )
-    if card in player.archive:
+        source = "elsewhere"
+    elif card in player.archive:
         source = "archive"
     elif card in _display_cards(state):
         source = "display"
     else:
-        raise IllegalStep(
-            "CARD_NOT_AVAILABLE", f"#{card} is neither face up in the Display nor in your Archive"
-        )
+        ck.fail("CARD_NOT_AVAILABLE", f"#{card} is neither face up in the Display nor in your Archive")
+        source = "elsewhere"
     if mode == "free" and CARDS[card].level != 1:
-        raise IllegalStep(
-            "NOT_LEVEL_ONE", f"#{card} is Level {CARDS[card].level}; the free Build takes Level I only"
-        )
+        ck.fail("NOT_LEVEL_ONE", f"#{card} is Level {CARDS[card].level}; the free Build takes Level I only")
     return source
 
 
-def _check_payment(state: State, player: Player, step: Step, source: str, free: bool) -> None:
+def _check_payment(ck: _Checks, state: State, player: Player, step: Step, source: str, free: bool) -> None:
     card = CARDS[step.card or 0]
     pay = step.pay or (0, 0, 0, 0)
+    for c in range(4):
+        if pay[c] > player.ring[c]:
+            ck.fail(
+                "NOT_AFFORDABLE",
+                f"you pay {pay[c]} {COLORS[c]} but your ring holds {player.ring[c]}",
+                fatal=True,
+            )
     if free:
         if any(pay) or step.converters:
-            raise IllegalStep(
-                "BAD_PAYMENT", f"#{card.id} is built for free: pay nothing and use no converter"
-            )
+            ck.fail("BAD_PAYMENT", f"#{card.id} is built for free: pay nothing and use no converter")
         return
     prof = player.profile
     mine = {c.id: c for c in prof.converters}
     for cid in step.converters:
         if cid not in mine:
-            raise IllegalStep("BAD_PAYMENT", f"#{cid} is not one of your built converters")
+            ck.fail("BAD_PAYMENT", f"#{cid} is not one of your built converters", fatal=True)
         if cid in state.used:
-            raise IllegalStep(
-                "GIZMO_ALREADY_USED", f"converter #{cid} was already used this turn (ruling 19)"
-            )
-    for c in range(4):
-        if pay[c] > player.ring[c]:
-            raise IllegalStep(
-                "NOT_AFFORDABLE", f"you pay {pay[c]} {COLORS[c]} but your ring holds {player.ring[c]}"
-            )
-    options = _card_payments(state, player, card, source, False)
+            ck.fail("GIZMO_ALREADY_USED", f"converter #{cid} was already used this turn (ruling 19)")
+    look = source if source != "elsewhere" else "display"
+    options = _card_payments(state, player, card, look, False)
     if (pay, step.converters) in options:
         return
     target = card.color_index if card.color_index >= 0 else ANY_COLOUR
     chosen = tuple(mine[c] for c in step.converters)
-    if most_energy(pay, target, chosen) < _build_need(card, prof, source):
-        raise IllegalStep(
-            "UNDERPAID", f"{_marble_text(pay)} does not cover #{card.id} ({_cost_text(card, prof, source)})"
+    cost = _cost_text(card, prof, look)
+    if most_energy(pay, target, chosen) < _build_need(card, prof, look):
+        ck.fail("UNDERPAID", f"{_marble_text(pay)} does not cover #{card.id} ({cost})")
+    elif not options:
+        ck.fail("NOT_AFFORDABLE", f"your ring cannot pay for #{card.id} ({cost})")
+    else:
+        ck.fail(
+            "BAD_PAYMENT",
+            f"{_marble_text(pay)} with converters {list(step.converters)} is not an exact payment for "
+            f"#{card.id} ({cost})",
         )
-    if not options:
-        raise IllegalStep(
-            "NOT_AFFORDABLE", f"your ring cannot pay for #{card.id} ({_cost_text(card, prof, source)})"
-        )
-    raise IllegalStep(
-        "BAD_PAYMENT",
-        f"{_marble_text(pay)} with converters {list(step.converters)} is not an exact payment for #{card.id} "
-        f"({_cost_text(card, prof, source)})",
-    )
 
 
 def _marble_text(pay: Counts) -> str:
@@ -405,7 +426,7 @@ class _Table:
             vp_tokens=changes.get("vp_tokens", p.vp_tokens),  # type: ignore[arg-type]
         )
 
-    def take_from_display(self, card: int) -> None:
+    def take_from_display(self, card: int) -> bool:
         rows = list(self.display)
         for lvl, row in enumerate(rows):
             if card in row:
@@ -413,10 +434,47 @@ class _Table:
                 rows[lvl] = row[:slot] + (None,) + row[slot + 1 :]
                 self.display = tuple(rows)
                 self.chance.append(("display", lvl + 1, slot))
-                return
-        raise AssertionError(f"#{card} not in the Display")
+                return True
+        return False
 
-    def trigger(self, gizmos: tuple[int, ...], test: Callable[[Card], bool], exclude: int = -1) -> None:
+    def take_card(self, card: int) -> None:
+        """Take a card from wherever it is (a lenient replay of a card taken from the wrong place)."""
+        if self.take_from_display(card):
+            return
+        for seat, p in enumerate(self.players):
+            if card in p.archive:
+                self.set_player(seat, archive=tuple(c for c in p.archive if c != card))
+                return
+        for lvl, segs in enumerate(self.decks):
+            for i, (cands, n) in enumerate(segs):
+                if card in cands:
+                    rest = tuple(c for c in cands if c != card)
+                    kept = (
+                        (*segs[:i], (rest, n - 1), *segs[i + 1 :]) if n > 1 else (*segs[:i], *segs[i + 1 :])
+                    )
+                    if n == 1 and rest:
+                        self.box = tuple(sorted((*self.box, *rest)))
+                    self.decks[lvl] = kept
+                    return
+        if card in self.box:
+            self.box = tuple(c for c in self.box if c != card)
+            return
+        if self.pending is not None and card in self.pending.hand:
+            self.pending = Pending(
+                self.pending.kind,
+                self.pending.count,
+                self.pending.level,
+                tuple(c for c in self.pending.hand if c != card),
+                self.pending.chosen,
+            )
+            return
+        raise IllegalStep("CARD_NOT_AVAILABLE", f"#{card} is already built and cannot be taken")
+
+    def trigger(
+        self, seat: int, gizmos: tuple[int, ...], test: Callable[[Card], bool], exclude: int = -1
+    ) -> None:
+        if seat != self.current:  # an out-of-turn action (lenient replay) triggers nothing
+            return
         new = [g for g in gizmos if g != exclude and g not in self.used and test(CARDS[g])]
         if new:
             self.triggered = self.triggered | frozenset(new)
@@ -424,9 +482,10 @@ class _Table:
     def do_file(self, seat: int, card: int, from_hand: bool) -> None:
         p = self.players[seat]
         if not from_hand:
-            self.take_from_display(card)
+            self.take_card(card)
+            p = self.players[seat]
         self.set_player(seat, archive=(*p.archive, card))
-        self.trigger(p.profile.file_gizmos, lambda g: True)
+        self.trigger(seat, p.profile.file_gizmos, lambda g: True)
 
     def do_pick(self, seat: int, colour: int) -> None:
         p = self.players[seat]
@@ -435,17 +494,17 @@ class _Table:
         ring[colour] += 1
         self.set_player(seat, ring=tuple(ring))
         self.chance.append(("row",))
-        self.trigger(p.profile.pick_gizmos, lambda g: colour in g.effect.colors)
+        self.trigger(seat, p.profile.pick_gizmos, lambda g: colour in g.effect.colors)
 
     def do_build(self, seat: int, step: Step, source: str) -> None:
         card_id = step.card or 0
         card = CARDS[card_id]
-        p = self.players[seat]
         pay = step.pay or (0, 0, 0, 0)
+        if source in ("display", "elsewhere"):
+            self.take_card(card_id)
+        p = self.players[seat]
         archive = p.archive
-        if source == "display":
-            self.take_from_display(card_id)
-        elif source == "archive":
+        if source == "archive":
             archive = tuple(c for c in archive if c != card_id)
         ring = tuple(p.ring[i] - pay[i] for i in range(4))
         for i in range(4):
@@ -468,10 +527,9 @@ class _Table:
             return card.level == e.level  # on_build_level
 
         # The gizmo just built is not triggered by the Build that built it (ruling 15).
-        self.trigger(p.profile.build_gizmos, fires, exclude=card_id)
+        self.trigger(seat, p.profile.build_gizmos, fires, exclude=card_id)
 
-    def do_research(self, level: int) -> None:
-        seat = self.current
+    def do_research(self, seat: int, level: int) -> None:
         size = sum(n for _, n in self.decks[level - 1])
         n = min(self.players[seat].profile.research, size)
         self.pending = Pending("research", level=level)
@@ -500,7 +558,7 @@ def apply(state: State, step: Step, rng: random.Random | None = None) -> State:
     With ``rng``, chance events the step causes are resolved at once from that random source.
     """
     t = _Table(state)
-    _apply_into(state, t, step)
+    _apply_into(STRICT, state, t, step)
     _drop_void_events(t)
     if rng is not None:
         while t.chance:
@@ -509,119 +567,133 @@ def apply(state: State, step: Step, rng: random.Random | None = None) -> State:
     return t.freeze()
 
 
-def _apply_into(state: State, t: _Table, step: Step) -> None:
-    if state.game_over:
-        raise IllegalStep("GAME_OVER", "the game is over; nothing more can be played", step.player)
+def force(state: State, step: Step) -> tuple[State, list[IllegalStep]]:
+    """Replay a step that physically happened on the table, legal or not.
+
+    Returns the resulting state and every rule the step broke (empty when legal). The result
+    may break limits (a ring over its limit is what the table shows); :func:`check_invariants`
+    with ``limits=False`` still holds. Raises :class:`IllegalStep` only for what cannot
+    physically happen (a marble that is not in the Row, marbles the ring does not hold).
+    Chance events are left for the caller to resolve.
+    """
+    ck = _Checks(lenient=True)
+    t = _Table(state)
+    _apply_into(ck, state, t, step)
+    _drop_void_events(t)
+    return t.freeze(), ck.violations
+
+
+def _apply_into(ck: _Checks, state: State, t: _Table, step: Step) -> None:
     if state.chance:
         if not step.is_chance:
-            raise IllegalStep(
-                "OUT_OF_SEQUENCE",
-                f"a random outcome is awaited first ({_event_text(state.chance[0])})",
-                step.player,
+            ck.fail(
+                "OUT_OF_SEQUENCE", f"a random outcome is awaited first ({_event_text(state.chance[0])})", True
             )
         _check_outcome(state, step)
         _resolve(t, step)
         return
     if step.is_chance:
-        raise IllegalStep("OUT_OF_SEQUENCE", f"no random outcome is awaited; '{step.kind}' does not fit now")
-    seat = state.current
-    if step.player != seat:
-        raise IllegalStep(
-            "NOT_YOUR_TURN",
-            f"it is player {seat + 1}'s turn, not player {(step.player or 0) + 1}'s",
-            step.player,
+        ck.fail(
+            "OUT_OF_SEQUENCE", f"no random outcome is awaited; '{step.kind}' does not fit now", fatal=True
         )
+    seat = step.player if step.player is not None else state.current
     try:
-        _apply_player_step(state, t, step)
+        if state.game_over:
+            ck.fail("GAME_OVER", "the game is over; nothing more can be played")
+        if seat != state.current:
+            ck.fail("NOT_YOUR_TURN", f"it is player {state.current + 1}'s turn, not player {seat + 1}'s")
+        _apply_player_step(ck, state, t, step, seat)
     except IllegalStep as exc:
         exc.player = seat
         raise
+    for v in ck.violations:
+        v.player = seat
 
 
-def _apply_player_step(state: State, t: _Table, step: Step) -> None:
-    seat = state.current
+def _apply_player_step(ck: _Checks, state: State, t: _Table, step: Step, seat: int) -> None:
     player = state.players[seat]
-    pend = state.pending
+    pend = state.pending if seat == state.current else None
     k = step.kind
     if pend is not None:
-        _apply_pending(state, t, step, pend, player)
-        return
+        if _apply_pending(ck, state, t, step, pend, player, seat):
+            return
+        t.pending = None  # lenient: the owed choice was abandoned; replay the step as it stands
     if k in ("skip", "bottom"):
-        raise IllegalStep("OUT_OF_SEQUENCE", f"there is no choice pending to '{k}'")
+        ck.fail("OUT_OF_SEQUENCE", f"there is no choice pending to '{k}'", fatal=True)
     if k in ("file", "pick", "build", "research"):
-        if state.main_done:
-            raise IllegalStep(
-                "SECOND_MAIN_ACTION", "you have already taken this turn's main action (ruling 7)"
-            )
-        t.main_done = True
-        _do_action(state, t, step, player, mode="main")
+        if seat == state.current:
+            if state.main_done:
+                ck.fail("SECOND_MAIN_ACTION", "you have already taken this turn's main action (ruling 7)")
+            t.main_done = True
+        _do_action(ck, state, t, step, player, "main", seat)
         return
     if k == "use":
-        _apply_use(state, t, step, player)
+        _apply_use(ck, state, t, step, player, seat)
         return
     # end_turn
     if not state.main_done and _main_action_possible(state, player):
-        raise IllegalStep(
-            "NO_MAIN_ACTION", "take a main action (File, Pick, Build or Research) before ending the turn"
-        )
+        ck.fail("NO_MAIN_ACTION", "take a main action (File, Pick, Build or Research) before ending the turn")
     _end_turn(t)
 
 
-def _do_action(state: State, t: _Table, step: Step, player: Player, mode: str) -> None:
+def _do_action(
+    ck: _Checks, state: State, t: _Table, step: Step, player: Player, mode: str, seat: int
+) -> None:
     """A File/Pick/Build/Research, whether main, granted by a gizmo, or inside a Research."""
-    seat = state.current
     k = step.kind
     if k == "file":
-        _check_file(state, player, step.card, from_hand=False)
+        _check_file(ck, state, player, step.card, from_hand=False)
         t.do_file(seat, step.card or 0, from_hand=False)
     elif k == "pick":
-        _check_pick(state, player, step.color or 0)
+        _check_pick(ck, state, player, step.color or 0)
         t.do_pick(seat, step.color or 0)
     elif k == "build":
-        source = _build_source(state, player, step.card or 0, mode)
-        _check_payment(state, player, step, source, free=mode == "free")
+        source = _build_source(ck, state, player, step.card or 0, mode)
+        _check_payment(ck, state, player, step, source, free=mode == "free")
         t.do_build(seat, step, source)
     elif k == "research":
-        _check_research(state, player, step.level or 1)
-        t.do_research(step.level or 1)
+        _check_research(ck, state, player, step.level or 1)
+        t.do_research(seat, step.level or 1)
     else:
-        raise IllegalStep("OUT_OF_SEQUENCE", f"'{k}' is not an action")
+        ck.fail("OUT_OF_SEQUENCE", f"'{k}' is not an action", fatal=True)
 
 
-def _apply_pending(state: State, t: _Table, step: Step, pend: Pending, player: Player) -> None:
+def _apply_pending(
+    ck: _Checks, state: State, t: _Table, step: Step, pend: Pending, player: Player, seat: int
+) -> bool:
+    """Apply a step while a choice is owed; False when (lenient) the step ignored the choice."""
     k = step.kind
-    seat = state.current
     if pend.kind == "research" and pend.chosen:
         if k != "bottom":
-            raise IllegalStep(
-                "CHOICE_PENDING", "put the remaining Research cards under the deck first ('bottom')"
-            )
+            ck.fail("CHOICE_PENDING", "put the remaining Research cards under the deck first ('bottom')")
+            return False
         if step.card not in pend.hand:
-            raise IllegalStep(
-                "CARD_NOT_AVAILABLE", f"#{step.card} is not among the Research cards left to return"
+            ck.fail(
+                "CARD_NOT_AVAILABLE", f"#{step.card} is not among the Research cards left to return", True
             )
         t.bottom(pend.level, step.card or 0)
         _leave_research(t, pend, tuple(c for c in pend.hand if c != step.card))
-        return
+        return True
     if k == "skip":
         if pend.kind == "research":
             _leave_research(t, pend, pend.hand)
         else:
             t.pending = None
-        return
-    expected = {"picks": "pick", "file": "file", "research_offer": "research", "free_build": "build"}
+        return True
     if pend.kind == "research":
         if k == "file":
-            _check_file(state, player, step.card, from_hand=True)
-            t.do_file(seat, step.card or 0, from_hand=True)
+            _check_file(ck, state, player, step.card, from_hand=True)
+            t.do_file(seat, step.card or 0, from_hand=step.card in pend.hand)
         elif k == "build":
-            source = _build_source(state, player, step.card or 0, "research")
-            _check_payment(state, player, step, source, free=False)
+            source = _build_source(ck, state, player, step.card or 0, "research")
+            _check_payment(ck, state, player, step, source, free=False)
             t.do_build(seat, step, source)
         else:
-            raise IllegalStep("CHOICE_PENDING", "choose from the Research: File one, Build one, or 'skip'")
+            ck.fail("CHOICE_PENDING", "choose from the Research: File one, Build one, or 'skip'")
+            return False
         _leave_research(t, pend, tuple(c for c in pend.hand if c != step.card))
-        return
+        return True
+    expected = {"picks": "pick", "file": "file", "research_offer": "research", "free_build": "build"}
     if k != expected[pend.kind]:
         what = {
             "picks": "pick from the Row",
@@ -629,14 +701,16 @@ def _apply_pending(state: State, t: _Table, step: Step, pend: Pending, player: P
             "research_offer": "Research",
             "free_build": "Build",
         }
-        raise IllegalStep("CHOICE_PENDING", f"a gizmo granted you a {what[pend.kind]}: do it or 'skip' first")
+        ck.fail("CHOICE_PENDING", f"a gizmo granted you a {what[pend.kind]}: do it or 'skip' first")
+        return False
     mode = "free" if pend.kind == "free_build" else "bonus"
-    _do_action(state, t, step, player, mode)
+    _do_action(ck, state, t, step, player, mode, seat)
     if pend.kind == "picks" and pend.count > 1:
         if t.pending is pend:
             t.pending = Pending("picks", count=pend.count - 1)
     elif t.pending is pend:
         t.pending = None
+    return True
 
 
 def _leave_research(t: _Table, pend: Pending, rest: tuple[int, ...]) -> None:
@@ -649,30 +723,33 @@ def _leave_research(t: _Table, pend: Pending, rest: tuple[int, ...]) -> None:
         t.pending = Pending("research", level=pend.level, hand=rest, chosen=True)
 
 
-def _apply_use(state: State, t: _Table, step: Step, player: Player) -> None:
+def _apply_use(ck: _Checks, state: State, t: _Table, step: Step, player: Player, seat: int) -> None:
     g = step.gizmo if step.gizmo is not None else -1
     if g not in player.gizmos:
-        raise IllegalStep("CARD_NOT_AVAILABLE", f"#{g} is not one of your built gizmos")
+        ck.fail("CARD_NOT_AVAILABLE", f"#{g} is not one of your built gizmos", fatal=True)
     if g in state.used:
-        raise IllegalStep("GIZMO_ALREADY_USED", f"#{g} has already been used this turn (ruling 14)")
-    if g not in state.triggered:
+        ck.fail("GIZMO_ALREADY_USED", f"#{g} has already been used this turn (ruling 14)")
+    elif g not in state.triggered:
         why = (
             "a converter is used only while paying for a Build"
             if CARDS[g].type == "converter"
-            else ("no action this turn has triggered it")
+            else "no action this turn has triggered it"
         )
-        raise IllegalStep("NOT_TRIGGERED", f"#{g} is not triggered: {why}")
+        ck.fail("NOT_TRIGGERED", f"#{g} is not triggered: {why}")
     blocker = _use_blocker(state, player, g)
     if blocker is not None:
-        raise blocker
-    t.triggered = state.triggered - {g}
-    t.used = state.used | {g}
+        ck.fail(blocker.code, blocker.message)
+    if seat == state.current:
+        t.triggered = state.triggered - {g}
+        t.used = state.used | {g}
     e = CARDS[g].effect
     r = e.reward
     if r == "draw_random":
-        t.chance.extend([("draw", state.current)] * e.count)
+        t.chance.extend([("draw", seat)] * e.count)
     elif r == "vp_tokens":
-        t.set_player(state.current, vp_tokens=player.vp_tokens + e.count)
+        t.set_player(seat, vp_tokens=player.vp_tokens + e.count)
+    elif seat != state.current:
+        return  # granted actions out of turn are replayed as the steps they become
     elif r == "pick_row":
         t.pending = Pending("picks", count=e.count)
     elif r == "file_action":

@@ -1,0 +1,118 @@
+"""The game record: an append-only SQLite journal (write-ahead log) of everything accepted.
+
+Every accepted observation, step, warning, warning decision, correction and event is appended
+and committed before the tracker moves on, with ``synchronous=FULL``, so killing the process
+(or the power) at any moment loses nothing accepted. Replaying the entries reproduces every
+state; :meth:`GameRecord.export` writes the whole record as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+KINDS = (
+    "setup",  # players' names, how the game was set up, the initial state
+    "observation",  # a stable observation that was explained (its JSON)
+    "step",  # one step of the accepted explanation: {"step": ..., "forced": bool}
+    "state",  # the whole state replaced (a correction or a resynchronisation)
+    "warning",  # a warning raised
+    "warning_status",  # a warning accepted or dismissed
+    "correction",  # what a person corrected, with who and when
+    "event",  # an end-of-turn signal or a dispenser sensor event
+    "undo",  # the last turn undone: {"to_entry": seq of the state to return to}
+    "end",  # the game was ended by a person
+)
+
+
+class RecordError(RuntimeError):
+    """The record file cannot be opened, is not a game record, or is corrupt."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal entry."""
+
+    seq: int
+    time: float
+    kind: str
+    who: str
+    payload: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "time": self.time,
+            "kind": self.kind,
+            "who": self.who,
+            "payload": self.payload,
+        }
+
+
+class GameRecord:
+    """An append-only journal of one game in an SQLite file (``:memory:`` for tests)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+                " time REAL NOT NULL, kind TEXT NOT NULL, who TEXT NOT NULL, payload TEXT NOT NULL)"
+            )
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif row[0] != str(SCHEMA_VERSION):
+                raise RecordError(f"{self.path}: record schema {row[0]}, this referee reads {SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise RecordError(f"{self.path}: not a readable game record ({exc})") from exc
+
+    def append(
+        self, kind: str, payload: dict[str, Any], who: str = "referee", at: float | None = None
+    ) -> int:
+        """Append and commit one entry; returns its sequence number."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown record entry kind {kind!r}")
+        stamp = time.time() if at is None else at
+        cur = self._db.execute(
+            "INSERT INTO entries (time, kind, who, payload) VALUES (?, ?, ?, ?)",
+            (stamp, kind, who, json.dumps(payload, separators=(",", ":"))),
+        )
+        return int(cur.lastrowid or 0)
+
+    def entries(self, kind: str | None = None) -> Iterator[Entry]:
+        """Entries in order (optionally of one kind)."""
+        sql = "SELECT seq, time, kind, who, payload FROM entries"
+        args: tuple[Any, ...] = ()
+        if kind is not None:
+            sql += " WHERE kind = ?"
+            args = (kind,)
+        try:
+            for seq, stamp, k, who, payload in self._db.execute(sql + " ORDER BY seq", args):
+                yield Entry(seq, stamp, k, who, json.loads(payload))
+        except (sqlite3.DatabaseError, json.JSONDecodeError) as exc:
+            raise RecordError(f"{self.path}: corrupt entry ({exc})") from exc
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
+
+    def export(self) -> dict[str, Any]:
+        """The whole record as JSON-ready data."""
+        return {
+            "format": "gizmos-record",
+            "version": SCHEMA_VERSION,
+            "entries": [e.to_json() for e in self.entries()],
+        }
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,83 @@
+"""Calibration: markers found, covered markers fall back to the last good homography, zones file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.calibrate import Calibrator, annotate, detect_markers, marker_corners_mm, write_marker_sheet
+from vision.errors import CalibrationError, ZonesError
+from vision.synth import RenderSettings, random_layout, render_table
+from vision.zones import DEFAULT_ZONES_PATH, default_zones, load_zones
+
+
+def _scene(seed: int, size: tuple[int, int] = (1280, 720)):
+    return render_table(
+        random_layout(np.random.default_rng(seed)), seed, RenderSettings(size=size, hand_prob=0)
+    )
+
+
+def _corner_error(h_est: np.ndarray, h_true: np.ndarray) -> float:
+    w, h = default_zones().size
+    pts = np.array([[[0, 0], [w, 0], [w, h], [0, h], [w / 2, h / 2]]], np.float32)
+    return float(np.abs(cv2.perspectiveTransform(pts, h_est) - cv2.perspectiveTransform(pts, h_true)).max())
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_homography_matches_the_camera(size: tuple[int, int]) -> None:
+    scene = _scene(21, size)
+    cal = Calibrator().update(scene.image)
+    assert cal.fresh and cal.markers_seen == (0, 1, 2, 3)
+    assert _corner_error(cal.homography, scene.homography) < 2.0
+
+
+def _cover(img: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    out = img.copy()
+    x0, y0 = corners.min(0).astype(int) - 6
+    x1, y1 = corners.max(0).astype(int) + 6
+    out[max(y0, 0) : y1, max(x0, 0) : x1] = (60, 120, 170)  # a skin-coloured finger over the marker
+    return out
+
+
+def test_covered_marker_keeps_the_last_good_homography() -> None:
+    scene = _scene(22)
+    cal = Calibrator()
+    good = cal.update(scene.image)
+    covered = _cover(scene.image, detect_markers(scene.image)[2])
+    assert 2 not in detect_markers(covered)
+    again = cal.update(covered)
+    assert not again.fresh and again.markers_seen == (0, 1, 3)
+    assert np.array_equal(again.homography, good.homography)
+
+
+def test_covered_marker_without_history_is_a_clear_error() -> None:
+    scene = _scene(23)
+    covered = _cover(scene.image, detect_markers(scene.image)[0])
+    with pytest.raises(CalibrationError, match=r"markers \[0\] not found"):
+        Calibrator().update(covered)
+
+
+def test_annotated_image_and_marker_sheet(tmp_path: Path) -> None:
+    scene = _scene(24)
+    out = annotate(scene.image, Calibrator().update(scene.image))
+    assert out.shape == scene.image.shape and not np.array_equal(out, scene.image)
+    sheet = cv2.imread(str(write_marker_sheet(tmp_path / "m.png")), cv2.IMREAD_COLOR)
+    assert sorted(detect_markers(sheet)) == [0, 1, 2, 3]
+    assert set(marker_corners_mm(default_zones())) == {0, 1, 2, 3}
+
+
+def test_shipped_zones_file_is_the_rendered_table() -> None:
+    assert load_zones(DEFAULT_ZONES_PATH) == default_zones()
+
+
+def test_malformed_zones_file_names_the_field(tmp_path: Path) -> None:
+    text = DEFAULT_ZONES_PATH.read_text().replace("energy_row: [", "energy_row: [-1, ", 1)
+    bad = tmp_path / "zones.yaml"
+    bad.write_text(text)
+    with pytest.raises(ZonesError, match="energy_row"):
+        load_zones(bad)
+    with pytest.raises(ZonesError, match="cannot read"):
+        load_zones(tmp_path / "missing.yaml")

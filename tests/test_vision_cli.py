@@ -1,0 +1,46 @@
+"""The vision CLI: commands work end to end and bad input is one clear line, exit status 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.observation import Observation
+from vision.cli import main
+
+
+def test_synth_calibrate_and_observe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["synth", "--out", str(tmp_path), "--count", "1", "--seed", "8300000", "--players", "2"]) == 0
+    image = tmp_path / "scene_8300000.jpg"
+    assert main(["calibrate", str(image), "--out", str(tmp_path / "cal.png")]) == 0
+    assert cv2.imread(str(tmp_path / "cal.png")) is not None
+    capsys.readouterr()
+    assert main(["observe", str(image), "--players", "2"]) == 0
+    obs = Observation.from_json(json.loads(capsys.readouterr().out.strip()))
+    assert len(obs.players) == 2 and obs.energy_row is not None
+
+
+def test_print_markers_and_faces(tmp_path: Path) -> None:
+    assert main(["print-markers", "--out", str(tmp_path / "m.png")]) == 0
+    assert main(["faces", "--out", str(tmp_path / "faces")]) == 0
+    assert len(list((tmp_path / "faces").glob("*.png"))) == 112
+
+
+def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["observe", str(tmp_path / "none.jpg")]) == 2
+    assert "no such image file" in capsys.readouterr().err
+    (tmp_path / "enrol").mkdir()
+    cv2.imwrite(str(tmp_path / "enrol" / "ace.png"), np.zeros((10, 10, 3), np.uint8))
+    assert main(["enrol-check", str(tmp_path / "enrol")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: enrolment: unknown card id 'ace'") and "Traceback" not in err
+    assert main(["observe", str(tmp_path / "none.jpg"), "--model", str(tmp_path / "m.onnx")]) == 2
+    assert "m.onnx not found" in capsys.readouterr().err
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.zeros((720, 1280, 3), np.uint8))
+    assert main(["calibrate", str(blank)]) == 2
+    assert "blank image" in capsys.readouterr().err

@@ -1,0 +1,180 @@
+"""``gizmos-referee vision ...``: faces, enrolment check, synthesis, dataset, training, calibration, observe.
+
+Every command prints a one-line error (exit status 2) for bad input instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vision.errors import VisionError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gizmos-referee vision", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("faces", help="write the card faces in use as PNGs")
+    f.add_argument("--out", type=Path, default=Path("data/faces"))
+    f.add_argument("--enrol", type=Path, help="enrolment folder (default: $GIZMOS_ENROL_DIR)")
+    e = sub.add_parser("enrol-check", help="check a folder of enrolled card photos named by card id")
+    e.add_argument("folder", type=Path)
+    s = sub.add_parser("synth", help="render random tables with their ground truth")
+    s.add_argument("--out", type=Path, default=Path("data/synth"))
+    s.add_argument("--count", type=int, default=4)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--size", choices=["1280x720", "1920x1080"], default="1280x720")
+    s.add_argument("--players", type=int, choices=[2, 3, 4])
+    s.add_argument("--enrol", type=Path)
+    d = sub.add_parser("dataset", help="render the YOLO training set (resumable)")
+    d.add_argument("--out", type=Path, default=Path("data/detector"))
+    d.add_argument("--train", type=int, default=700)
+    d.add_argument("--val", type=int, default=40)
+    d.add_argument("--workers", type=int, default=2)
+    t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
+    t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"))
+    t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--imgsz", type=int, default=512)
+    t.add_argument("--batch", type=int, default=16)
+    t.add_argument("--threads", type=int, default=1, help="torch threads (see docs/vision.md for the choice)")
+    t.add_argument("--name", default="detector")
+    t.add_argument("--resume", action="store_true")
+    t.add_argument("--smoke", action="store_true", help="one epoch on a few tiny rendered tiles (CI)")
+    x = sub.add_parser("export", help="copy trained weights to models/ and export ONNX")
+    x.add_argument("--weights", type=Path, default=Path("runs/detector/weights/best.pt"))
+    x.add_argument("--out", type=Path, default=Path("models"))
+    c = sub.add_parser("calibrate", help="find the markers and write an annotated image")
+    c.add_argument("image", type=Path)
+    c.add_argument("--out", type=Path, default=Path("calibration.png"))
+    c.add_argument("--zones", type=Path)
+    c.add_argument("--save", type=Path, help="also write the homography (JSON)")
+    m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
+    m.add_argument("--out", type=Path, default=Path("markers.png"))
+    m.add_argument("--dpi", type=int, default=150)
+    o = sub.add_parser("observe", help="turn frames into table observations (JSON lines)")
+    o.add_argument("images", type=Path, nargs="+")
+    o.add_argument("--model", type=Path, default=None)
+    o.add_argument("--players", type=int, choices=[2, 3, 4], default=2)
+    o.add_argument("--zones", type=Path)
+    o.add_argument("--enrol", type=Path)
+    o.add_argument("--stream", action="store_true", help="apply the still-frame gate (frames in order)")
+    return p
+
+
+def _run(a: argparse.Namespace) -> int:
+    if a.cmd == "faces":
+        from vision.faces import write_faces
+
+        paths = write_faces(a.out, a.enrol)
+        print(f"faces: wrote {len(paths)} faces to {a.out}")
+    elif a.cmd == "enrol-check":
+        from vision.enrol import check
+
+        print(check(a.folder).summary())
+    elif a.cmd == "synth":
+        _synth(a)
+    elif a.cmd == "dataset":
+        from vision.dataset import DatasetSpec, generate
+
+        print(f"dataset: ready: {generate(DatasetSpec(a.out, a.train, a.val), workers=a.workers)}")
+    elif a.cmd == "train":
+        from vision.train import TrainConfig, smoke, train
+
+        best = (
+            smoke(threads=a.threads)
+            if a.smoke
+            else train(
+                TrainConfig(a.data, a.epochs, a.imgsz, a.batch, a.threads, name=a.name), resume=a.resume
+            )
+        )
+        print(f"train: weights at {best}")
+    elif a.cmd == "export":
+        from vision.train import export
+
+        pt, onnx_path = export(a.weights, a.out)
+        print(f"export: {pt} and {onnx_path}")
+    elif a.cmd == "calibrate":
+        _calibrate(a)
+    elif a.cmd == "print-markers":
+        from vision.calibrate import write_marker_sheet
+
+        print(f"print-markers: wrote {write_marker_sheet(a.out, dpi=a.dpi)}")
+    elif a.cmd == "observe":
+        _observe(a)
+    return 0
+
+
+def _synth(a: argparse.Namespace) -> None:
+    import cv2
+    import numpy as np
+
+    from vision.faces import face_set
+    from vision.synth import RenderSettings, random_layout, render_table
+
+    a.out.mkdir(parents=True, exist_ok=True)
+    w, h = (int(v) for v in a.size.split("x"))
+    faces = face_set(a.enrol)
+    for i in range(a.count):
+        seed = a.seed + i
+        scene = render_table(
+            random_layout(np.random.default_rng(seed), a.players),
+            seed,
+            RenderSettings(size=(w, h)),
+            faces=faces,
+        )
+        cv2.imwrite(str(a.out / f"scene_{seed}.jpg"), scene.image)
+        (a.out / f"scene_{seed}.json").write_text(json.dumps(scene.truth.to_json(), indent=1))
+        (a.out / f"scene_{seed}.txt").write_text(
+            "".join(f"{c} {x:.6f} {y:.6f} {bw:.6f} {bh:.6f}\n" for c, x, y, bw, bh in scene.yolo_labels())
+        )
+    print(f"synth: wrote {a.count} scenes (image, observation JSON, canonical-frame YOLO labels) to {a.out}")
+
+
+def _calibrate(a: argparse.Namespace) -> None:
+    import cv2
+
+    from vision.calibrate import Calibrator, annotate
+    from vision.frames import read_frame
+    from vision.zones import load_zones
+
+    zones = load_zones(a.zones)
+    frame = read_frame(a.image)
+    cal = Calibrator(zones).update(frame)
+    cv2.imwrite(str(a.out), annotate(frame, cal, zones))
+    if a.save:
+        a.save.write_text(json.dumps({"homography_table_mm_to_image": cal.homography.tolist()}))
+    print(
+        f"calibrate: markers {list(cal.markers_seen)}, "
+        f"reprojection error {cal.error_px:.2f} px; wrote {a.out}"
+    )
+
+
+def _observe(a: argparse.Namespace) -> None:
+    from vision.detect import DEFAULT_MODEL
+    from vision.frames import read_frame
+    from vision.observe import Observer
+    from vision.zones import load_zones
+
+    seats = (0, 1) if a.players == 2 else tuple(range(a.players))
+    obs = Observer(a.model or DEFAULT_MODEL, seats, load_zones(a.zones), str(a.enrol) if a.enrol else None)
+    for i, path in enumerate(a.images):
+        frame = read_frame(path)
+        result = obs.process(frame) if a.stream else obs.observe(frame, frame_no=i)
+        if result is not None:
+            print(result.dumps())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return _run(args)
+    except VisionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""Torch-free detector inference on the rectified table (onnxruntime, or OpenCV's DNN module).
+
+The ONNX export takes the canonical 960 × 608 table image; its output is ultralytics' raw head
+(1, 4 + classes, anchors). Decoding and non-maximum suppression are done here in numpy so that
+inference needs neither torch nor ultralytics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.errors import FrameError, ModelFileError
+from vision.synth import CANON_SIZE, CLASSES
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
+BACKENDS = ("onnxruntime", "opencv")
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One detected object in canonical-image pixels (x1, y1, x2, y2)."""
+
+    cls: str
+    confidence: float
+    box: tuple[float, float, float, float]
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
+
+
+def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:
+    """Greedy non-maximum suppression; returns kept indices by descending score."""
+    order = np.argsort(-scores)
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    keep: list[int] = []
+    while order.size:
+        i = int(order[0])
+        keep.append(i)
+        rest = order[1:]
+        xx1 = np.maximum(boxes[i, 0], boxes[rest, 0])
+        yy1 = np.maximum(boxes[i, 1], boxes[rest, 1])
+        xx2 = np.minimum(boxes[i, 2], boxes[rest, 2])
+        yy2 = np.minimum(boxes[i, 3], boxes[rest, 3])
+        inter = np.clip(xx2 - xx1, 0, None) * np.clip(yy2 - yy1, 0, None)
+        order = rest[inter / (area[i] + area[rest] - inter + 1e-9) <= iou]
+    return keep
+
+
+def decode(raw: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detection]:
+    """Turn the raw head output into detections (NMS shared by all object classes, hands apart)."""
+    pred = raw.reshape(raw.shape[-2], raw.shape[-1]).T if raw.ndim == 3 else raw.T
+    if pred.shape[1] != 4 + len(CLASSES):
+        raise ModelFileError(f"detector: model predicts {pred.shape[1] - 4} classes, expected {len(CLASSES)}")
+    scores = pred[:, 4:]
+    cls = scores.argmax(1)
+    best = scores[np.arange(len(cls)), cls]
+    m = best >= conf
+    pred, cls, best = pred[m], cls[m], best[m]
+    if not len(pred):
+        return []
+    xy, wh = pred[:, :2], pred[:, 2:4]
+    boxes = np.concatenate([xy - wh / 2, xy + wh / 2], 1)
+    hand = CLASSES.index("hand")
+    offset = (cls == hand)[:, None] * 10_000.0  # hands never suppress objects, nor the reverse
+    keep = nms(boxes + offset, best, iou)
+    return [Detection(CLASSES[int(cls[i])], float(best[i]), tuple(float(v) for v in boxes[i])) for i in keep]
+
+
+class Detector:
+    """Loads the exported model once; ``detect`` takes a canonical table image (BGR)."""
+
+    def __init__(
+        self, path: str | Path = DEFAULT_MODEL, backend: str = "onnxruntime", threads: int = 2
+    ) -> None:
+        p = Path(path)
+        if not p.is_file():
+            raise ModelFileError(
+                f"detector: model file {p} not found (train and export it, see docs/vision.md)"
+            )
+        if backend not in BACKENDS:
+            raise ModelFileError(f"detector: unknown backend {backend!r}; use one of {BACKENDS}")
+        self.backend = backend
+        try:
+            if backend == "onnxruntime":
+                import onnxruntime as ort
+
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = threads
+                so.inter_op_num_threads = 1
+                self.session = ort.InferenceSession(str(p), so, providers=["CPUExecutionProvider"])
+                self.input_name = self.session.get_inputs()[0].name
+                shape = self.session.get_inputs()[0].shape
+                self.input_hw = (int(shape[2]), int(shape[3]))
+            else:
+                cv2.setNumThreads(threads)
+                self.net = cv2.dnn.readNetFromONNX(str(p))
+                self.input_hw = (CANON_SIZE[1], CANON_SIZE[0])
+        except Exception as exc:  # onnxruntime and OpenCV raise their own exception types
+            raise ModelFileError(f"detector: cannot load model file {p}: {exc}") from exc
+        if self.input_hw != (CANON_SIZE[1], CANON_SIZE[0]):
+            raise ModelFileError(
+                f"detector: model input {self.input_hw} does not match the canonical frame "
+                f"{CANON_SIZE[1]}x{CANON_SIZE[0]}; re-export it"
+            )
+
+    def detect(self, canon: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detection]:
+        """Detections on a canonical image (960 × 608 BGR)."""
+        if not isinstance(canon, np.ndarray) or canon.shape[:2] != self.input_hw:
+            got = getattr(canon, "shape", type(canon).__name__)
+            raise FrameError(f"detector: expected a canonical image of {self.input_hw}, got {got}")
+        blob = np.ascontiguousarray(canon[:, :, ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255.0
+        if self.backend == "onnxruntime":
+            raw = self.session.run(None, {self.input_name: blob})[0]
+        else:
+            self.net.setInput(blob)
+            raw = self.net.forward()
+        return decode(np.asarray(raw), conf, iou)

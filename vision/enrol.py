@@ -1,0 +1,77 @@
+"""Enrolment of the user's own card faces: a folder of photos or scans named by card id.
+
+File names are the card id, optionally zero-padded, with any image extension (``7.jpg``,
+``042.png``). Each image should show one card face cropped to its edges; landscape images are
+turned upright. Enrolled faces replace the drawn ones in rendering, training and identification.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.errors import EnrolmentError
+from vision.faces import FACE_H, FACE_W, N_CARDS
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
+
+
+@dataclass(frozen=True, slots=True)
+class EnrolReport:
+    """What an enrolment folder holds."""
+
+    folder: Path
+    enrolled: tuple[int, ...]
+    missing: tuple[int, ...]
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        return f"enrol-check: {self.folder}: {len(self.enrolled)} of {N_CARDS} cards enrolled" + (
+            f"; drawn faces used for {len(self.missing)} others" if self.missing else ""
+        )
+
+
+def card_id_from_name(path: Path) -> int:
+    """The card id a file name stands for, or an error naming the file."""
+    stem = path.stem
+    if not stem.isdigit() or not 0 <= int(stem) < N_CARDS:
+        raise EnrolmentError(
+            f"enrolment: unknown card id {stem!r} in file name {path.name} (ids are 0..{N_CARDS - 1})"
+        )
+    return int(stem)
+
+
+def _images(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        raise EnrolmentError(f"enrolment: folder {folder} does not exist")
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def load_face(path: Path) -> np.ndarray:
+    """Read one enrolled face, upright and resized to the face size."""
+    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if img is None or img.size == 0:
+        raise EnrolmentError(f"enrolment: cannot read image {path}")
+    if img.shape[1] > img.shape[0]:
+        img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
+    return cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+
+
+def load_enrolled(folder: str | Path) -> dict[int, np.ndarray]:
+    """All enrolled faces by card id; any bad file is an error (never silently skipped)."""
+    out: dict[int, np.ndarray] = {}
+    for p in _images(Path(folder)):
+        cid = card_id_from_name(p)
+        if cid in out:
+            raise EnrolmentError(f"enrolment: card {cid} enrolled twice (file {p.name})")
+        out[cid] = load_face(p)
+    return out
+
+
+def check(folder: str | Path) -> EnrolReport:
+    """Validate an enrolment folder (the ``enrol-check`` command)."""
+    got = load_enrolled(folder)
+    return EnrolReport(Path(folder), tuple(sorted(got)), tuple(i for i in range(N_CARDS) if i not in got))

@@ -1,0 +1,808 @@
+"""Synthetic Gizmos tables: a layout of plain ids and colours rendered as a camera would see it.
+
+``render_table(layout, seed, settings)`` draws the table top-down in millimetres (generated
+texture, ArUco tiles, cards, glossy marbles, VP tokens), projects it through a pinhole camera
+60–120 cm above the table (straight down or tilted), adds hands, lighting, shadows, glare, blur,
+sensor noise and JPEG artefacts, and returns the image with its ground truth: an
+:class:`~referee.observation.Observation` at confidence 1.0, the object boxes and YOLO labels in
+the rectified (canonical) frame the detector works in.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import cache
+
+import cv2
+import numpy as np
+
+from referee.gizmos.cards import COLORS, default_cards
+from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
+from vision.faces import BAND_MM, CARD_MM, draw_back, face_set
+from vision.zones import (
+    COLUMN_ORDER,
+    COLUMN_PITCH,
+    LOCAL_ARCHIVE,
+    STACK_TOP,
+    Rect,
+    Zones,
+    default_zones,
+    overlaps,
+)
+
+CLASSES: tuple[str, ...] = (
+    "card",
+    "card_band",
+    "card_back",
+    "marble_red",
+    "marble_blue",
+    "marble_black",
+    "marble_yellow",
+    "vp1",
+    "vp5",
+    "hand",
+)
+CLASS_INDEX: dict[str, int] = {c: i for i, c in enumerate(CLASSES)}
+MARBLE_MM = 16.0
+VP_MM: dict[int, float] = {1: 18.0, 5: 24.0}
+CANVAS_PX_PER_MM = 1.6
+CANVAS_MARGIN_MM = 100.0
+CANON_PX_PER_MM = 0.8
+CANON_SIZE: tuple[int, int] = (960, 608)  # width, height (multiples of 32) of the rectified table
+SIZES: tuple[tuple[int, int], ...] = ((1280, 720), (1920, 1080))
+ENERGY_ROW_PITCH = 28.0
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLayout:
+    """One player's area by plain ids: five dashboard columns (in COLUMN_ORDER), archive, ring, tokens."""
+
+    seat: int
+    columns: tuple[tuple[int, ...], ...] = ((), (), (), (), ())
+    archive: tuple[int, ...] = ()
+    ring: tuple[str, ...] = ()
+    vp_ones: int = 0
+    vp_fives: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TableLayout:
+    """What lies on the table. ``display`` holds (level, slot, card id or None) for every slot."""
+
+    display: tuple[tuple[int, int, int | None], ...]
+    energy_row: tuple[str, ...]
+    players: tuple[PlayerLayout, ...]
+    decks: tuple[int, ...] = (1, 2, 3)  # levels whose deck still has cards
+    dispenser: tuple[str, ...] = ()  # marbles visible in the dispenser tray (not part of the observation)
+    supply_tokens: int = 0  # VP tokens in the common supply (not part of the observation)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderSettings:
+    """Camera and nuisance ranges; the defaults are the training distribution."""
+
+    size: tuple[int, int] = (1280, 720)
+    height_mm: tuple[float, float] = (600.0, 1200.0)
+    max_tilt_deg: float = 25.0
+    max_yaw_deg: float = 4.0
+    hand_prob: float = 0.3
+    effects: bool = True
+    jitter_mm: float = 2.5
+    jitter_deg: float = 2.5
+
+
+@dataclass(frozen=True, slots=True)
+class SceneObject:
+    """One labelled object: class, table-frame box (x1, y1, x2, y2 in mm), and what it is."""
+
+    cls: str
+    box_mm: tuple[float, float, float, float]
+    card: int | None = None
+    color: str | None = None
+    visible: bool = True  # False when mostly under a hand (then it is not labelled)
+
+
+@dataclass(slots=True)
+class RenderedScene:
+    """A rendered frame with its ground truth."""
+
+    image: np.ndarray
+    truth: Observation
+    objects: list[SceneObject]
+    homography: np.ndarray  # table mm -> image pixels
+    layout: TableLayout
+    hands_mm: list[tuple[float, float, float, float]] = field(default_factory=list)
+
+    def yolo_labels(self) -> list[tuple[int, float, float, float, float]]:
+        """Labels for the canonical (rectified) image: class, cx, cy, w, h normalised."""
+        cw, ch = CANON_SIZE
+        out = []
+        for o in self.objects:
+            if not o.visible:
+                continue
+            x1, y1, x2, y2 = (v * CANON_PX_PER_MM for v in o.box_mm)
+            x1, x2 = max(0.0, x1), min(float(cw), x2)
+            y1, y2 = max(0.0, y1), min(float(ch), y2)
+            if x2 - x1 < 2 or y2 - y1 < 2:
+                continue
+            out.append(
+                (CLASS_INDEX[o.cls], (x1 + x2) / 2 / cw, (y1 + y2) / 2 / ch, (x2 - x1) / cw, (y2 - y1) / ch)
+            )
+        return out
+
+
+def canonical_from_image(h_table_to_image: np.ndarray) -> np.ndarray:
+    """The homography from image pixels to the canonical rectified frame."""
+    s = np.diag([CANON_PX_PER_MM, CANON_PX_PER_MM, 1.0])
+    return s @ np.linalg.inv(h_table_to_image)
+
+
+def rectify(image: np.ndarray, h_table_to_image: np.ndarray) -> np.ndarray:
+    """Warp a camera frame to the canonical top-down table image the detector sees."""
+    return cv2.warpPerspective(
+        image, canonical_from_image(h_table_to_image), CANON_SIZE, flags=cv2.INTER_LINEAR
+    )
+
+
+# ----------------------------------------------------------------------------------------------- layout
+
+
+def random_layout(rng: np.random.Generator, n_players: int | None = None) -> TableLayout:
+    """A plausible table: distinct cards, Starting Gizmos in the file columns, marbles and tokens."""
+    cards = default_cards()
+    n = int(n_players or rng.integers(2, 5))
+    pool = {lv: [c.id for c in cards if c.level == lv] for lv in (1, 2, 3)}
+    for lv in pool:
+        rng.shuffle(pool[lv])
+    display = []
+    for lv, slots in ((1, 4), (2, 3), (3, 2)):
+        for s in range(slots):
+            display.append((lv, s, None if rng.random() < 0.05 else pool[lv].pop()))
+    colours = list(COLORS)
+    players = []
+    seats = [0, 1] if n == 2 else list(range(n))
+    for seat in seats:
+        columns: list[list[int]] = [[] for _ in COLUMN_ORDER]
+        columns[COLUMN_ORDER.index("file")].append(seat)  # the Starting Gizmo
+        for _ in range(int(rng.integers(0, 11))):
+            lv = int(rng.choice([1, 2, 3], p=[0.5, 0.35, 0.15]))
+            cid = pool[lv].pop()
+            col = COLUMN_ORDER.index(cards[cid].type)
+            if len(columns[col]) < 5:
+                columns[col].append(cid)
+        archive = tuple(pool[int(rng.choice([1, 2, 3]))].pop() for _ in range(int(rng.integers(0, 4))))
+        ring = tuple(colours[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 8))))
+        players.append(
+            PlayerLayout(
+                seat,
+                tuple(tuple(c) for c in columns),
+                archive,
+                ring,
+                int(rng.integers(0, 5)),
+                int(rng.integers(0, 3)),
+            )
+        )
+    row_len = 6 if rng.random() < 0.9 else int(rng.integers(3, 6))
+    return TableLayout(
+        display=tuple(display),
+        energy_row=tuple(colours[int(k)] for k in rng.integers(0, 4, row_len)),
+        players=tuple(players),
+        decks=tuple(lv for lv in (1, 2, 3) if rng.random() < 0.95),
+        dispenser=tuple(colours[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 14)))),
+        supply_tokens=int(rng.integers(0, 10)),
+    )
+
+
+# ----------------------------------------------------------------------------------------------- drawing
+
+
+def _texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """A generated table surface: wood grain, cloth or speckled laminate."""
+    kind = rng.integers(0, 3)
+    base = rng.uniform(70, 200, 3)
+    if kind == 0:  # wood: warm hue, stretched noise bands
+        base = np.array([rng.uniform(40, 110), rng.uniform(80, 150), rng.uniform(120, 200)])
+        noise = cv2.resize(
+            rng.normal(0, 1, (h // 40 + 2, 8)).astype(np.float32), (w, h), interpolation=cv2.INTER_CUBIC
+        )
+        grain = np.sin(np.linspace(0, rng.uniform(40, 120), w)[None, :] + 3 * noise)
+        shade = 1 + 0.12 * grain + 0.05 * noise
+    elif kind == 1:  # cloth: fine weave
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        shade = (
+            1
+            + 0.06 * np.sin(xx * 1.3) * np.sin(yy * 1.3)
+            + 0.04 * rng.normal(0, 1, (h, w)).astype(np.float32)
+        )
+    else:  # laminate with blotches
+        blot = cv2.resize(
+            rng.normal(0, 1, (h // 80 + 2, w // 80 + 2)).astype(np.float32),
+            (w, h),
+            interpolation=cv2.INTER_CUBIC,
+        )
+        shade = 1 + 0.08 * blot + 0.03 * rng.normal(0, 1, (h, w)).astype(np.float32)
+    img = shade[..., None].astype(np.float32) * base[None, None, :].astype(np.float32)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+@cache
+def _scaled_faces(faces_key: int) -> tuple[np.ndarray, ...]:
+    faces = _FACE_SETS[faces_key]
+    size = (round(CARD_MM[0] * CANVAS_PX_PER_MM), round(CARD_MM[1] * CANVAS_PX_PER_MM))
+    return tuple(cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in faces)
+
+
+_FACE_SETS: dict[int, tuple[np.ndarray, ...]] = {}
+
+
+def _faces_key(faces: tuple[np.ndarray, ...]) -> int:
+    key = id(faces)
+    _FACE_SETS[key] = faces
+    return key
+
+
+@cache
+def _scaled_back(level: int) -> np.ndarray:
+    size = (round(CARD_MM[0] * CANVAS_PX_PER_MM), round(CARD_MM[1] * CANVAS_PX_PER_MM))
+    return cv2.resize(draw_back(level), size, interpolation=cv2.INTER_AREA)
+
+
+class _Canvas:
+    """The top-down table at CANVAS_PX_PER_MM with helpers in table millimetres."""
+
+    def __init__(self, img: np.ndarray, light: np.ndarray) -> None:
+        self.img = img
+        self.light = light  # unit vector (x, y, z) towards the light, for marble shading and shadows
+
+    def px(self, x: float, y: float) -> tuple[float, float]:
+        return ((x + CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM, (y + CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
+
+    def shadow(self, poly_mm: np.ndarray, depth: float = 0.65, offset_mm: float = 1.5) -> None:
+        off = -self.light[:2] * offset_mm
+        pts = np.array([self.px(x + off[0], y + off[1]) for x, y in poly_mm], np.float32)
+        mask = np.zeros(self.img.shape[:2], np.uint8)
+        x0, y0 = np.floor(pts.min(0)).astype(int) - 2
+        x1, y1 = np.ceil(pts.max(0)).astype(int) + 2
+        x0, y0 = max(x0, 0), max(y0, 0)
+        roi = self.img[y0:y1, x0:x1]
+        m = mask[y0:y1, x0:x1]
+        cv2.fillConvexPoly(m, np.round(pts - [x0, y0]).astype(np.int32), 255, cv2.LINE_AA)
+        f = 1 - (1 - depth) * (m.astype(np.float32) / 255)
+        roi[:] = (roi * f[..., None]).astype(np.uint8)
+
+    def card(self, img: np.ndarray, center: tuple[float, float], angle_deg: float) -> np.ndarray:
+        """Paste a card image (already at canvas scale) rotated about its centre; returns its corners (mm)."""
+        h, w = img.shape[:2]
+        cx, cy = self.px(*center)
+        m = cv2.getRotationMatrix2D((w / 2, h / 2), -angle_deg, 1.0)
+        m[:, 2] += [cx - w / 2, cy - h / 2]
+        corners_px = np.array([[0, 0, 1], [w, 0, 1], [w, h, 1], [0, h, 1]], np.float32) @ m.T
+        corners_mm = corners_px / CANVAS_PX_PER_MM - CANVAS_MARGIN_MM
+        self.shadow(corners_mm)
+        x0, y0 = np.floor(corners_px.min(0)).astype(int) - 1
+        x1, y1 = np.ceil(corners_px.max(0)).astype(int) + 1
+        roi = self.img[y0:y1, x0:x1]
+        m[:, 2] -= [x0, y0]
+        cv2.warpAffine(
+            img, m, (x1 - x0, y1 - y0), dst=roi, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT
+        )
+        return corners_mm
+
+    def marble(self, sprite: tuple[np.ndarray, np.ndarray], center: tuple[float, float]) -> None:
+        rgb, alpha = sprite
+        r = MARBLE_MM / 2
+        self.shadow(
+            np.array(
+                [
+                    [center[0] + r * math.cos(a), center[1] + r * math.sin(a)]
+                    for a in np.linspace(0, 2 * math.pi, 16, endpoint=False)
+                ]
+            ),
+            0.55,
+            2.5,
+        )
+        cx, cy = self.px(*center)
+        s = rgb.shape[0]
+        x0, y0 = round(cx - s / 2), round(cy - s / 2)
+        roi = self.img[y0 : y0 + s, x0 : x0 + s].astype(np.float32)
+        self.img[y0 : y0 + s, x0 : x0 + s] = (roi * (1 - alpha) + rgb * alpha).astype(np.uint8)
+
+    def token(self, points: int, center: tuple[float, float]) -> None:
+        r = VP_MM[points] / 2
+        self.shadow(
+            np.array(
+                [
+                    [center[0] + r * math.cos(a), center[1] + r * math.sin(a)]
+                    for a in np.linspace(0, 2 * math.pi, 16, endpoint=False)
+                ]
+            ),
+            0.6,
+            1.0,
+        )
+        c = tuple(round(v) for v in self.px(*center))
+        rp = round(r * CANVAS_PX_PER_MM)
+        fill = (200, 170, 60) if points == 1 else (40, 120, 230)
+        cv2.circle(self.img, c, rp, fill, -1, cv2.LINE_AA)
+        cv2.circle(self.img, c, rp - 2, (245, 245, 245), 2, cv2.LINE_AA)
+        txt = str(points)
+        (tw, th), _ = cv2.getTextSize(txt, cv2.FONT_HERSHEY_DUPLEX, rp / 14, 2)
+        cv2.putText(
+            self.img,
+            txt,
+            (c[0] - tw // 2, c[1] + th // 2),
+            cv2.FONT_HERSHEY_DUPLEX,
+            rp / 14,
+            (250, 250, 250),
+            2,
+            cv2.LINE_AA,
+        )
+
+
+def marble_sprite(
+    color: str, light: np.ndarray, px_per_mm: float = CANVAS_PX_PER_MM
+) -> tuple[np.ndarray, np.ndarray]:
+    """A shaded glossy sphere (BGR float image, alpha) lit from ``light``."""
+    from vision.faces import ENERGY_BGR
+
+    s = math.ceil(MARBLE_MM * px_per_mm) + 2
+    r = MARBLE_MM * px_per_mm / 2
+    yy, xx = (np.mgrid[0:s, 0:s].astype(np.float32) + 0.5 - s / 2) / r
+    rr = xx**2 + yy**2
+    alpha = np.clip((1 - np.sqrt(rr)) * r + 0.5, 0, 1)
+    nz = np.sqrt(np.clip(1 - rr, 0, 1))
+    ndotl = np.clip(xx * light[0] + yy * light[1] + nz * light[2], 0, 1)
+    refl = 2 * ndotl * nz - light[2]  # reflection towards the camera (view along z)
+    spec = np.clip(refl, 0, 1) ** 40
+    base = np.array(ENERGY_BGR[color], np.float32)
+    if color == "black":
+        base = np.array([28, 26, 30], np.float32)
+    body = base[None, None, :] * (0.35 + 0.75 * ndotl[..., None])
+    rgb = np.clip(body + 255 * 0.9 * spec[..., None], 0, 255)
+    return rgb, alpha[..., None]
+
+
+def _aruco_tile(marker_id: int, px: int) -> np.ndarray:
+    from vision.calibrate import ARUCO_DICT
+
+    d = cv2.aruco.getPredefinedDictionary(ARUCO_DICT)
+    return cv2.cvtColor(cv2.aruco.generateImageMarker(d, marker_id, px), cv2.COLOR_GRAY2BGR)
+
+
+def _scatter(
+    rng: np.random.Generator, rect: Rect, radii: list[float], gap: float = 1.5
+) -> list[tuple[float, float]]:
+    """Non-overlapping centres for discs of the given radii inside a rectangle."""
+    for _attempt in range(50):
+        placed: list[tuple[float, float, float]] = []
+        for r in sorted(radii, reverse=True):
+            for _ in range(200):
+                x = rng.uniform(rect[0] + r + 2, rect[0] + rect[2] - r - 2)
+                y = rng.uniform(rect[1] + r + 2, rect[1] + rect[3] - r - 2)
+                if all((x - px) ** 2 + (y - py) ** 2 >= (r + pr + gap) ** 2 for px, py, pr in placed):
+                    placed.append((x, y, r))
+                    break
+        if len(placed) == len(radii):
+            order = sorted(range(len(radii)), key=lambda i: -radii[i])
+            out: list[tuple[float, float]] = [(0.0, 0.0)] * len(radii)
+            for slot, i in enumerate(order):
+                out[i] = placed[slot][:2]
+            return out
+    raise ValueError(f"cannot place {len(radii)} discs in {rect}")
+
+
+def _box(corners: np.ndarray) -> tuple[float, float, float, float]:
+    return (
+        float(corners[:, 0].min()),
+        float(corners[:, 1].min()),
+        float(corners[:, 0].max()),
+        float(corners[:, 1].max()),
+    )
+
+
+def _circle_box(c: tuple[float, float], d: float) -> tuple[float, float, float, float]:
+    return (c[0] - d / 2, c[1] - d / 2, c[0] + d / 2, c[1] + d / 2)
+
+
+def _draw_table(
+    layout: TableLayout,
+    zones: Zones,
+    rng: np.random.Generator,
+    s: RenderSettings,
+    faces: tuple[np.ndarray, ...],
+) -> tuple[np.ndarray, list[SceneObject], dict[str, list[SceneObject]]]:
+    """Draw the top-down table; returns the canvas, all objects, and the objects by ground-truth zone."""
+    tw, th = zones.size
+    cw = round((tw + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
+    ch = round((th + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
+    az, el = rng.uniform(0, 2 * math.pi), rng.uniform(math.radians(45), math.radians(75))
+    light = np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)], np.float32)
+    cv = _Canvas(_texture(rng, cw, ch), light)
+    scaled = _scaled_faces(_faces_key(faces))
+    sprites = {c: marble_sprite(c, light) for c in COLORS}
+    objects: list[SceneObject] = []
+    by_zone: dict[str, list[SceneObject]] = {}
+
+    def jit() -> tuple[float, float]:
+        return rng.uniform(-s.jitter_mm, s.jitter_mm), rng.uniform(-s.jitter_mm, s.jitter_mm)
+
+    # Marker tiles (white paper with the black ArUco square).
+    side = round(zones.marker_mm * CANVAS_PX_PER_MM)
+    border = round(5 * CANVAS_PX_PER_MM)
+    for mid, (mx, my) in zones.marker_tiles:
+        x, y = (round(v) for v in cv.px(mx, my))
+        cv.img[y - border : y + side + border, x - border : x + side + border] = (238, 238, 238)
+        cv.img[y : y + side, x : x + side] = _aruco_tile(mid, side)
+    # Player boards: a light mat under ring and tokens with a printed ring.
+    for pl in layout.players:
+        sz = zones.seat(pl.seat)
+        x0, y0 = cv.px(min(sz.ring[0], sz.vp[0]), min(sz.ring[1], sz.vp[1]))
+        x1, y1 = cv.px(
+            max(sz.ring[0] + sz.ring[2], sz.vp[0] + sz.vp[2]),
+            max(sz.ring[1] + sz.ring[3], sz.vp[1] + sz.vp[3]),
+        )
+        cv2.rectangle(cv.img, (round(x0), round(y0)), (round(x1), round(y1)), (205, 215, 220), -1)
+        rc = cv.px(sz.ring[0] + sz.ring[2] / 2, sz.ring[1] + sz.ring[3] / 2)
+        cv2.circle(cv.img, (round(rc[0]), round(rc[1])), round(44 * CANVAS_PX_PER_MM), (150, 160, 170), 3)
+    # Decks and the Display.
+    for lv, rect in zones.decks:
+        if lv in layout.decks:
+            for k in range(3):
+                cc = (rect[0] + rect[2] / 2 - k * 0.6, rect[1] + rect[3] / 2 - k * 0.6)
+                corners = cv.card(_scaled_back(lv), cc, rng.uniform(-1, 1))
+            objects.append(SceneObject("card_back", _box(corners)))
+    slot_rects = {(lv, sl): r for lv, sl, r in zones.display}
+    for lv, sl, cid in layout.display:
+        if cid is None:
+            continue
+        r = slot_rects[(lv, sl)]
+        dx, dy = jit()
+        corners = cv.card(
+            scaled[cid],
+            (r[0] + r[2] / 2 + dx, r[1] + r[3] / 2 + dy),
+            rng.uniform(-s.jitter_deg, s.jitter_deg),
+        )
+        o = SceneObject("card", _box(corners), card=cid)
+        objects.append(o)
+        by_zone[f"display/{lv}/{sl}"] = [o]
+    # Energy Row, dispenser tray and the token supply.
+    ex, ey, _, eh = zones.energy_row
+    row = []
+    for i, col in enumerate(layout.energy_row):
+        dx, dy = jit()
+        c = (ex + 15 + ENERGY_ROW_PITCH * i + dx / 2, ey + eh / 2 + dy)
+        cv.marble(sprites[col], c)
+        row.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
+    objects += row
+    by_zone["energy_row"] = row
+    tray = (955.0, 285.0, 140.0, 170.0)
+    x0, y0 = cv.px(tray[0], tray[1])
+    x1, y1 = cv.px(tray[0] + tray[2], tray[1] + tray[3])
+    cv2.rectangle(cv.img, (round(x0), round(y0)), (round(x1), round(y1)), (95, 95, 100), -1)
+    cv2.rectangle(cv.img, (round(x0), round(y0)), (round(x1), round(y1)), (60, 60, 60), 4)
+    inner = (tray[0] + 8, tray[1] + 8, tray[2] - 16, tray[3] - 16)
+    for col, c in zip(
+        layout.dispenser, _scatter(rng, inner, [MARBLE_MM / 2] * len(layout.dispenser)), strict=True
+    ):
+        cv.marble(sprites[col], c)
+        objects.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
+    kinds = [int(k) for k in rng.choice([1, 5], layout.supply_tokens)]
+    for pts, c in zip(
+        kinds, _scatter(rng, (70.0, 235.0, 215.0, 290.0), [VP_MM[p] / 2 for p in kinds]), strict=True
+    ):
+        cv.token(pts, c)
+        objects.append(SceneObject(f"vp{pts}", _circle_box(c, VP_MM[pts])))
+    # Players.
+    for pl in layout.players:
+        sz = zones.seat(pl.seat)
+        rot = float(sz.rotation)
+        stacks = [(f"gizmos/{ci}", 3.0 + COLUMN_PITCH * ci, col) for ci, col in enumerate(pl.columns)]
+        stacks.append(("archive", LOCAL_ARCHIVE[0] + (LOCAL_ARCHIVE[2] - CARD_MM[0]) / 2, pl.archive))
+        for zone, x_local, ids in stacks:
+            seen = []
+            for k, cid in enumerate(ids):
+                dx, dy = jit()
+                lx, ly = x_local + CARD_MM[0] / 2 + dx / 2, STACK_TOP + k * BAND_MM + CARD_MM[1] / 2 + dy / 3
+                corners = cv.card(
+                    scaled[cid], sz.to_table(lx, ly), rot + rng.uniform(-s.jitter_deg, s.jitter_deg)
+                )
+                last = k == len(ids) - 1
+                band = (
+                    corners
+                    if last
+                    else np.array(
+                        [
+                            corners[0],
+                            corners[1],
+                            corners[1] + (corners[2] - corners[1]) * BAND_MM / CARD_MM[1],
+                            corners[0] + (corners[3] - corners[0]) * BAND_MM / CARD_MM[1],
+                        ]
+                    )
+                )
+                seen.append(SceneObject("card" if last else "card_band", _box(band), card=cid))
+            objects += seen
+            by_zone[f"{pl.seat}/{zone}"] = seen
+        rx, ry, rw, rh = sz.ring
+        ring_rect = (rx + 10, ry + 10, rw - 20, rh - 20)
+        ms = []
+        for col, c in zip(pl.ring, _scatter(rng, ring_rect, [MARBLE_MM / 2] * len(pl.ring)), strict=True):
+            cv.marble(sprites[col], c)
+            ms.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
+        objects += ms
+        by_zone[f"{pl.seat}/ring"] = ms
+        kinds = [1] * pl.vp_ones + [5] * pl.vp_fives
+        toks = []
+        for pts, c in zip(kinds, _scatter(rng, sz.vp, [VP_MM[p] / 2 for p in kinds]), strict=True):
+            cv.token(pts, c)
+            toks.append(SceneObject(f"vp{pts}", _circle_box(c, VP_MM[pts])))
+        objects += toks
+        by_zone[f"{pl.seat}/vp"] = toks
+    return cv.img, objects, by_zone
+
+
+# ----------------------------------------------------------------------------------------------- camera
+
+
+def _look_at(pos: np.ndarray, target: np.ndarray, yaw: float) -> np.ndarray:
+    """Rotation (rows: camera x, y, z) of a camera at ``pos`` looking at ``target``; z into the scene."""
+    z = target - pos
+    z /= np.linalg.norm(z)
+    x_hint = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+    y = np.cross(z, x_hint)
+    y /= np.linalg.norm(y)
+    x = np.cross(y, z)
+    return np.stack([x, y, z])
+
+
+def camera_homography(rng: np.random.Generator, zones: Zones, s: RenderSettings) -> np.ndarray:
+    """A random pinhole camera over the table, as the homography table mm -> image pixels.
+
+    World: table plane z = 0, x right, y down, z into the table; the camera hangs at z = -height.
+    The focal length is chosen so that the whole play area fits the frame (that is the lens a user
+    picks for their height), which keeps the markers in view.
+    """
+    w, h = s.size
+    tw, th = zones.size
+    height = rng.uniform(*s.height_mm)
+    tilt = math.radians(rng.uniform(0, s.max_tilt_deg)) if rng.random() < 0.7 else 0.0
+    direction = rng.uniform(0, 2 * math.pi)
+    target = np.array([tw / 2 + rng.uniform(-30, 30), th / 2 + rng.uniform(-20, 20), 0.0])
+    pos = target + np.array(
+        [
+            math.cos(direction) * height * math.tan(tilt),
+            math.sin(direction) * height * math.tan(tilt),
+            -height,
+        ]
+    )
+    rot = _look_at(pos, target, math.radians(rng.uniform(-s.max_yaw_deg, s.max_yaw_deg)))
+    t = -rot @ pos
+    h0 = np.column_stack([rot[:, 0], rot[:, 1], t])
+    corners = np.array([[-8, -8, 1], [tw + 8, -8, 1], [tw + 8, th + 8, 1], [-8, th + 8, 1]], np.float64)
+    p = corners @ h0.T
+    p = p[:, :2] / p[:, 2:]
+    span = p.max(0) - p.min(0)
+    fill = rng.uniform(0.82, 0.96)
+    f = fill * min(w / span[0], h / span[1])
+    mid = (p.max(0) + p.min(0)) / 2
+    free = np.array([w, h]) - f * span
+    c = np.array([w / 2, h / 2]) - f * mid + rng.uniform(-0.4, 0.4, 2) * free
+    k = np.array([[f, 0, c[0]], [0, f, c[1]], [0, 0, 1]])
+    return k @ h0
+
+
+def _hand(rng: np.random.Generator, img: np.ndarray, h_img: np.ndarray, zones: Zones) -> np.ndarray:
+    """Draw a hand and forearm reaching in from a frame edge; returns its mask (image pixels)."""
+    ih, iw = img.shape[:2]
+    tw, th = zones.size
+    tgt_mm = np.array([rng.uniform(0.1, 0.9) * tw, rng.uniform(0.1, 0.9) * th, 1.0])
+    tp = h_img @ tgt_mm
+    tip = tp[:2] / tp[2]
+    edge = int(rng.integers(0, 4))
+    start = np.array(
+        [
+            [rng.uniform(0, iw), ih + 40],
+            [rng.uniform(0, iw), -40],
+            [-40, rng.uniform(0, ih)],
+            [iw + 40, rng.uniform(0, ih)],
+        ][edge]
+    )
+    scale = iw / 1280 * rng.uniform(0.8, 1.2)
+    d = tip - start
+    d /= np.linalg.norm(d)
+    n = np.array([-d[1], d[0]])
+    palm = tip - d * 45 * scale
+    arm_w = 38 * scale
+    mask = np.zeros((ih, iw), np.uint8)
+    arm = np.array([start + n * arm_w, palm + n * arm_w * 1.1, palm - n * arm_w * 1.1, start - n * arm_w])
+    cv2.fillConvexPoly(mask, arm.astype(np.int32), 255, cv2.LINE_AA)
+    ang = math.degrees(math.atan2(d[1], d[0]))
+    cv2.ellipse(
+        mask, tuple(palm.astype(int)), (int(55 * scale), int(48 * scale)), ang, 0, 360, 255, -1, cv2.LINE_AA
+    )
+    for k, spread in enumerate((-0.9, -0.3, 0.3, 0.9)):
+        length = (70 + 15 * (k in (1, 2))) * scale
+        base = palm + d * 35 * scale + n * spread * 40 * scale
+        fdir = d + n * spread * rng.uniform(0.1, 0.4)
+        fdir /= np.linalg.norm(fdir)
+        cv2.line(
+            mask,
+            tuple(base.astype(int)),
+            tuple((base + fdir * length).astype(int)),
+            255,
+            max(2, int(20 * scale)),
+            cv2.LINE_AA,
+        )
+    thumb = palm + n * 55 * scale * rng.choice([-1, 1])
+    cv2.line(
+        mask, tuple(palm.astype(int)), tuple(thumb.astype(int)), 255, max(2, int(22 * scale)), cv2.LINE_AA
+    )
+    # Soft shadow first, then the skin with shading.
+    sh = cv2.GaussianBlur(np.roll(mask, (int(12 * scale), int(10 * scale)), (0, 1)), (0, 0), 9 * scale)
+    img[:] = (img * (1 - 0.45 * sh[..., None].astype(np.float32) / 255)).astype(np.uint8)
+    skin = np.array([rng.uniform(60, 150), rng.uniform(100, 180), rng.uniform(150, 230)], np.float32)
+    shade = cv2.GaussianBlur(mask, (0, 0), 12 * scale).astype(np.float32) / 255
+    colour = skin[None, None, :] * (0.7 + 0.3 * shade[..., None])
+    a = mask[..., None].astype(np.float32) / 255
+    img[:] = (img * (1 - a) + colour * a).astype(np.uint8)
+    return mask
+
+
+def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
+    """Lighting gradient, soft shadow, glare, colour cast, blur, sensor noise and JPEG artefacts."""
+    h, w = img.shape[:2]
+    f = img.astype(np.float32)
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    a = rng.uniform(0, 2 * math.pi)
+    ramp = np.cos(a) * (xx / w - 0.5) + np.sin(a) * (yy / h - 0.5)
+    gain = rng.uniform(0.8, 1.15) * (1 + rng.uniform(0, 0.35) * ramp)
+    vign = 1 - rng.uniform(0, 0.25) * (((xx / w - 0.5) ** 2 + (yy / h - 0.5) ** 2) * 2)
+    f *= (gain * vign)[..., None]
+    if rng.random() < 0.4:  # a soft shadow of something out of view
+        cx, cy, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(0.15, 0.4) * w
+        blob = np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * r * r))
+        f *= (1 - rng.uniform(0.15, 0.4) * blob)[..., None]
+    if rng.random() < 0.5:  # glare from a lamp
+        cx, cy, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(0.03, 0.12) * w
+        f += (rng.uniform(30, 90) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * r * r)))[..., None]
+    f *= rng.uniform(0.92, 1.08, 3)[None, None, :]
+    img = np.clip(f, 0, 255).astype(np.uint8)
+    sigma = rng.uniform(0, 1.1) * w / 1280
+    if sigma > 0.3:
+        img = cv2.GaussianBlur(img, (0, 0), sigma)
+    if rng.random() < 0.15:  # a little motion blur
+        k = int(rng.integers(3, 6))
+        kern = np.zeros((k, k), np.float32)
+        kern[k // 2, :] = 1 / k
+        rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
+        kern = cv2.warpAffine(kern, rot, (k, k))
+        img = cv2.filter2D(img, -1, kern / max(kern.sum(), 1e-6))
+    noise = rng.normal(0, rng.uniform(1, 6), img.shape).astype(np.float32)
+    img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 96))])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+
+
+# ----------------------------------------------------------------------------------------------- truth
+
+
+def _marble_key(o: SceneObject) -> int:
+    return COLORS.index(o.color or "red")
+
+
+def zone_rects(zones: Zones, seats: tuple[int, ...]) -> dict[str, Rect]:
+    """Rectangles (mm) of every zone that can be reported as unseen, keyed like the ground truth."""
+    out: dict[str, Rect] = {f"display/{lv}/{sl}": r for lv, sl, r in zones.display}
+    out["energy_row"] = zones.energy_row
+    for seat in seats:
+        sz = zones.seat(seat)
+        out.update(
+            {
+                f"{seat}/gizmos": sz.gizmos,
+                f"{seat}/archive": sz.archive,
+                f"{seat}/ring": sz.ring,
+                f"{seat}/vp": sz.vp,
+            }
+        )
+    return out
+
+
+def covered_zones(
+    zones: Zones, seats: tuple[int, ...], hands_mm: list[tuple[float, float, float, float]]
+) -> set[str]:
+    """Zones a hand overlaps; they are reported as not seen (the same rule the pipeline applies)."""
+    out = set()
+    for key, rect in zone_rects(zones, seats).items():
+        for x1, y1, x2, y2 in hands_mm:
+            if overlaps(rect, (x1, y1, x2 - x1, y2 - y1)):
+                out.add(key)
+    return out
+
+
+def ground_truth(
+    layout: TableLayout, by_zone: dict[str, list[SceneObject]], covered: set[str]
+) -> Observation:
+    """The observation a perfect pipeline reports for this table (confidence 1.0)."""
+    display = tuple(
+        SlotSighting(lv, sl, cid, 1.0)
+        for lv, sl, cid in layout.display
+        if f"display/{lv}/{sl}" not in covered
+    )
+    row = None if "energy_row" in covered else tuple(MarbleSighting(c, 1.0) for c in layout.energy_row)
+    players = []
+    for pl in layout.players:
+
+        def seen(zone: str, value: object, seat: int = pl.seat) -> object:
+            return None if f"{seat}/{zone}" in covered else value
+
+        gizmos = tuple(CardSighting(c, 1.0) for col in pl.columns for c in col)
+        ring = tuple(
+            MarbleSighting(o.color or "", 1.0)
+            for o in sorted(by_zone.get(f"{pl.seat}/ring", []), key=_marble_key)
+        )
+        players.append(
+            PlayerSighting(
+                seat=pl.seat,
+                ring=seen("ring", ring),  # type: ignore[arg-type]
+                archive=seen("archive", tuple(CardSighting(c, 1.0) for c in pl.archive)),  # type: ignore[arg-type]
+                gizmos=seen("gizmos", gizmos),  # type: ignore[arg-type]
+                vp_tokens=seen("vp", (pl.vp_ones + 5 * pl.vp_fives, 1.0)),  # type: ignore[arg-type]
+            )
+        )
+    return Observation(time=0.0, display=display, energy_row=row, players=tuple(players), source="synthetic")
+
+
+def render_table(
+    layout: TableLayout,
+    seed: int,
+    settings: RenderSettings | None = None,
+    zones: Zones | None = None,
+    faces: tuple[np.ndarray, ...] | None = None,
+) -> RenderedScene:
+    """Render a table layout as one camera frame with its ground truth (deterministic per seed)."""
+    s = settings or RenderSettings()
+    z = zones or default_zones()
+    rng = np.random.default_rng(seed)
+    canvas, objects, by_zone = _draw_table(layout, z, rng, s, faces if faces is not None else face_set())
+    h_img = camera_homography(rng, z, s)
+    scale = np.array(
+        [
+            [CANVAS_PX_PER_MM, 0, CANVAS_MARGIN_MM * CANVAS_PX_PER_MM],
+            [0, CANVAS_PX_PER_MM, CANVAS_MARGIN_MM * CANVAS_PX_PER_MM],
+            [0, 0, 1],
+        ]
+    )
+    canvas = cv2.GaussianBlur(canvas, (0, 0), 0.7)
+    img = cv2.warpPerspective(
+        canvas, h_img @ np.linalg.inv(scale), s.size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    hands_mm: list[tuple[float, float, float, float]] = []
+    if rng.random() < s.hand_prob:
+        mask = _hand(rng, img, h_img, z)
+        canon = cv2.warpPerspective(mask, canonical_from_image(h_img), CANON_SIZE, flags=cv2.INTER_NEAREST)
+        ys, xs = np.nonzero(canon > 127)
+        if len(xs):
+            hands_mm.append(
+                (
+                    xs.min() / CANON_PX_PER_MM,
+                    ys.min() / CANON_PX_PER_MM,
+                    (xs.max() + 1) / CANON_PX_PER_MM,
+                    (ys.max() + 1) / CANON_PX_PER_MM,
+                )
+            )
+            integ = cv2.integral((canon > 127).astype(np.uint8))
+            kept = []
+            for o in objects:
+                x1, y1, x2, y2 = (
+                    int(np.clip(round(v * CANON_PX_PER_MM), 0, lim))
+                    for v, lim in zip(o.box_mm, CANON_SIZE * 2, strict=True)
+                )
+                area = max(1, (x2 - x1) * (y2 - y1))
+                cov = (integ[y2, x2] - integ[y1, x2] - integ[y2, x1] + integ[y1, x1]) / area
+                kept.append(replace(o, visible=cov < 0.3))
+            objects = kept
+            objects.append(SceneObject("hand", hands_mm[0]))
+    if s.effects:
+        img = _effects(rng, img)
+    seats = tuple(p.seat for p in layout.players)
+    truth = ground_truth(layout, by_zone, covered_zones(z, seats, hands_mm))
+    return RenderedScene(img, truth, objects, h_img, layout, hands_mm)
