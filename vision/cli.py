@@ -30,15 +30,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--enrol", type=Path)
     d = sub.add_parser("dataset", help="render the YOLO training set (resumable)")
     d.add_argument("--out", type=Path, default=Path("data/detector"))
-    d.add_argument("--train", type=int, default=700)
-    d.add_argument("--val", type=int, default=40)
+    d.add_argument("--train", type=int, default=2000)
+    d.add_argument("--val", type=int, default=100)
     d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--tile", type=int, default=384, help="tile size in canonical pixels")
+    d.add_argument("--tiles-per-scene", type=int, default=3)
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
     t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"))
-    t.add_argument("--epochs", type=int, default=10)
-    t.add_argument("--imgsz", type=int, default=512)
+    t.add_argument("--epochs", type=int, default=25)
+    t.add_argument("--imgsz", type=int, default=384)
     t.add_argument("--batch", type=int, default=16)
-    t.add_argument("--threads", type=int, default=1, help="torch threads (see docs/vision.md for the choice)")
+    t.add_argument("--threads", type=int, default=2, help="torch threads (see docs/vision.md for the choice)")
     t.add_argument("--name", default="detector")
     t.add_argument("--resume", action="store_true")
     t.add_argument("--smoke", action="store_true", help="one epoch on a few tiny rendered tiles (CI)")
@@ -78,7 +80,8 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "dataset":
         from vision.dataset import DatasetSpec, generate
 
-        print(f"dataset: ready: {generate(DatasetSpec(a.out, a.train, a.val), workers=a.workers)}")
+        spec = DatasetSpec(a.out, a.train, a.val, tile=a.tile, tiles_per_scene=a.tiles_per_scene)
+        print(f"dataset: ready: {generate(spec, workers=a.workers)}")
     elif a.cmd == "train":
         from vision.train import TrainConfig, smoke, train
 

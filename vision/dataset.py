@@ -29,10 +29,10 @@ class DatasetSpec:
     """What to generate."""
 
     out: Path
-    train_scenes: int = 700
-    val_scenes: int = 40
-    tile: int = 512
-    tiles_per_scene: int = 2
+    train_scenes: int = 2000
+    val_scenes: int = 100
+    tile: int = 384
+    tiles_per_scene: int = 3
     hand_prob: float = 0.3
 
 

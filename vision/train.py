@@ -29,8 +29,8 @@ class TrainConfig:
     """The training recipe (recorded in the model card)."""
 
     data: Path
-    epochs: int = 12
-    imgsz: int = 512
+    epochs: int = 25
+    imgsz: int = 384
     batch: int = 16
     threads: int = 2
     workers: int = 1
@@ -43,6 +43,9 @@ class TrainConfig:
 def set_threads(threads: int) -> None:
     """Use ``threads`` torch threads for CPU training, overriding ultralytics' default of cpu_count - 1."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
+    # Idle OpenMP threads sleep instead of spinning: on a shared 2-core machine a spinning
+    # thread starves its sibling and a batch can take ten times longer.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     offline.configure()
     import torch
     import ultralytics.utils.torch_utils as tu
@@ -72,8 +75,8 @@ def _train_args(cfg: TrainConfig) -> dict[str, Any]:
         "lr0": 0.002,
         "cos_lr": False,
         "warmup_epochs": 1,
-        "close_mosaic": 0,
-        "mosaic": 0.0,
+        "close_mosaic": 5,
+        "mosaic": 0.5,
         "mixup": 0.0,
         "scale": 0.15,
         "translate": 0.05,
