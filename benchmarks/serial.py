@@ -69,8 +69,9 @@ def through_pty(n: int, latency_lines: int) -> tuple[float, list[float]]:
             _wait(lambda: driver.status().connected, 10)
             data = _stream(n, seed=2)
             start = time.perf_counter()
-            writer = threading.Thread(target=lambda: [sim.write_raw(data[i : i + 4096])
-                                                      for i in range(0, len(data), 4096)])
+            writer = threading.Thread(
+                target=lambda: [sim.write_raw(data[i : i + 4096]) for i in range(0, len(data), 4096)]
+            )
             writer.start()
             _wait(lambda: len(got) >= n, 120)
             rate = n / (time.perf_counter() - start)
@@ -103,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     q = statistics.quantiles(lat, n=100, method="inclusive")
     print(f"parse only: {parsed:,.0f} events/s ({args.events} events)")
     print(f"through pty: {rate:,.0f} events/s ({args.events} events, none lost)")
-    print(f"latency write->event over {len(lat)} lines: median {statistics.median(lat) * 1e3:.3f} ms, "
-          f"p99 {q[98] * 1e3:.3f} ms, max {max(lat) * 1e3:.3f} ms")
+    print(
+        f"latency write->event over {len(lat)} lines: median {statistics.median(lat) * 1e3:.3f} ms, "
+        f"p99 {q[98] * 1e3:.3f} ms, max {max(lat) * 1e3:.3f} ms"
+    )
     return 0
 
 

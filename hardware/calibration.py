@@ -86,8 +86,10 @@ class Calibration:
             readings = tuple(_check_reading(r, f"{color}[{i}]") for i, r in enumerate(samples[color]))
             feats = [f for f in map(feature, readings) if f is not None]
             if len(feats) < MIN_SAMPLES:
-                raise CalibrationError(f"calibration.{color}: need at least {MIN_SAMPLES} readings with "
-                                       f"light in them, got {len(feats)}")
+                raise CalibrationError(
+                    f"calibration.{color}: need at least {MIN_SAMPLES} readings with "
+                    f"light in them, got {len(feats)}"
+                )
             centroid: Feature = (
                 sum(f[0] for f in feats) / len(feats),
                 sum(f[1] for f in feats) / len(feats),
@@ -133,8 +135,10 @@ class Calibration:
             "format": FORMAT,
             "version": VERSION,
             "samples": {c: [list(r) for r in self.samples[c]] for c in COLORS},
-            "models": {c: {"centroid": [round(x, 6) for x in m.centroid], "radius": round(m.radius, 6)}
-                       for c, m in self.models.items()},
+            "models": {
+                c: {"centroid": [round(x, 6) for x in m.centroid], "radius": round(m.radius, 6)}
+                for c, m in self.models.items()
+            },
         }
 
     def save(self, path: Path) -> None:
@@ -150,8 +154,9 @@ class Calibration:
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise CalibrationError(f"{where}: not a dispenser calibration (expected format {FORMAT!r})")
         if doc.get("version") != VERSION:
-            raise CalibrationError(f"{where}: version {doc.get('version')!r} is not supported "
-                                   f"(expected {VERSION})")
+            raise CalibrationError(
+                f"{where}: version {doc.get('version')!r} is not supported (expected {VERSION})"
+            )
         samples = doc.get("samples")
         if not isinstance(samples, dict):
             raise CalibrationError(f"{where}.samples: expected an object of colour -> readings")
@@ -179,8 +184,11 @@ class Calibration:
 
 
 def _check_reading(value: Any, where: str) -> RGBC:
-    ok = (isinstance(value, list | tuple) and len(value) == 4
-          and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_CHANNEL for v in value))
+    ok = (
+        isinstance(value, list | tuple)
+        and len(value) == 4
+        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_CHANNEL for v in value)
+    )
     if not ok:
         raise CalibrationError(f"{where}: expected [r, g, b, c] integers 0..{MAX_CHANNEL}, got {value!r}")
     return (value[0], value[1], value[2], value[3])
@@ -209,8 +217,10 @@ def walk_through(
 
     samples: dict[str, list[RGBC]] = {}
     for color in COLORS:
-        confirm(f"Drop {per_color} {color} marbles through the Energy Row chute, one at a time. "
-                f"Press Enter to start (q to quit).")
+        confirm(
+            f"Drop {per_color} {color} marbles through the Energy Row chute, one at a time. "
+            f"Press Enter to start (q to quit)."
+        )
         got: list[RGBC] = samples.setdefault(color, [])
         while len(got) < per_color:
             reading = read(wait)

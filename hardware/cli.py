@@ -41,19 +41,26 @@ def _faults(text: str) -> Faults:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gizmos-referee hardware",
-                                description="The energy dispenser's sensor board.")
+    p = argparse.ArgumentParser(
+        prog="gizmos-referee hardware", description="The energy dispenser's sensor board."
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("simulate", help="run a virtual dispenser on a pseudo-terminal and print its path")
     s.add_argument("--link", type=Path, help="symlink to create for the pty (default: a temporary path)")
-    s.add_argument("--tcp", type=int, metavar="PORT",
-                   help="serve on socket://127.0.0.1:PORT instead of a pty")
+    s.add_argument(
+        "--tcp", type=int, metavar="PORT", help="serve on socket://127.0.0.1:PORT instead of a pty"
+    )
     s.add_argument("--rate", type=_positive(float), default=1.0, help="events per second (default 1)")
     s.add_argument("--count", type=_positive(int), help="stop after this many events (default: until Ctrl-C)")
     s.add_argument("--seed", type=int, default=0, help="random seed for events and faults")
-    s.add_argument("--faults", type=_faults, default=Faults(), metavar="SPEC",
-                   help="per-line fault probabilities, e.g. garbage=0.01,drop=0.01,corrupt=0.01")
+    s.add_argument(
+        "--faults",
+        type=_faults,
+        default=Faults(),
+        metavar="SPEC",
+        help="per-line fault probabilities, e.g. garbage=0.01,drop=0.01,corrupt=0.01",
+    )
 
     li = sub.add_parser("listen", help="print the events and status a board (or simulator) reports")
     li.add_argument("port", help="device path (/dev/ttyACM0) or pyserial URL (socket://127.0.0.1:7000)")
@@ -109,8 +116,12 @@ def _print_status(status: StatusEvent) -> None:
 def _format(event: DispenserEvent, as_json: bool) -> str:
     if as_json:
         return json.dumps(event.to_json())
-    extra = {"row_refill": f"{event.color} rgbc={event.rgbc}", "draw": f"{event.color}",
-             "return": f"{event.count} {' '.join(event.colors)}", "button": ""}[event.kind]
+    extra = {
+        "row_refill": f"{event.color} rgbc={event.rgbc}",
+        "draw": f"{event.color}",
+        "return": f"{event.count} {' '.join(event.colors)}",
+        "button": "",
+    }[event.kind]
     return f"{event.time:.3f} #{event.seq} {event.kind} {extra}".rstrip()
 
 
@@ -128,9 +139,11 @@ def _listen(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     c = driver.status().counters
-    print(f"# lines_ok={c.lines_ok} events={c.events} corrupt={c.corrupt} garbage={c.garbage} gaps={c.gaps} "
-          f"lost={c.lost} duplicates={c.duplicates} resets={c.resets} reconnects={c.reconnects}",
-          file=sys.stderr)
+    print(
+        f"# lines_ok={c.lines_ok} events={c.events} corrupt={c.corrupt} garbage={c.garbage} gaps={c.gaps} "
+        f"lost={c.lost} duplicates={c.duplicates} resets={c.resets} reconnects={c.reconnects}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -161,8 +174,10 @@ def _vectors(args: argparse.Namespace) -> int:
     failures = check_python(vectors)
     for failure in failures:
         print(f"FAIL {failure}")
-    print(f"{len(vectors.valid)} valid and {len(vectors.invalid)} invalid vectors: "
-          f"{'all pass' if not failures else f'{len(failures)} failure(s)'}")
+    print(
+        f"{len(vectors.valid)} valid and {len(vectors.invalid)} invalid vectors: "
+        f"{'all pass' if not failures else f'{len(failures)} failure(s)'}"
+    )
     return 1 if failures else 0
 
 

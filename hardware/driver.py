@@ -376,11 +376,15 @@ class DispenserDriver:
             self._seq.restart(frame.seq)
             c.lines_ok += 1
             self._hello = payload
-            self._report("hello", now, f"board {payload.board} firmware {payload.firmware} "
-                                       f"protocol {payload.protocol}")
+            self._report(
+                "hello", now, f"board {payload.board} firmware {payload.firmware} protocol {payload.protocol}"
+            )
             if payload.protocol != PROTOCOL_VERSION:
-                self._report("protocol_mismatch", now,
-                             f"board speaks protocol {payload.protocol}, this host {PROTOCOL_VERSION}")
+                self._report(
+                    "protocol_mismatch",
+                    now,
+                    f"board speaks protocol {payload.protocol}, this host {PROTOCOL_VERSION}",
+                )
             return
         verdict, missed = self._seq.check(frame.seq)
         if verdict == "duplicate":

@@ -232,8 +232,9 @@ def _decode_payload(kind: str, f: list[str]) -> Payload:
             return Heartbeat(_uint(f[0], "HB.uptime_ms", 2**32 - 1))
         case "HELLO":
             _arity(kind, f, (3,))
-            return Hello(_word(f[0], "HELLO.board"), _word(f[1], "HELLO.firmware"),
-                         _uint(f[2], "HELLO.protocol", 999))
+            return Hello(
+                _word(f[0], "HELLO.board"), _word(f[1], "HELLO.firmware"), _uint(f[2], "HELLO.protocol", 999)
+            )
         case "ERR":
             _arity(kind, f, (1,))
             return BoardError(_word(f[0], "ERR.code"))
@@ -262,8 +263,10 @@ def parse(line: bytes) -> Frame:
         raise ProtocolError("bad_checksum", f"checksum must be 4 upper-case hex digits, got {crc_text!r}")
     expected = crc16(body)
     if int(crc_text, 16) != expected:
-        raise ProtocolError("checksum_mismatch",
-                            f"checksum {crc_text.decode()} does not match the line (expected {expected:04X})")
+        raise ProtocolError(
+            "checksum_mismatch",
+            f"checksum {crc_text.decode()} does not match the line (expected {expected:04X})",
+        )
     text = body.decode("ascii")
     if "$" in text or "*" in text:
         raise ProtocolError("bad_field", "'$' or '*' inside a frame")

@@ -79,8 +79,9 @@ class Faults:
         for part in filter(None, (p.strip() for p in spec.split(","))):
             name, sep, value = part.partition("=")
             if not sep or name not in ("garbage", "drop", "corrupt", "duplicate"):
-                raise ValueError(f"fault {part!r}: expected NAME=P with NAME one of garbage, drop, "
-                                 f"corrupt, duplicate")
+                raise ValueError(
+                    f"fault {part!r}: expected NAME=P with NAME one of garbage, drop, corrupt, duplicate"
+                )
             try:
                 values[name] = float(value)
             except ValueError:

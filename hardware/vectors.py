@@ -60,8 +60,10 @@ def check_python(vectors: Vectors) -> list[str]:
     """Every way the Python codec disagrees with the vectors (empty when it agrees)."""
     failures: list[str] = []
     if crc16(vectors.check_input) != vectors.check_crc:
-        failures.append(f"crc16({vectors.check_input!r}) = {crc16(vectors.check_input):04X}, "
-                        f"expected {vectors.check_crc:04X}")
+        failures.append(
+            f"crc16({vectors.check_input!r}) = {crc16(vectors.check_input):04X}, "
+            f"expected {vectors.check_crc:04X}"
+        )
     for i, v in enumerate(vectors.valid):
         line = v["line"].encode("ascii")
         try:

@@ -36,14 +36,31 @@ def _read_text(arg: str, what: str) -> str:
     if arg == "-":
         return sys.stdin.read()
     path = Path(arg[1:] if arg.startswith("@") else arg)
-    if arg.startswith("@") or (not arg.lstrip().startswith("{") and path.exists()):
+    looks_like_json = arg.lstrip()[:1] in ("{", "[", '"')
+    if arg.startswith("@") or (not looks_like_json and path.exists()):
         try:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"cannot read {what} file {path}: {exc}") from exc
-    if not arg.lstrip().startswith("{"):
+    if not looks_like_json:
         raise CliError(f"{what}: no such file {arg!r} (give a path, @path, - for stdin, or JSON text)")
     return arg
+
+
+def _write_text(path: str, text: str) -> None:
+    """Write an output file; a path that cannot be written is a one-line error."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _emit_state(state: State, out: str | None) -> None:
+    text = json.dumps(state.to_json(), indent=1) + "\n"
+    if out:
+        _write_text(out, text)
+    else:
+        sys.stdout.write(text)
 
 
 def _load_state(arg: str) -> State:
@@ -58,11 +75,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     state = new_game(args.players)
     if not args.observed:
         state = resolve_chance(state, random.Random(args.seed))
-    text = json.dumps(state.to_json(), indent=1) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    _emit_state(state, args.out)
     return 0
 
 
@@ -86,11 +99,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     except IllegalStep as exc:
         _emit(exc.to_json(), sys.stdout, pretty=False)
         return 1
-    text = json.dumps(after.to_json(), indent=1) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    _emit_state(after, args.out)
     return 0
 
 
@@ -120,7 +129,10 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    log: TextIO | None = open(args.log, "w", encoding="utf-8") if args.log else None  # noqa: SIM115
+    try:
+        log: TextIO | None = open(args.log, "w", encoding="utf-8") if args.log else None  # noqa: SIM115
+    except OSError as exc:
+        raise CliError(f"cannot write {args.log}: {exc.strerror or exc}") from exc
     started = time.perf_counter()
     total_steps = 0
     wins = [0] * args.players
@@ -148,7 +160,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             if args.games > 1 and not args.quiet:
                 sys.stderr.write(f"\rsimulate: {i + 1}/{args.games} games")
                 sys.stderr.flush()
-                sys.stderr.flush()
         if args.games > 1 and not args.quiet:
             sys.stderr.write("\n")
     finally:
@@ -171,11 +182,41 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """The README's main job. Until the camera pipeline lands: one simulated game, scored."""
-    from referee.demo import run_demo
+def _edge(module: str, function: str, args: argparse.Namespace) -> int:
+    """Run a camera/serial/web command; its bad input (camera, port, files) is one line, exit 2."""
+    import importlib
 
-    return run_demo(args)
+    from referee.live import LiveError
+    from referee.record import RecordError
+    from referee.tracker import TrackerError
+    from vision.errors import VisionError
+
+    try:
+        return int(getattr(importlib.import_module(module), function)(args))
+    except (LiveError, VisionError, RecordError, TrackerError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The README's main job: referee the bundled recorded game end to end."""
+    return _edge("referee.demo", "run_demo", args)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Referee a real table: camera (or video, or images), dispenser port, zones, players."""
+    return _edge("referee.live", "run_table", args)
+
+
+def cmd_finetune(args: argparse.Namespace) -> int:
+    """Fine-tune the detector on frames saved by ``run --save-frames`` and enrolled card faces."""
+    return _edge("vision.finetune", "run_finetune", args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The dashboard (web/serve.py)."""
+    from web.serve import run
+
+    return run(args)
 
 
 def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
@@ -232,10 +273,93 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="no progress line")
     s.set_defaults(func=cmd_simulate)
 
-    s = sub.add_parser("demo", help="referee the bundled recorded game (no camera or hardware needed)")
-    s.add_argument("--players", type=int, default=3)
-    s.add_argument("--seed", type=int, default=7)
+    s = sub.add_parser(
+        "demo",
+        help="referee the bundled recorded game (no camera or hardware needed)",
+        description="Referee the bundled recording of a 3-player game (rendered on first use into "
+        "data/recording/): frames -> still-frame gate -> YOLO -> observations -> tracker, with the "
+        "simulated dispenser board on a pseudo-terminal, and the dashboard on 127.0.0.1. Prints the "
+        "final scores and every warning, next to the recording's ground truth. Exit status 1 if the "
+        "referee differs from the ground truth.",
+    )
+    s.add_argument(
+        "--headless",
+        "--no-serve",
+        dest="headless",
+        action="store_true",
+        help="no dashboard; play every frame as fast as possible (deterministic) and exit at the end",
+    )
+    s.add_argument("--port", type=int, default=8000, help="dashboard port (default 8000, else any free)")
+    s.add_argument(
+        "--speed",
+        type=float,
+        help="playback speed: 1 = the recording's own pace (default with the dashboard), 0 = as fast "
+        "as possible, every frame (default headless)",
+    )
+    s.add_argument("--exit", action="store_true", help="stop the dashboard when the game ends (no Ctrl-C)")
+    s.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
+    s.add_argument(
+        "--oracle", action="store_true", help="the recording's true boxes instead of YOLO (a stage check)"
+    )
+    s.add_argument("--workers", type=int, default=2, help="processes rendering the recording on first use")
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser(
+        "run",
+        help="referee a real table: camera, dispenser port, zones file, players",
+        description="Referee a real game. Frames come from --camera (a camera index such as 0, a "
+        "video file, or a folder of images); dispenser events from --serial (a device such as "
+        "/dev/ttyACM0 or a pyserial URL such as socket://127.0.0.1:7000; none: camera only). The "
+        "table layout (marker positions and zones, in mm) comes from --zones (default: the built-in "
+        "table, vision/data/zones.yaml). The dashboard runs on 127.0.0.1 unless --no-serve. Ctrl-C "
+        "ends the run and prints the scores and every warning.",
+    )
+    s.add_argument("--camera", required=True, help="camera index (0, 1...), video file or image folder")
+    s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
+    s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
+    s.add_argument(
+        "--players", dest="names", nargs="+", required=True, metavar="NAME", help="2-4 names in seat order"
+    )
+    s.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
+    s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")
+    s.add_argument("--fps", type=float, default=10.0, help="frame rate of an image folder (default 10)")
+    s.add_argument(
+        "--speed", type=float, default=1.0, help="video or images: 1 = own pace (default), 0 = at once"
+    )
+    s.add_argument(
+        "--save-frames", metavar="DIR", help="save accepted frames with YOLO labels here (for finetune)"
+    )
+    s.add_argument("--record", help="game record file (SQLite; default: games/<time>.sqlite)")
+    s.add_argument("--games-dir", default="games", help="folder of game records (default ./games)")
+    s.add_argument("--no-serve", action="store_true", help="no dashboard; print changes as they happen")
+    s.add_argument("--port", type=int, default=8000, help="dashboard port on 127.0.0.1 (default 8000)")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser(
+        "finetune",
+        help="adapt the detector to your table: frames saved by 'run --save-frames' plus enrolled faces",
+        description="Fine-tune the committed detector (models/detector.pt) on frames saved by "
+        "'run --save-frames' (cut into training tiles) together with rendered tables showing your "
+        "enrolled card faces, then export ONNX into --out. Progress is printed; --resume continues an "
+        "interrupted run. Use the result with 'run --model OUT/detector.onnx'.",
+    )
+    s.add_argument("saved", nargs="+", help="folders written by 'run --save-frames'")
+    s.add_argument("--out", default="runs/finetune", help="output folder (default runs/finetune)")
+    s.add_argument("--base", help="weights to start from (default models/detector.pt)")
+    s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")
+    s.add_argument("--epochs", type=int, default=5, help="training epochs (default 5)")
+    s.add_argument("--scenes", type=int, default=60, help="rendered tables with your faces (default 60)")
+    s.add_argument("--imgsz", type=int, default=384, help="training tile size in px (default 384)")
+    s.add_argument("--batch", type=int, default=8, help="batch size (default 8)")
+    s.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    s.add_argument("--resume", action="store_true", help="continue the interrupted run in --out")
+    s.set_defaults(func=cmd_finetune)
+
+    from web.serve import add_arguments as serve_arguments
+
+    s = sub.add_parser("serve", help="the dashboard in a browser (127.0.0.1:8000 unless told otherwise)")
+    serve_arguments(s)
+    s.set_defaults(func=cmd_serve)
 
     for name, module, text in (
         ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),

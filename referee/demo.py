@@ -1,36 +1,231 @@
-"""The README's main job: referee a game end to end with no camera and no hardware.
+"""The README's main job: referee the bundled recorded game, with no camera and no hardware.
 
-Until the bundled camera recording lands (issue 7), the demo plays a seeded simulated game
-through the rules engine, prints the move log turn by turn and the final scoring table.
+The recording (:mod:`vision.recording`: a whole 3-player game filmed at 10 frames/s, with four
+rules broken on purpose) is rendered on first use. Its frames go through the real pipeline:
+still-frame gate, ArUco calibration, the YOLO detector (``models/detector.onnx``), card
+identification, the table observation, the tracker. Its dispenser log is played by the virtual
+dispenser board on a pseudo-terminal and read back by the real serial driver. The dashboard
+shows it all live at the printed address. At the end the demo prints the final scores and
+every warning, next to the recording's ground truth.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
 
-from referee.gizmos import State, Step, describe, ranking
-from referee.gizmos.simulate import random_game
+from referee.live import (
+    DispenserFeed,
+    Feed,
+    LiveError,
+    LiveReferee,
+    LocalGame,
+    OraclePipeline,
+    Pipeline,
+    RecordingFrames,
+    RunOptions,
+    RunStats,
+    SimulatedDispenser,
+    VisionPipeline,
+    change_printer,
+    replay_settings,
+    serve_dashboard,
+    write_summary,
+)
+from referee.tracker import Tracker
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    """Play and score one seeded game; print every turn in plain language."""
-    lines: list[str] = []
+@dataclass(frozen=True, slots=True)
+class DemoOptions:
+    """How to run the demo."""
 
-    def log(before: State, step: Step, after: State) -> None:
-        if step.kind != "end_turn":
-            lines.append(f"round {before.round:>2}  {describe(step)}")
+    serve: bool = True  # the dashboard on 127.0.0.1, kept up after the game until Ctrl-C
+    port: int = 8000
+    speed: float = 1.0  # 1: the recording's own pace (frames the pipeline cannot keep up with drop)
+    model: Path | None = None  # the detector (default models/detector.onnx)
+    oracle: bool = False  # perfect detections from the recording instead of YOLO (stage check)
+    workers: int = 2  # processes rendering the recording on first use
+    recording_root: Path | None = None
+    games_dir: Path | None = None
+    keep_serving: bool = True
 
-    play = random_game(args.players, args.seed, on_step=log)
-    out = sys.stdout
-    out.write(f"Gizmos referee demo: {args.players} players, seed {args.seed} (simulated table)\n")
-    for line in lines:
-        out.write(line + "\n")
-    out.write(f"\nGame over after {play.final.turn} turns ({play.final.round - 1} rounds).\n")
-    out.write(f"{'rank':<6}{'player':<8}{'total':>6}{'printed':>9}{'tokens':>8}{'end':>5}{'gizmos':>8}\n")
-    for r in ranking(play.final):
-        out.write(
-            f"{r.rank:<6}{'P' + str(r.seat + 1):<8}{r.total:>6}{r.printed_vp:>9}{r.token_points:>8}"
-            f"{r.end_cards:>5}{r.gizmos:>8}\n"
+
+@dataclass(slots=True)
+class DemoResult:
+    """What the referee made of the recording, and the recording's own ground truth."""
+
+    names: list[str]
+    scores: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
+    truth_scores: list[dict[str, Any]]
+    injections: list[dict[str, Any]]
+    stats: RunStats
+    game_over: bool
+    url: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, game: Any, recording: Any, stats: RunStats, url: str | None = None) -> DemoResult:
+        """What the referee of ``game`` made of ``recording``, compared with its ground truth."""
+        with game.locked() as tracker:
+            result = cls(
+                names=list(recording.names),
+                scores=tracker.scores(),
+                warnings=[w.to_json() for w in tracker.warnings],
+                truth_scores=recording.scores(),
+                injections=recording.injections(),
+                stats=stats,
+                game_over=tracker.state.game_over,
+                url=url,
+            )
+        result.problems = result.check()
+        return result
+
+    def check(self) -> list[str]:
+        """Where the referee and the ground truth differ (empty: it refereed the game exactly)."""
+        out = []
+        got = [(s["seat"], s["total"]) for s in self.scores]
+        want = [(s["seat"], s["total"]) for s in self.truth_scores]
+        if got != want:
+            out.append(f"final scores {got} (seat, total), the ground truth says {want}")
+        flagged = [(w["turn"], w["code"]) for w in self.warnings]
+        for inj in self.injections:
+            if (inj["turn"], inj["code"]) not in flagged:
+                out.append(f"the {inj['code']} of turn {inj['turn']} was not flagged")
+        expected = {(i["turn"], i["code"]) for i in self.injections}
+        for w in self.warnings:
+            if (w["turn"], w["code"]) not in expected:
+                out.append(f"unexpected warning on turn {w['turn']}: {w['message']}")
+        if not self.game_over:
+            out.append("the referee did not see the game end")
+        return out
+
+
+def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> DemoResult:
+    """Render (first run) and referee the recording; returns what the referee made of it."""
+    from vision.recording import RECORDING_ROOT, ensure_recording
+
+    recording = ensure_recording(root=options.recording_root or RECORDING_ROOT, workers=options.workers)
+    names = recording.names
+    pipeline = recording_pipeline(recording, options.model, options.oracle)
+    lockstep = options.speed <= 0
+
+    runner: LiveReferee
+
+    def opener(settings: Any = None) -> Feed:
+        return recording_feed(recording, runner, lockstep)
+
+    frames = None
+    server = None
+    url = None
+    games_dir = options.games_dir or Path(tempfile.mkdtemp(prefix="gizmos-demo-games-"))
+    if options.serve:
+        from web.live import FrameBuffer
+
+        frames = FrameBuffer(f"recording {recording.path.name}")
+    printer = change_printer(names, err, steps=False)
+    runner = LiveReferee(pipeline, opener, RunOptions(speed=options.speed), frames, on_change=printer)
+    if options.serve:
+        app, server, url = serve_dashboard(runner, frames, games_dir, options.port, err)
+        game: Any = app.extensions["gizmos_hub"].create(names, seed=None, deal=False)
+        err.write(f"demo: the dashboard is at {url} (game {game.id})\n")
+    else:
+        game = LocalGame(Tracker.create(":memory:", names))
+    if lockstep:
+        with game.locked() as tracker:
+            tracker.settings = replay_settings(tracker.settings)
+    err.write(
+        f"demo: refereeing {len(recording)} frames ({len(recording) / recording.fps:.0f} s of play at "
+        f"{recording.fps} frames/s){' as fast as possible' if lockstep else ''}\n"
+    )
+    runner.launch(game, opener(None))
+    last = time.monotonic()
+    while runner.status() != "stopped":
+        time.sleep(0.2)
+        if time.monotonic() - last >= 10:
+            last = time.monotonic()
+            s = runner.stats
+            err.write(f"demo: frame {s.frames}/{len(recording)}, turn {game.tracker.state.turn + 1}\n")
+    stats = runner.wait()
+    result = DemoResult.of(game, recording, stats, url)
+    report(result, out)
+    if server is not None:
+        if options.keep_serving:
+            err.write(f"demo: the game is over; the dashboard stays up at {url} (Ctrl-C to stop)\n")
+            try:
+                while True:
+                    time.sleep(1)
+            except KeyboardInterrupt:
+                err.write("demo: stopped\n")
+        server.shutdown()
+    return result
+
+
+def recording_pipeline(recording: Any, model: Path | None = None, oracle: bool = False) -> Pipeline:
+    """The vision pipeline for a recording: the detector (default the committed one), or the
+    recording's own true boxes (``oracle``) to measure everything but the detector."""
+    if oracle:
+        return OraclePipeline(recording)
+    from vision.detect import default_model
+    from vision.observe import Observer
+
+    model = model or default_model()
+    if not Path(model).is_file():
+        raise LiveError(
+            f"detector model {model} not found: train and export it (docs/vision.md), or pass --model"
         )
-    return 0
+    return VisionPipeline(Observer(model, seats=tuple(range(len(recording.names)))))
+
+
+def recording_feed(recording: Any, runner: LiveReferee, lockstep: bool) -> Feed:
+    """The recording's frames, and its dispenser log played by a virtual board on a pty and read
+    back by the real driver. In lock-step (every frame, as fast as possible) the driver's clock is
+    the time of the frame in hand, so events keep their place among the frames."""
+    board = SimulatedDispenser(recording.events())
+    clock = (lambda: runner.clock) if lockstep else time.time
+    return Feed(RecordingFrames(recording), DispenserFeed(board.port, clock=clock), board)
+
+
+def report(result: DemoResult, out: TextIO) -> None:
+    """The final scores, every warning, and how they compare with the recording's ground truth."""
+    s = result.stats
+    out.write(
+        f"\nRefereed {s.frames} frames in {s.seconds:.0f} s ({s.fps:.1f} frames/s; {s.observed} went through "
+        f"the detector, {s.dropped} dropped), {s.events} dispenser events.\n\n"
+    )
+    write_summary(result.names, result.scores, result.warnings, out)
+    truth = ", ".join(f"{result.names[t['seat']]} {t['total']}" for t in result.truth_scores)
+    broken = ", ".join(
+        f"{i['code']} on turn {i['turn']} ({result.names[i['player']]})" for i in result.injections
+    )
+    out.write(f"\nGround truth of the recording: final scores {truth}; rules broken on purpose: {broken}.\n")
+    if result.problems:
+        out.write("The referee differs from the ground truth:\n")
+        for p in result.problems:
+            out.write(f"  - {p}\n")
+    else:
+        out.write(
+            "The referee got it right: the same final scores, every rule break flagged on its turn, "
+            "and no other warning.\n"
+        )
+
+
+def run_demo(args: Any) -> int:
+    """``gizmos-referee demo``."""
+    serve = not args.headless
+    speed = args.speed if args.speed is not None else (1.0 if serve else 0.0)
+    options = DemoOptions(
+        serve=serve,
+        port=args.port,
+        speed=speed,
+        model=Path(args.model) if args.model else None,
+        oracle=args.oracle,
+        workers=args.workers,
+        keep_serving=serve and not args.exit,
+    )
+    result = play_demo(options)
+    return 0 if not result.problems else 1

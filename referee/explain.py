@@ -1,12 +1,16 @@
 """Explanation search: which steps turned the last accepted table into the one now seen?
 
-A uniform-cost search over the engine's steps from the accepted state towards a target view,
-cheapest first by (rule violations, player steps). Random outcomes are not guessed blindly:
-a card that refilled a Display slot must be a card now seen that was not seen before; a marble
-colour comes from the dispenser sensor when it reported one, else from the colours the Row and
-rings make plausible. With ``max_violations=0`` only legal steps are tried; above that, the
-search may also replay steps that break a rule (:func:`referee.gizmos.force`), each broken rule
-costing one, so the explanation with the fewest violations wins.
+A best-first search over the engine's steps from the accepted state towards a target view,
+fewest rule violations first, then by player steps plus the distance still to go. Random
+outcomes are not guessed blindly: a card that refilled a Display slot must be a card now seen
+that was not seen before; a marble colour is tried in the order the dispenser sensor reported
+(when it did), then by how many of that colour the Row and the rings still need. With
+``max_violations=0`` only legal steps are tried; above that, the search may also replay steps
+that break a rule (:func:`referee.gizmos.force`), each broken rule costing one, so the
+explanation with the fewest violations wins, and none is reported while a legal one is untried.
+
+A table caught half-way through a random refill (a Row of five, an empty Display slot) is a
+valid end point: the refill is still owed and the next explanation resolves it.
 
 Research draws are hidden from the camera: the search draws the card that was then filed or
 built (if any) plus placeholders, and afterwards folds the returned cards back into the deck's
@@ -21,22 +25,36 @@ import time
 from dataclasses import dataclass, field, replace
 
 from referee.gizmos import IllegalStep, State, Step, default_cards, force, legal_steps
-from referee.gizmos.payments import payments
+from referee.gizmos.payments import ANY_COLOUR, payments
 from referee.gizmos.rules import apply
 from referee.gizmos.state import Counts
-from referee.view import TableView, matches
+from referee.view import TableView, matches, seat_matches, view_of
 
 CARDS = default_cards()
 
 
 @dataclass(frozen=True, slots=True)
 class Hints:
-    """What the dispenser sensors reported since the accepted state."""
+    """What else is known besides the view: end-of-turn signals and the dispenser sensors.
 
-    row_colours: tuple[int, ...] = ()  # colours that rolled into the Energy Row, in order
-    draw_colours: tuple[int, ...] = ()  # colours drawn blind, in order
-    returned: int | None = None  # marbles returned into the dispenser (None: no sensor)
-    end_turns: int = 0  # end-of-turn signals (the explanation must end that many turns)
+    ``row_colours`` and ``draw_colours`` (sensed, not yet explained) only order the search:
+    the camera has the last word on colours it sees. ``returned`` and ``refills`` are
+    constraints: the marbles paid and the Row refills before the first end of turn in the
+    explanation must add up to them (a sensor's count decides what the camera cannot), and with
+    ``strict_draws`` the sensed draw colours are the only ones tried (the tracker sets both only
+    when the camera cannot see the ring concerned).
+    """
+
+    row_colours: tuple[int, ...] = ()
+    draw_colours: tuple[int, ...] = ()
+    returned: int | None = None
+    refills: int | None = None  # constraint: Row refills before the first end of turn (sensed)
+    strict_rows: bool = False  # the sensed Row colours are the ones that rolled in (where sensed)
+    strict_draws: bool = False  # the sensed draw colours are the only ones (the ring is out of view)
+    end_turns: int = 0  # end-of-turn signals: the explanation ends at least this many turns
+    unsignalled_ends: int = 0  # further turns it may end without a signal
+    end_last: bool = False  # the signal came after the table seen: nothing is played after the last end
+    checkpoints: tuple[TableView, ...] = ()  # the table seen at each end signal: each end happens there
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +66,9 @@ class Explanation:
     violations: tuple[tuple[int, IllegalStep], ...]  # (index into steps, the rule broken)
     state: State
     alternatives: int  # distinct end states found at the same cost (1: unambiguous)
+    tables: int  # distinct *visible* tables among them (>1 only when part of the view is unknown)
     nodes: int
+    folds: tuple[tuple[int, int, tuple[int, ...]], ...] = ()  # Research cards folded back after step i
 
     @property
     def legal(self) -> bool:
@@ -63,10 +83,13 @@ class _Node:
     violations: tuple[tuple[int, IllegalStep], ...] = ()
     row_i: int = 0
     draw_i: int = 0
-    paid: int = 0
+    paid: int = 0  # marbles paid before the first end of turn
+    refills: int = 0  # Row refills before the first end of turn
     ends: int = 0
     player_steps: int = 0
     research: tuple[int, tuple[int, ...]] | None = field(default=None)  # (level, returned so far)
+    order: int = -1  # the last step's canonical-order key (see _use_key)
+    folds: tuple[tuple[int, int, tuple[int, ...]], ...] = ()  # (after step i, level, cards folded back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +98,13 @@ class Limits:
 
     max_player_steps: int = 14
     max_nodes: int = 4000
-    max_seconds: float = 0.25
-    max_ends: int = 1
+    max_seconds: float = 0.5  # a safety net: the node bound decides on a machine not overloaded
     alternatives_cap: int = 3
+    max_forced_builds: int = 12  # rule-breaking payments tried per card
 
 
-def _visible_cards(state: State) -> set[int]:
+def visible_cards(state: State) -> set[int]:
+    """Cards a camera sees on a table: the Display, every Archive and every built gizmo."""
     seen = {c for row in state.display for c in row if c is not None}
     for p in state.players:
         seen.update(p.archive)
@@ -98,44 +122,82 @@ def _target_cards(view: TableView) -> set[int]:
     return seen
 
 
+def build_need(state: State, seat: int, card: int) -> int:
+    """What ``card`` costs ``seat`` now after discounts (ruling 22), wherever it is built from."""
+    p = state.players[seat]
+    prof = p.profile
+    c = CARDS[card]
+    discount = prof.discount_level2 if c.level == 2 else 0
+    if card in p.archive:
+        discount += prof.discount_archive
+    elif state.pending is not None and card in state.pending.hand:
+        discount += prof.discount_research
+    return max(0, c.cost - discount)
+
+
 class _Search:
     def __init__(
         self, start: State, view: TableView, hints: Hints, max_violations: int, limits: Limits
     ) -> None:
+        # With part of the table out of view, a cheapest explanation is not enough: look on at
+        # any length for another that leaves a different table (then the view cannot decide).
+        self.wide = not view.complete()
         self.start = start
         self.view = view
         self.hints = hints
         self.max_violations = max_violations
         self.limits = limits
-        self.new_cards = _target_cards(view) - _visible_cards(start)
+        self.max_ends = hints.end_turns + hints.unsignalled_ends
+        self.new_cards = _target_cards(view) - visible_cards(start)
         self.nodes = 0
         self.deadline = time.perf_counter() + limits.max_seconds
         self.counter = itertools.count()
+        # Every card any known zone holds (a rule-breaking step may move a card between seats).
+        self.all_held: frozenset[int] | None = None
+        if all(sv.archive is not None and sv.gizmos is not None for sv in view.seats):
+            held: set[int] = set()
+            for sv in view.seats:
+                held |= sv.archive or frozenset()
+                held |= sv.gizmos or frozenset()
+            self.all_held = frozenset(held)
 
     # ---- pruning and goal
 
-    def possible(self, s: State) -> bool:
-        """Cheap necessary conditions: built cards never leave, tokens never go down."""
+    def possible(self, s: State, ends: int) -> bool:
+        """Cheap necessary conditions (each one sound, or a legal turn could be missed)."""
+        lenient = self.max_violations > 0
+        more_ends = ends < self.max_ends
         for seat, sv in enumerate(self.view.seats):
             p = s.players[seat]
+            # Built gizmos never leave; VP tokens never go down.
             if sv.gizmos is not None and not sv.gizmos.issuperset(p.gizmos):
                 return False
             if sv.vp is not None and p.vp_tokens > sv.vp:
                 return False
-            if (
-                sv.archive is not None
-                and sv.gizmos is not None
-                and not (sv.archive | sv.gizmos).issuperset(p.archive)
-            ):
-                return False
-            if sv.ring is not None and sv.gizmos is not None and len(sv.gizmos) == len(p.gizmos):
+            # A card leaves an Archive only by being built (by its owner, unless rules break).
+            if p.archive:
+                if not lenient:
+                    seen = sv.archive is not None and sv.gizmos is not None
+                    if seen and not (sv.archive | sv.gizmos).issuperset(p.archive):  # type: ignore[operator]
+                        return False
+                elif self.all_held is not None and not self.all_held.issuperset(p.archive):
+                    return False
+            if sv.ring is not None and sv.gizmos is not None and len(sv.gizmos) > len(p.gizmos):
+                # The Builds still to come take at most their printed costs from the ring (an
+                # exact payment never takes more marbles than the cost; nor does an underpaid
+                # one, so a Build paid with too many marbles is not explained).
+                spend = sum(CARDS[c].cost for c in sv.gizmos - set(p.gizmos))
+                if sum(p.ring) - spend > sum(sv.ring):
+                    return False
+            elif sv.ring is not None and sv.gizmos is not None:
                 # No Build is left to spend marbles, so the ring can only grow from here...
                 r = p.ring
                 if r[0] > sv.ring[0] or r[1] > sv.ring[1] or r[2] > sv.ring[2] or r[3] > sv.ring[3]:
                     return False
-                # ...and a Row colour above what is seen must still fit into that ring.
+                # ...and (legal play, no turn left to end) a Row colour above what is seen can
+                # only leave the Row into this ring.
                 row = self.view.row
-                if row is not None and seat == s.current and not self.max_violations:
+                if row is not None and seat == s.current and not lenient and not more_ends:
                     for c in range(4):
                         if s.row[c] - row[c] > sv.ring[c] - r[c]:
                             return False
@@ -168,14 +230,18 @@ class _Search:
 
     def goal(self, node: _Node) -> bool:
         s = node.state
-        # A granted choice may still be owed (the player is thinking); a Research hand may not:
-        # its cards are unseen placeholders until the Research is over.
-        if s.chance or (s.pending is not None and s.pending.kind == "research"):
+        # A refill may still be owed (the table is caught before it); a granted choice may be
+        # owed (the player is thinking); a Research hand may not: its cards are placeholders.
+        if s.pending is not None and s.pending.kind == "research":
             return False
         if node.ends < self.hints.end_turns:
             return False
         if self.hints.returned is not None and node.paid != self.hints.returned:
             return False
+        if self.hints.refills is not None and node.refills != self.hints.refills:
+            return False
+        if self.hints.strict_draws and node.draw_i < len(self.hints.draw_colours):
+            return False  # every draw the sensor reported happened
         return matches(s, self.view, turn=True)
 
     # ---- successors
@@ -199,13 +265,13 @@ class _Search:
             return [Step("reveal", card=c) for c in pick]
         hinted = self.hints.row_colours if kind == "row" else self.hints.draw_colours
         idx = node.row_i if kind == "row" else node.draw_i
-        if idx < len(hinted) and s.dispenser[hinted[idx]] > 0:
-            return [Step("dispense", color=hinted[idx])]
+        first = hinted[idx] if idx < len(hinted) else -1
+        strict = self.hints.strict_draws if kind == "draw" else self.hints.strict_rows
+        if strict and first >= 0:
+            return [Step("dispense", color=first)] if s.dispenser[first] else []
         colours = [c for c in range(4) if s.dispenser[c] > 0]
-        return sorted(
-            (Step("dispense", color=c) for c in colours),
-            key=lambda st: -self._colour_need(s, st.color or 0, kind),
-        )
+        colours.sort(key=lambda c: (c != first, -self._colour_need(s, c, kind)))
+        return [Step("dispense", color=c) for c in colours]
 
     def _colour_need(self, s: State, colour: int, kind: str) -> int:
         if kind == "row" and self.view.row is not None:
@@ -247,87 +313,136 @@ class _Search:
         out: list[Step] = []
         for seat, sv in enumerate(self.view.seats):
             p = s.players[seat]
-            changed = (
-                (sv.ring is not None and sv.ring != p.ring)
-                or (sv.archive is not None and sv.archive != frozenset(p.archive))
-                or (sv.gizmos is not None and sv.gizmos != frozenset(p.gizmos))
-                or (sv.vp is not None and sv.vp != p.vp_tokens)
-            )
-            if seat != s.current and not changed:
+            if seat != s.current and seat_matches(p, sv):
                 continue
-            if sv.ring is None or sum(sv.ring) > sum(p.ring):
-                out += [Step("pick", seat, color=c) for c in range(4) if s.row[c]]
+            # A marble came into the ring if a colour grew (the total may still shrink: a Build
+            # paid later); with a Build still to come, any colour may have come and gone.
+            building = sv.gizmos is not None and len(sv.gizmos) > len(p.gizmos)
+            came = [c for c in range(4) if sv.ring is None or building or sv.ring[c] > p.ring[c]]
+            out += [Step("pick", seat, color=c) for c in came if s.row[c]]
             if sv.archive is not None:
                 out += [Step("file", seat, card=c) for c in sorted(sv.archive - set(p.archive))]
             if sv.gizmos is not None:
                 for c in sorted(sv.gizmos - set(p.gizmos)):
                     out += self._forced_builds(s, seat, c, sv.ring)
-            if (sv.vp is not None and sv.vp > p.vp_tokens) or sv.ring is None or sum(sv.ring) > sum(p.ring):
+            if (sv.vp is not None and sv.vp > p.vp_tokens) or came:
                 for g in p.gizmos:
                     if CARDS[g].effect.reward in ("vp_tokens", "draw_random", "pick_row"):
                         out.append(Step("use", seat, gizmo=g))
-            if seat == s.current:
+            if seat == s.current and s.pending is None:
                 out.append(Step("end_turn", seat))
         return [st for st in out if st not in legal]
 
     def _forced_builds(self, s: State, seat: int, card: int, ring_seen: Counts | None) -> list[Step]:
+        """Payments worth replaying for a Build that no legal payment explains: what the ring
+        shows was spent, exact payments that reuse a converter already used this turn, and
+        single-colour payments that fall short."""
         p = s.players[seat]
         c = CARDS[card]
-        pays: set[Counts] = set()
+        need = build_need(s, seat, card)
+        reuse: list[tuple[Counts, tuple[int, ...]]] = []  # a converter used twice is tried first
+        pays: set[tuple[Counts, tuple[int, ...]]] = set()
+        target = c.color_index if c.color_index >= 0 else ANY_COLOUR
+        used = [cv for cv in p.profile.converters if cv.id in s.used]
+        if used:
+            for spent, conv in payments(p.ring, target, need, p.profile.converters):
+                if any(cv.id in conv for cv in used):
+                    reuse.append((spent, conv))
         if ring_seen is not None:
             drop = tuple(max(0, p.ring[i] - ring_seen[i]) for i in range(4))
-            pays.add(drop)  # type: ignore[arg-type]
-        target = c.color_index
-        for spent, conv in payments(p.ring, target, c.cost, ()):
-            if not conv:
-                pays.add(spent)
+            pays.add((drop, ()))  # type: ignore[arg-type]
         if target >= 0:
-            for n in range(1, min(c.cost, p.ring[target]) + 1):
-                pays.add(tuple(n if i == target else 0 for i in range(4)))  # type: ignore[arg-type]
-        return [Step("build", seat, card=card, pay=pay, converters=()) for pay in sorted(pays)]
+            for n in range(1, min(need, p.ring[target]) + 1):
+                pays.add((tuple(n if i == target else 0 for i in range(4)), ()))  # type: ignore[arg-type]
+        chosen = (reuse + sorted(pays - set(reuse)))[: self.limits.max_forced_builds]
+        return [Step("build", seat, card=card, pay=pay, converters=conv) for pay, conv in chosen]
 
     # ---- the search
 
     def run(self) -> Explanation | None:
+        """Fewest violations first; within that, best-first by player steps + a lower bound of
+        the steps still needed + the distance to the view (the distance makes the search go
+        straight for the view instead of trying every order of a chain reaction). Rule-breaking
+        successors of a node are generated lazily, when every node with fewer violations has
+        been tried, so a search with ``max_violations > 0`` costs nothing extra when a legal
+        explanation exists, and never reports a broken rule while a legal explanation within the
+        bounds is untried."""
         start = _Node(self.start)
-        heap: list[tuple[int, int, int, int, _Node]] = [(0, 0, 0, next(self.counter), start)]
+        heap: list[tuple[int, int, int, int, int, bool, _Node]] = [
+            (0, 0, 0, 0, next(self.counter), False, start)
+        ]
         seen: set[tuple[object, ...]] = set()
         found: list[_Node] = []
         best_cost: tuple[int, int] | None = None
         while heap:
-            v, n, _, _, node = heapq.heappop(heap)
-            if best_cost is not None and (v, n) > best_cost:
+            v, n, ends, steps, _, lazy, node = heapq.heappop(heap)
+            if best_cost is not None and (v, n) > best_cost and not (self.wide and v == best_cost[0]):
                 break
-            key = (node.state, node.row_i, node.draw_i, node.paid, node.ends)
-            if key in seen:
-                continue
-            seen.add(key)
-            self.nodes += 1
-            if self.goal(node):
-                if best_cost is None:
-                    best_cost = (v, n)
-                if all(f.state != node.state for f in found):
-                    found.append(node)
-                if len(found) >= self.limits.alternatives_cap:
-                    break
-                continue
             if self.nodes >= self.limits.max_nodes or time.perf_counter() > self.deadline:
                 break
-            for child in self.expand(node):
-                cost = child.player_steps + self.estimate(child.state, child.ends)
-                near = self.distance(child.state)
-                heapq.heappush(heap, (len(child.violations), cost, near, next(self.counter), child))
+            if lazy:
+                children = self.expand_forced(node)
+            else:
+                key = (node.state, node.row_i, node.draw_i, node.paid, node.refills, node.ends, node.order)
+                if key in seen:
+                    continue
+                seen.add(key)
+                self.nodes += 1
+                if self.goal(node):
+                    if best_cost is None:
+                        best_cost = (v, n)
+                    if all(f.state != node.state for f in found):
+                        found.append(node)
+                    if len(found) >= self.limits.alternatives_cap:
+                        break
+                    if self.wide and len({view_of(f.state).key() for f in found}) > 1:
+                        break  # part of the table is out of view, and it matters
+                    continue
+                children = self.expand(node)
+                if (
+                    self.max_violations
+                    and len(node.violations) < self.max_violations
+                    and not node.state.chance
+                    and node.player_steps < self.limits.max_player_steps
+                ):
+                    heapq.heappush(heap, (v + 1, n, ends, steps, next(self.counter), True, node))
+            for child in children:
+                steps = child.player_steps
+                cost = steps + self.estimate(child.state, child.ends) + self.distance(child.state)
+                # Ties go to the node that ended more turns: a change seen after an end-of-turn
+                # signal most likely happened after it.
+                entry = (len(child.violations), cost, -child.ends, steps, next(self.counter), False, child)
+                heapq.heappush(heap, entry)
         if not found:
             return None
         best = found[0]
+        tables = {view_of(f.state).key() for f in found}
         return Explanation(
             steps=best.steps,
             forced=best.forced,
             violations=best.violations,
             state=best.state,
             alternatives=len(found),
+            tables=len(tables),
             nodes=self.nodes,
+            folds=best.folds,
         )
+
+    def _ends_ok(self, node: _Node, step: Step) -> bool:
+        """An end of turn fits: one is still allowed, and the table is the one seen when its
+        signal came (so what happened after a signal is never put before it)."""
+        if step.kind != "end_turn":
+            return True
+        if node.ends >= self.max_ends:
+            return False
+        marks = self.hints.checkpoints
+        return node.ends >= len(marks) or matches(node.state, marks[node.ends])
+
+    def _in_order(self, node: _Node, step: Step) -> bool:
+        """Uses that commute (VP tokens, blind draws) are tried in one canonical order when they
+        come one after the other: by gizmo id. (Any other step in between resets the order.)"""
+        key = _use_key(step)
+        return key < 0 or key > node.order
 
     def expand(self, node: _Node) -> list[_Node]:
         s = node.state
@@ -336,38 +451,49 @@ class _Search:
             kind = s.chance[0][0]
             for step in self.chance_successors(node):
                 child = self._child(node, step, apply(s, step), False, ())
-                if kind == "row" and node.row_i < len(self.hints.row_colours):
+                if kind == "row":
                     child.row_i += 1
-                if kind == "draw" and node.draw_i < len(self.hints.draw_colours):
+                    child.refills += node.ends == 0
+                if kind == "draw":
                     child.draw_i += 1
                 out.append(child)
             return out
-        if node.player_steps >= self.limits.max_player_steps or s.game_over:
+        if node.player_steps >= self.limits.max_player_steps:
             return out
-        legal = legal_steps(s)
-        legal_set = set(legal)
-        for step in legal:
-            if step.kind == "end_turn" and node.ends >= max(self.limits.max_ends, self.hints.end_turns):
-                continue
-            if not self.wanted_step(s, step):
+        if self.hints.end_last and self.hints.end_turns and node.ends >= self.hints.end_turns:
+            return out
+        for step in legal_steps(s) if not s.game_over else []:
+            if (
+                not self._ends_ok(node, step)
+                or not self._in_order(node, step)
+                or not self.wanted_step(s, step)
+            ):
                 continue
             after = apply(s, step)
-            if self.possible(after):
+            if self.possible(after, node.ends + (step.kind == "end_turn")):
                 out.append(self._child(node, step, after, False, ()))
-        if len(node.violations) < self.max_violations:
-            for step in self.forced_candidates(s, legal_set):
-                if step.kind == "end_turn" and node.ends >= max(self.limits.max_ends, self.hints.end_turns):
-                    continue
-                try:
-                    after, broken = force(s, step)
-                except IllegalStep:
-                    continue
-                if (
-                    broken
-                    and len(node.violations) + len(broken) <= self.max_violations
-                    and self.possible(after)
-                ):
-                    out.append(self._child(node, step, after, True, tuple(broken)))
+        return out
+
+    def expand_forced(self, node: _Node) -> list[_Node]:
+        """The rule-breaking successors of a node (see :meth:`forced_candidates`)."""
+        s = node.state
+        out: list[_Node] = []
+        if self.hints.end_last and self.hints.end_turns and node.ends >= self.hints.end_turns:
+            return out
+        legal = set(legal_steps(s)) if not s.game_over else set()
+        for step in self.forced_candidates(s, legal):
+            if not self._ends_ok(node, step):
+                continue
+            try:
+                after, broken = force(s, step)
+            except IllegalStep:
+                continue
+            if (
+                broken
+                and len(node.violations) + len(broken) <= self.max_violations
+                and self.possible(after, node.ends + (step.kind == "end_turn"))
+            ):
+                out.append(self._child(node, step, after, True, tuple(broken)))
         return out
 
     def _child(
@@ -380,9 +506,15 @@ class _Search:
         if pend is not None and pend.kind == "research" and not pend.chosen and not step.is_chance:
             kept = step.card if step.kind in ("file", "build") else None
             research = (pend.level, tuple(c for c in pend.hand if c != kept))
+        folds = node.folds
         if research is not None and after.pending is None:  # the Research finished: fold back
             after = fold_research(after, research[0], research[1])
+            folds = (*folds, (index, research[0], research[1]))
             research = None
+        paid = node.paid
+        if step.kind == "build" and step.pay and node.ends == 0:
+            paid += sum(step.pay)
+        order = node.order if step.is_chance else _use_key(step)  # chance steps keep it
         return _Node(
             state=after,
             steps=(*node.steps, step),
@@ -390,19 +522,32 @@ class _Search:
             violations=(*node.violations, *((index, b) for b in broken)),
             row_i=node.row_i,
             draw_i=node.draw_i,
-            paid=node.paid + (sum(step.pay) if step.kind == "build" and step.pay else 0),
+            paid=paid,
+            refills=node.refills,
             ends=node.ends + (step.kind == "end_turn"),
-            player_steps=node.player_steps + _cost(step, before),
+            player_steps=node.player_steps + _cost(step, forced),
             research=research,
+            order=order,
+            folds=folds,
         )
 
 
-def _cost(step: Step, before: State) -> int:
-    """Player steps that count towards an explanation's length: the forced order of the cards
-    going under a deck (one canonical order is tried) is free."""
+def _use_key(step: Step) -> int:
+    """The canonical-order key of a step: the gizmo id of a use that commutes with its
+    neighbours (a VP token, a blind draw), -1 for any other step."""
+    if step.kind != "use" or step.gizmo is None:
+        return -1
+    return step.gizmo if CARDS[step.gizmo].effect.reward in ("vp_tokens", "draw_random") else -1
+
+
+def _cost(step: Step, forced: bool) -> int:
+    """Player steps that count towards an explanation's length. The forced order of the cards
+    going under a deck (one canonical order is tried) is free. A gizmo used against the rules
+    counts double: among explanations breaking as many rules, a plain action taken wrongly (a
+    second marble from the Row) is likelier than an effect claimed without its trigger."""
     if step.is_chance or step.kind == "bottom":
         return 0
-    return 1
+    return 2 if forced and step.kind == "use" else 1
 
 
 def fold_research(state: State, level: int, returned: tuple[int, ...]) -> State:

@@ -9,6 +9,7 @@ consumes it. Every sighting carries a confidence; a zone that is ``None`` was no
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,6 +128,15 @@ class Observation:
         """Parse and validate; raises :class:`ObservationError` naming the bad field."""
         return _parse(raw)
 
+    @classmethod
+    def loads(cls, text: str | bytes) -> Observation:
+        """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
+        try:
+            raw = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ObservationError(f"observation: not valid JSON ({exc})") from exc
+        return _parse(raw)
+
 
 def _conf(raw: Any, where: str) -> float:
     c = raw.get("confidence") if isinstance(raw, dict) else None
@@ -169,17 +179,50 @@ def _cards(raw: Any, where: str) -> tuple[CardSighting, ...] | None:
     return tuple(out)
 
 
+FIELDS = frozenset(
+    {
+        "format",
+        "version",
+        "time",
+        "source",
+        "frame",
+        "turn_player",
+        "display",
+        "energy_row",
+        "players",
+        "extra",
+    }
+)
+PLAYER_FIELDS = frozenset({"seat", "ring", "archive", "gizmos", "vp_tokens"})
+
+
+def _known(raw: dict[str, Any], allowed: frozenset[str], where: str) -> None:
+    """Unknown fields are refused: a misspelt zone would otherwise silently read as "not seen"."""
+    extra = sorted(str(k) for k in set(raw) - allowed)
+    if extra:
+        raise ObservationError(f"{where}: unknown field {extra[0]!r} (known: {', '.join(sorted(allowed))})")
+
+
+def _list(raw: Any, where: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ObservationError(f"{where}: expected a list")
+    return raw
+
+
 def _parse(raw: Any) -> Observation:
     if not isinstance(raw, dict):
         raise ObservationError("observation: expected a JSON object")
     if raw.get("format") != FORMAT or raw.get("version") != VERSION:
         raise ObservationError(f"observation: expected format {FORMAT!r} version {VERSION}")
+    _known(raw, FIELDS, "observation")
     t = raw.get("time")
-    if isinstance(t, bool) or not isinstance(t, int | float):
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
         raise ObservationError(f"observation.time: expected seconds as a number, got {t!r}")
     display = []
     seen_slots: set[tuple[int, int]] = set()
-    for i, s in enumerate(raw.get("display") or []):
+    for i, s in enumerate(_list(raw.get("display"), "display")):
         where = f"display[{i}]"
         if not isinstance(s, dict):
             raise ObservationError(f"{where}: expected an object")
@@ -191,10 +234,18 @@ def _parse(raw: Any) -> Observation:
         seen_slots.add((level, slot))
         display.append(SlotSighting(level, slot, _card_id(s.get("card"), f"{where}.card"), _conf(s, where)))
     players = []
-    for i, p in enumerate(raw.get("players") or []):
+    seats: set[int] = set()
+    for i, p in enumerate(_list(raw.get("players"), "players")):
         where = f"players[{i}]"
-        if not isinstance(p, dict) or not isinstance(p.get("seat"), int) or not 0 <= p["seat"] < 4:
-            raise ObservationError(f"{where}.seat: expected a seat 0..3")
+        if not isinstance(p, dict):
+            raise ObservationError(f"{where}: expected an object")
+        seat = p.get("seat")
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4:
+            raise ObservationError(f"{where}.seat: expected a seat 0..3, got {seat!r}")
+        if seat in seats:
+            raise ObservationError(f"{where}.seat: seat {seat} reported twice")
+        seats.add(seat)
+        _known(p, PLAYER_FIELDS, where)
         vp = p.get("vp_tokens")
         tokens = None
         if vp is not None:
@@ -220,13 +271,16 @@ def _parse(raw: Any) -> Observation:
     extra = raw.get("extra") or {}
     if not isinstance(extra, dict):
         raise ObservationError("observation.extra: expected an object")
+    source = raw.get("source", "camera")
+    if not isinstance(source, str):
+        raise ObservationError(f"observation.source: expected a string, got {source!r}")
     return Observation(
         time=float(t),
         display=tuple(display),
         energy_row=_marbles(raw.get("energy_row"), "energy_row"),
         players=tuple(players),
         turn_player=turn,
-        source=str(raw.get("source", "camera")),
+        source=source,
         frame=frame,
         extra=extra,
     )

@@ -8,6 +8,7 @@ state; :meth:`GameRecord.export` writes the whole record as JSON.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -21,13 +22,13 @@ KINDS = (
     "setup",  # players' names, how the game was set up, the initial state
     "observation",  # a stable observation that was explained (its JSON)
     "step",  # one step of the accepted explanation: {"step": ..., "forced": bool}
-    "state",  # the whole state replaced (a correction or a resynchronisation)
+    "state",  # the whole state replaced: {"state", "reason": "correction" | "undo" | "research"}
     "warning",  # a warning raised
     "warning_status",  # a warning accepted or dismissed
-    "correction",  # what a person corrected, with who and when
+    "correction",  # what a person corrected (or "undo_turn"), with who and when; a "state" follows
     "event",  # an end-of-turn signal or a dispenser sensor event
-    "undo",  # the last turn undone: {"to_entry": seq of the state to return to}
     "end",  # the game was ended by a person
+    "note",  # something said but not warned about (several explanations of one table)
 )
 
 
@@ -76,13 +77,31 @@ class GameRecord:
                 raise RecordError(f"{self.path}: record schema {row[0]}, this referee reads {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise RecordError(f"{self.path}: not a readable game record ({exc})") from exc
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group appends into one commit: all of them survive a crash, or none (re-entrant)."""
+        if self._depth == 0:
+            self._db.execute("BEGIN IMMEDIATE")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            if self._depth == 0:
+                self._db.execute("ROLLBACK")
+            raise
+        self._depth -= 1
+        if self._depth == 0:
+            self._db.execute("COMMIT")
 
     def append(
         self, kind: str, payload: dict[str, Any], who: str = "referee", at: float | None = None
     ) -> int:
-        """Append and commit one entry; returns its sequence number."""
+        """Append one entry (committed at once, or with its transaction); returns its sequence number."""
         if kind not in KINDS:
-            raise ValueError(f"unknown record entry kind {kind!r}")
+            raise RecordError(f"unknown record entry kind {kind!r}")
         stamp = time.time() if at is None else at
         cur = self._db.execute(
             "INSERT INTO entries (time, kind, who, payload) VALUES (?, ?, ?, ?)",
@@ -113,6 +132,40 @@ class GameRecord:
             "version": SCHEMA_VERSION,
             "entries": [e.to_json() for e in self.entries()],
         }
+
+    @staticmethod
+    def entries_of_export(data: Any) -> list[Entry]:
+        """The entries of an :meth:`export`, validated; raises :class:`RecordError` naming the bad field."""
+        if not isinstance(data, dict) or data.get("format") != "gizmos-record":
+            raise RecordError('export: expected a JSON object with "format": "gizmos-record"')
+        if data.get("version") != SCHEMA_VERSION:
+            raise RecordError(f"export: unsupported version {data.get('version')!r} (this referee reads 1)")
+        raw = data.get("entries")
+        if not isinstance(raw, list):
+            raise RecordError("export.entries: expected a list")
+        out = []
+        for i, e in enumerate(raw):
+            where = f"export.entries[{i}]"
+            if not isinstance(e, dict):
+                raise RecordError(f"{where}: expected an object")
+            if e.get("kind") not in KINDS:
+                raise RecordError(f"{where}.kind: expected one of {KINDS}, got {e.get('kind')!r}")
+            if not isinstance(e.get("payload"), dict):
+                raise RecordError(f"{where}.payload: expected an object")
+            stamp = e.get("time")
+            if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+                raise RecordError(f"{where}.time: expected seconds as a number, got {stamp!r}")
+            seq = e.get("seq", i + 1)
+            out.append(
+                Entry(
+                    int(seq) if isinstance(seq, int) else i + 1,
+                    float(stamp),
+                    e["kind"],
+                    str(e.get("who", "referee")),
+                    e["payload"],
+                )
+            )
+        return out
 
     def close(self) -> None:
         self._db.close()

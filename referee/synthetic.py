@@ -1,18 +1,28 @@
-"""Observations of a known table, perfect or with realistic noise.
+"""Tables as a camera would see them: perfect or noisy observations of known states, and whole
+simulated games (with rule breaks injected on purpose) turned into observation sequences.
 
-Used by the tests, the referee benchmark and the demo to feed the tracker the way a camera
-pipeline would: the same table for several frames, items missing, confidences dipping, a hand
-covering a zone for a few frames, an occasional misread.
+Used by the tests and the referee benchmark to feed the tracker the way a camera
+pipeline would: each table for several frames, items missing, confidences dipping, a hand
+covering a zone for a few frames, an occasional misread; the tables caught half-way through a
+refill; an end-of-turn signal after each turn; optionally the dispenser's sensor events.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
 
+from referee.events import DispenserEvent, EndOfTurn
+from referee.gizmos import IllegalStep, State, Step, apply, default_cards, force, legal_steps, new_game
 from referee.gizmos.cards import COLORS
-from referee.gizmos.state import Counts, State
+from referee.gizmos.rules import resolve_chance
+from referee.gizmos.state import Counts
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
+
+CARDS = default_cards()
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,9 +45,10 @@ def _marbles(counts: Counts, conf: float) -> tuple[MarbleSighting, ...]:
     return tuple(MarbleSighting(COLORS[c], conf) for c in range(4) for _ in range(counts[c]))
 
 
-def perfect_observation(state: State, time: float = 0.0, frame: int | None = None) -> Observation:
-    """Everything on the table, seen with confidence 0.99."""
-    conf = 0.99
+def perfect_observation(
+    state: State, time: float = 0.0, frame: int | None = None, conf: float = 0.99
+) -> Observation:
+    """Everything on the table, seen with confidence ``conf``."""
     display = tuple(
         SlotSighting(lvl + 1, s, c, conf) for lvl, row in enumerate(state.display) for s, c in enumerate(row)
     )
@@ -51,7 +62,17 @@ def perfect_observation(state: State, time: float = 0.0, frame: int | None = Non
         )
         for i, p in enumerate(state.players)
     )
-    return Observation(time=time, display=display, energy_row=_marbles(state.row, conf), players=players, frame=frame)
+    return Observation(
+        time=time, display=display, energy_row=_marbles(state.row, conf), players=players, frame=frame
+    )
+
+
+def zones(players: int) -> list[str]:
+    """Every zone a hand can cover: the Row, the Display and each player's ring, Archive,
+    gizmos and VP tokens."""
+    return ["row", "display"] + [
+        f"{z}{i}" for i in range(players) for z in ("ring", "archive", "gizmos", "vp")
+    ]
 
 
 class Camera:
@@ -62,38 +83,490 @@ class Camera:
         self.rng = random.Random(seed)
         self.frame = 0
         self.covered: dict[str, int] = {}  # zone -> frames left under a hand
-
-    def zones(self, state: State) -> list[str]:
-        return ["row", "display"] + [f"{z}{i}" for i in range(state.num_players) for z in ("ring", "archive", "gizmos")]
+        self.hidden: set[str] = set()  # zones kept out of view until removed (a test's hand)
 
     def shoot(self, state: State, time: float) -> Observation:
         """One frame of ``state``."""
         rng, n = self.rng, self.noise
         self.frame += 1
-        obs = perfect_observation(state, time, self.frame)
+        all_zones = zones(state.num_players)
+        obs = perfect_observation(state, time, self.frame, conf=round(rng.uniform(0.9, 0.99), 3))
         if n.hand and rng.random() < n.hand:
-            self.covered[rng.choice(self.zones(state))] = n.hand_frames
-        hidden = {z for z, left in self.covered.items() if left > 0}
+            self.covered[rng.choice(all_zones)] = n.hand_frames
+        hidden = {z for z, left in self.covered.items() if left > 0} | self.hidden
         self.covered = {z: left - 1 for z, left in self.covered.items() if left > 1}
         if n.missing and rng.random() < n.missing:
-            hidden.add(rng.choice(self.zones(state)))
-        row = None if "row" in hidden else obs.energy_row
-        display = () if "display" in hidden else obs.display
+            hidden.add(rng.choice(all_zones))
+        dip = rng.choice(all_zones) if n.dip and rng.random() < n.dip else None
+        misread = rng.choice(all_zones) if n.misread and rng.random() < n.misread else None
+
+        def marbles(zone: str, ms: tuple[MarbleSighting, ...] | None) -> tuple[MarbleSighting, ...] | None:
+            if zone in hidden or ms is None:
+                return None
+            if ms and zone == dip:
+                i = rng.randrange(len(ms))
+                ms = (*ms[:i], MarbleSighting(ms[i].color, 0.3), *ms[i + 1 :])
+            if ms and zone == misread:
+                i = rng.randrange(len(ms))
+                wrong = rng.choice([c for c in COLORS if c != ms[i].color])
+                ms = (*ms[:i], MarbleSighting(wrong, 0.9), *ms[i + 1 :])
+            return ms
+
+        def cards(zone: str, cs: tuple[CardSighting, ...] | None) -> tuple[CardSighting, ...] | None:
+            if zone in hidden or cs is None:
+                return None
+            if cs and zone == dip:
+                i = rng.randrange(len(cs))
+                cs = (*cs[:i], CardSighting(cs[i].card, 0.3), *cs[i + 1 :])
+            if cs and zone == misread:
+                i = rng.randrange(len(cs))
+                cs = (*cs[:i], CardSighting(rng.randrange(112), 0.9), *cs[i + 1 :])
+            return cs
+
+        display = obs.display
+        if "display" in hidden:
+            display = ()
+        elif dip == "display" or misread == "display":
+            i = rng.randrange(len(display))
+            s = display[i]
+            s = (
+                replace(s, confidence=0.3)
+                if dip == "display"
+                else replace(s, card=rng.randrange(112), confidence=0.9)
+            )
+            display = (*display[:i], s, *display[i + 1 :])
         players = tuple(
             PlayerSighting(
                 seat=p.seat,
-                ring=None if f"ring{p.seat}" in hidden else p.ring,
-                archive=None if f"archive{p.seat}" in hidden else p.archive,
-                gizmos=None if f"gizmos{p.seat}" in hidden else p.gizmos,
-                vp_tokens=p.vp_tokens,
+                ring=marbles(f"ring{p.seat}", p.ring),
+                archive=cards(f"archive{p.seat}", p.archive),
+                gizmos=cards(f"gizmos{p.seat}", p.gizmos),
+                vp_tokens=None
+                if f"vp{p.seat}" in hidden or p.vp_tokens is None
+                else (p.vp_tokens[0], 0.3 if dip == f"vp{p.seat}" else p.vp_tokens[1]),
             )
             for p in obs.players
         )
-        if n.dip and rng.random() < n.dip and row:
-            i = rng.randrange(len(row))
-            row = (*row[:i], MarbleSighting(row[i].color, 0.3), *row[i + 1 :])
-        if n.misread and rng.random() < n.misread and row:
-            i = rng.randrange(len(row))
-            wrong = rng.choice([c for c in COLORS if c != row[i].color])
-            row = (*row[:i], MarbleSighting(wrong, 0.9), *row[i + 1 :])
-        return Observation(time=time, display=display, energy_row=row, players=players, frame=self.frame)
+        return Observation(
+            time=time,
+            display=display,
+            energy_row=marbles("row", obs.energy_row),
+            players=players,
+            frame=self.frame,
+        )
+
+
+# --------------------------------------------------------------------------- physical play
+
+
+def physically(state: State, step: Step) -> tuple[State, list[IllegalStep]]:
+    """What happens on the table when ``step`` is played, legal or not (random outcomes still
+    owed): the step applied, or replayed with the rules it breaks."""
+    try:
+        return apply(state, step), []
+    except IllegalStep:
+        return force(state, step)
+
+
+def tables_of(state: State, steps: list[Step], rng: random.Random) -> list[State]:
+    """The tables a camera sees while ``steps`` are played: after each step, the table with its
+    refills still owed (if any), then with them resolved from ``rng`` (unless chance steps
+    follow in ``steps`` to say what came out)."""
+    out = []
+    for i, step in enumerate(steps):
+        if step.is_chance:
+            state = apply(state, step)
+        else:
+            state, _ = physically(state, step)
+        out.append(state)
+        given = i + 1 < len(steps) and steps[i + 1].is_chance
+        if state.chance and not given:
+            state = resolve_chance(state, rng)
+            out.append(state)
+    return out
+
+
+# --------------------------------------------------------------------------- simulated games
+
+
+#: Rule breaks the simulator can inject, by the code the referee must report.
+VIOLATIONS = (
+    "SECOND_MAIN_ACTION",
+    "RING_FULL",
+    "ARCHIVE_FULL",
+    "UNDERPAID",
+    "GIZMO_ALREADY_USED",
+    "NOT_TRIGGERED",
+    "ACTION_FORBIDDEN",
+    "CARD_NOT_AVAILABLE",
+    "NOT_YOUR_TURN",
+    "GAME_OVER",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Injected:
+    """A rule broken on purpose: the code, the player who broke it and the turn."""
+
+    code: str
+    player: int
+    turn: int
+
+
+@dataclass(slots=True)
+class Moment:
+    """A table as it stood for ``frames`` camera frames."""
+
+    state: State
+    frames: int
+
+
+@dataclass(slots=True)
+class TurnScript:
+    """One turn (or the setup, or play after the end) as the camera and the sensors see it."""
+
+    turn: int
+    player: int
+    moments: list[Moment]
+    injected: Injected | None = None
+    end_signal: bool = True
+    sensors: list[DispenserEvent] = field(default_factory=list)
+
+    @property
+    def final(self) -> State:
+        return self.moments[-1].state
+
+
+#: How much simple players like each kind of step, one taste per seat (round the table):
+#: a builder, a hoarder who fills the ring, a filer. Triggered gizmos are nearly always used.
+TASTES: tuple[dict[str, float], ...] = (
+    {"use": 8.0, "build": 6.0, "pick": 3.0, "file": 1.5, "research": 1.0},
+    {"use": 8.0, "build": 1.5, "pick": 8.0, "file": 1.0, "research": 0.5},
+    {"use": 8.0, "build": 3.0, "pick": 2.0, "file": 4.0, "research": 1.5},
+)
+
+
+def choose_step(options: list[Step], rng: random.Random, taste: dict[str, float] = TASTES[0]) -> Step:
+    """A simple player's choice among legal steps (weighted by ``taste``, 1 for kinds it does
+    not name, spread evenly over the steps of a kind so many ways to pay do not favour a Build)."""
+    kinds: dict[str, list[Step]] = {}
+    for step in options:
+        kinds.setdefault(step.kind, []).append(step)
+    names = sorted(kinds)
+    kind = rng.choices(names, weights=[taste.get(k, 1.0) for k in names])[0]
+    return rng.choice(kinds[kind])
+
+
+def _main_actions(state: State) -> list[Step]:
+    return [s for s in legal_steps(state) if s.kind in ("file", "pick", "build", "research")]
+
+
+def _single(state: State, step: Step, code: str) -> State | None:
+    """The table after a rule-breaking ``step`` if it breaks exactly rule ``code``, else None."""
+    try:
+        after, broken = force(state, step)
+    except IllegalStep:
+        return None
+    return after if [b.code for b in broken] == [code] else None
+
+
+def _inject_start(state: State, code: str, rng: random.Random) -> tuple[Step, State] | None:
+    """A rule-breaking main action (or an out-of-turn Pick) at the start of a turn."""
+    seat = state.current
+    p = state.players[seat]
+    display = [c for row in state.display for c in row if c is not None]
+    steps: list[Step] = []
+    if code == "RING_FULL":
+        steps = [Step("pick", seat, color=c) for c in range(4) if state.row[c]]
+    elif code in ("ARCHIVE_FULL", "ACTION_FORBIDDEN"):
+        steps = [Step("file", seat, card=c) for c in display]
+    elif code == "CARD_NOT_AVAILABLE":
+        others = [c for i, o in enumerate(state.players) if i != seat for c in o.archive]
+        steps = [Step("file", seat, card=c) for c in others]
+    elif code == "NOT_YOUR_TURN":
+        steps = [
+            Step("pick", o, color=c)
+            for o in range(state.num_players)
+            if o != seat
+            for c in range(4)
+            if state.row[c]
+        ]
+    elif code == "UNDERPAID":
+        for b in _main_actions(state):
+            if b.kind == "build" and not b.converters and b.pay and sum(b.pay) >= 1:
+                colour = max(range(4), key=lambda i: (b.pay or (0, 0, 0, 0))[i])
+                pay = tuple(n - (i == colour) for i, n in enumerate(b.pay))
+                steps.append(replace(b, pay=pay))  # type: ignore[arg-type]
+    rng.shuffle(steps)
+    for step in steps:
+        after = _single(state, step, code)
+        if after is not None and (code != "RING_FULL" or sum(p.ring) >= p.profile.energy_limit):
+            return step, after
+    return None
+
+
+def _inject_end(state: State, code: str, rng: random.Random) -> tuple[Step, State] | None:
+    """A rule-breaking step after the main action, before the turn ends."""
+    seat = state.current
+    p = state.players[seat]
+    steps: list[Step] = []
+    if code == "SECOND_MAIN_ACTION":
+        steps = [Step("pick", seat, color=c) for c in range(4) if state.row[c]]
+        if any(CARDS[g].effect.reward == "pick_row" for g in state.triggered):
+            steps = []  # a triggered pick gizmo would make a second pick legal
+    elif code in ("GIZMO_ALREADY_USED", "NOT_TRIGGERED"):
+        # A VP token taken again (used) or without its trigger. Only when no other VP gizmo of
+        # the player's gives the same points: else the camera cannot tell which rule broke.
+        vp = [g for g in p.gizmos if CARDS[g].effect.reward == "vp_tokens" and g not in state.triggered]
+        points = [CARDS[g].effect.count for g in vp]
+        used = code == "GIZMO_ALREADY_USED"
+        steps = [
+            Step("use", seat, gizmo=g)
+            for g in vp
+            if (g in state.used) == used and points.count(CARDS[g].effect.count) == 1
+        ]
+    rng.shuffle(steps)
+    for step in steps:
+        after = _single(state, step, code)
+        if after is not None:
+            return step, after
+    return None
+
+
+def _hidden_pick(before: State, step: Step, settled: State) -> bool:
+    """A Pick whose refill brought back the colour taken: the Row looks untouched, so the table
+    reads as a marble drawn blind, or paid one short; no camera can tell which rule broke."""
+    return step.kind == "pick" and settled.row == before.row
+
+
+START_CODES = (
+    "RING_FULL",
+    "ARCHIVE_FULL",
+    "ACTION_FORBIDDEN",
+    "CARD_NOT_AVAILABLE",
+    "NOT_YOUR_TURN",
+    "UNDERPAID",
+)
+END_CODES = ("SECOND_MAIN_ACTION", "GIZMO_ALREADY_USED", "NOT_TRIGGERED")
+
+#: Decides whether a rule-breaking table is really unexplainable by legal play (the simulator
+#: only counts injections that are): ``legal(before, after, ends) -> bool``.
+LegalCheck = Callable[[State, State, int], bool]
+
+
+def _sensor_events(before: State, after: State, settled: State) -> list[DispenserEvent]:
+    """What the dispenser board reports for one step: marbles paid back into the top, and the
+    colours that rolled into the Row while it was refilled."""
+    out = []
+    paid = sum(after.dispenser) - sum(before.dispenser)
+    if paid > 0:
+        out.append(DispenserEvent("return", 0.0, count=paid))
+    for c in range(4):
+        out += [DispenserEvent("row_refill", 0.0, color=COLORS[c])] * (settled.row[c] - after.row[c])
+    return out
+
+
+def simulated_game(
+    players: int,
+    seed: int,
+    violation_rate: float = 0.0,
+    legal: LegalCheck | None = None,
+    max_turns: int = 400,
+    game_over_rate: float = 0.0,
+    frames: tuple[int, int] = (1, 5),
+    final_frames: int = 8,
+    setup_frames: int = 30,
+) -> Iterator[TurnScript]:
+    """A seeded random game as the camera sees it, turn by turn (the setup first).
+
+    Legal play by simple players (:func:`choose_step`, :data:`TASTES`); the referee is started on the set-up
+    table, which stays ``setup_frames`` before the first move. About ``violation_rate`` of the
+    turns carry one injected rule break
+    (a class from :data:`VIOLATIONS` that the table allows at that moment, chosen at random),
+    kept only if ``legal`` confirms no legal play from the start of the turn explains the table
+    it makes (before and after its refills) and, for a Pick, the Row shows it (a refill of the
+    colour taken hides it); the player then ends the turn. Intermediate
+    tables stay ``frames`` (a random range) camera frames, the last table of a turn
+    ``final_frames``. After the end, with probability ``game_over_rate``, a player takes a
+    marble anyway (``GAME_OVER``).
+    """
+    rng = random.Random(seed)
+    inject_rng = random.Random(seed * 7919 + 1)
+    state = new_game(players)
+    setup = resolve_chance(state, rng)
+    yield TurnScript(-1, 0, [Moment(setup, setup_frames)], end_signal=False)
+    state = setup
+    turns = injected = 0
+    counts: dict[str, int] = dict.fromkeys(VIOLATIONS, 0)
+
+    def counts_as_injection(turn_start: State, before: State, step: Step, after: State) -> State | None:
+        """The table after a rule-breaking step with its refills made, if the step counts as an
+        injection: the Row shows it and no legal play from the start of the turn explains it."""
+        settled = resolve_chance(after, rng)
+        if _hidden_pick(before, step, settled):
+            return None
+        if legal is not None and (legal(turn_start, after, 0) or legal(turn_start, settled, 0)):
+            return None
+        return settled
+
+    def play(
+        state: State,
+        step: Step,
+        after: State | None,
+        moments: list[Moment],
+        sensors: list[DispenserEvent],
+        settled: State | None = None,
+    ) -> State:
+        """Play one step (``after``: its rule-breaking result, ``settled``: that with its refills
+        made) and note the tables it shows."""
+        if after is None:
+            after = apply(state, step)
+        if after.chance:
+            moments.append(Moment(after, rng.randint(*frames)))
+        if settled is None:
+            settled = resolve_chance(after, rng)
+        sensors.extend(_sensor_events(state, after, settled))
+        moments.append(Moment(settled, rng.randint(*frames)))
+        return settled
+
+    while not state.game_over and state.turn < max_turns:
+        turn, seat = state.turn, state.current
+        turn_start = state  # an injection counts only if nothing legal from here explains its table
+        moments: list[Moment] = []
+        sensors: list[DispenserEvent] = []
+        mark: Injected | None = None
+        want = violation_rate and injected < violation_rate * (turns + 1)
+        codes = list(VIOLATIONS[:-1]) if want else []
+        inject_rng.shuffle(codes)
+        codes.sort(key=lambda c: counts[c])  # the classes injected least so far first
+        end: list[str] = []
+        for i, code in enumerate(codes):
+            if code in END_CODES:  # tried after the main action; so are the end codes after it
+                end = [c for c in codes[i:] if c in END_CODES]
+                break
+            found = _inject_start(state, code, inject_rng)
+            if found is None:
+                continue
+            step, after = found
+            settled = counts_as_injection(turn_start, state, step, after)
+            if settled is None:
+                continue
+            mark = Injected(code, step.player if step.player is not None else seat, turn)
+            state = play(state, step, after, moments, sensors, settled)
+            break
+        # After a rule-breaking main action the player stops: what followed could otherwise
+        # make the same table with a different rule broken, and the class would be a guess.
+        stop = mark is not None and mark.code != "NOT_YOUR_TURN"
+        while True:
+            options = legal_steps(state)
+            step = choose_step(options, rng, TASTES[seat % len(TASTES)])
+            if stop:
+                step = next((o for o in options if o.kind in ("end_turn", "skip", "bottom")), step)
+            if step.kind == "end_turn" and mark is None and end and state.main_done and state.pending is None:
+                for code in end:
+                    found = _inject_end(state, code, inject_rng)
+                    if found is None:
+                        continue
+                    bad, after = found
+                    settled = counts_as_injection(turn_start, state, bad, after)
+                    if settled is None:
+                        continue
+                    mark = Injected(code, seat, turn)
+                    state = play(state, bad, after, moments, sensors, settled)
+                    break
+            if step.kind == "end_turn":
+                state = apply(state, step)
+                break
+            state = play(state, step, None, moments, sensors)
+        turns += 1
+        if mark is not None:
+            injected += 1
+            counts[mark.code] += 1
+        if not moments:  # nothing visible happened (e.g. a Research declined)
+            moments.append(Moment(state, final_frames))
+        else:
+            moments[-1].frames = final_frames
+        yield TurnScript(turn, seat, moments, mark, True, sensors)
+    if state.game_over and game_over_rate and rng.random() < game_over_rate:
+        seat = rng.randrange(players)
+        colours = [c for c in range(4) if state.row[c]]
+        if colours:
+            after, _ = force(state, Step("pick", seat, color=rng.choice(colours)))
+            mark = Injected("GAME_OVER", seat, state.turn)
+            yield TurnScript(state.turn, seat, [Moment(after, final_frames)], mark, end_signal=False)
+
+
+# --------------------------------------------------------------------------- feeding a tracker
+
+
+class Feeder:
+    """Shows tables to a tracker through a camera, frame by frame, with the signals: scripted
+    turns (:meth:`turn`), or a table played step by step by hand (:meth:`play`, tests).
+
+    ``on_call(seconds)`` is told how long each tracker call took (the benchmark's timing)."""
+
+    def __init__(
+        self,
+        tracker: Any,
+        camera: Camera | None = None,
+        fps: float = 10.0,
+        sensors: bool = False,
+        on_call: Callable[[float], None] | None = None,
+        state: State | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.tracker = tracker
+        self.camera = camera or Camera(Noise())
+        self.time = 0.0
+        self.dt = 1.0 / fps
+        self.sensors = sensors
+        self.on_call = on_call
+        self.state = state if state is not None else tracker.state
+        self.rng = random.Random(seed)
+        self.updates: list[Any] = []
+
+    def _call(self, fn: Callable[..., Any], *args: object) -> Any:
+        t0 = time.perf_counter()
+        out = fn(*args)
+        if self.on_call is not None:
+            self.on_call(time.perf_counter() - t0)
+        self.updates.append(out)
+        return out
+
+    def show(self, state: State | None = None, frames: int = 6) -> list[Any]:
+        """``frames`` camera frames of one table (by default the current one); the updates."""
+        if state is not None:
+            self.state = state
+        out = []
+        for _ in range(frames):
+            self.time += self.dt
+            out.append(self._call(self.tracker.observe, self.camera.shoot(self.state, self.time)))
+        return out
+
+    def play(self, *steps: Step, frames: int = 6, between: int = 0) -> list[Any]:
+        """Play steps on the table, legal or not (random outcomes from the seeded source unless
+        chance steps follow), showing each table passed ``between`` frames and the last one
+        ``frames``; the updates."""
+        tables = tables_of(self.state, list(steps), self.rng)
+        out = []
+        for table in tables[:-1]:
+            out += self.show(table, between)
+        return out + self.show(tables[-1], frames)
+
+    def end_turn(self) -> Any:
+        """The end-of-turn signal (the keyboard)."""
+        return self._call(self.tracker.end_of_turn, EndOfTurn(self.time, "keyboard"))
+
+    def sense(self, kind: str, **fields: Any) -> Any:
+        """A dispenser sensor event now."""
+        return self._call(self.tracker.dispenser, DispenserEvent(kind, self.time, **fields))
+
+    def turn(self, script: TurnScript) -> None:
+        """Every table of a turn, then the sensor events and the end-of-turn signal."""
+        for moment in script.moments:
+            self.show(moment.state, moment.frames)
+        if self.sensors:
+            for event in script.sensors:
+                self._call(self.tracker.dispenser, replace(event, time=self.time))
+        if script.end_signal:
+            self.end_turn()

@@ -1,16 +1,29 @@
 """The tracker: turns what is seen and sensed into accepted steps, warnings and a game record.
 
-It holds the last accepted state. Observations pass through the :class:`Stabilizer`; when the
-stable view changes, the tracker searches for legal steps that explain it
-(:func:`referee.explain.explain`). One or more matches: accept the cheapest and record its
-steps. None: search again allowing broken rules; if the cheapest such explanation is certain
-(the view has persisted), accept what physically happened and warn for each broken rule,
-naming the player, the ruling, what happened and what would make it right. A view that no
-explanation reaches, or where the camera and the dispenser sensors disagree, is *uncertain*:
-a person is asked to confirm; it is never reported as illegal.
+It holds the last accepted state. Observations pass through the :class:`Stabilizer`, so only
+zones that read the same for several frames count and a single misread frame never reaches
+the search. When the stable view of the whole table changes, the tracker searches for legal
+steps that explain it (:func:`referee.explain.explain`):
 
-Everything accepted is appended to the :class:`GameRecord` before the tracker moves on, so a
-restart (:meth:`Tracker.open`) resumes exactly where the game stood.
+* one or more legal explanations: accept the cheapest and record its steps (several step
+  sequences reaching the same table are noted, never warned about);
+* none: search again allowing broken rules. The cheapest such explanation is accepted, with a
+  warning per broken rule (who, ruling, what happened, how to put it right), once it is
+  certain: at the end of the turn, or mid-turn once the view has persisted and every broken
+  rule is one that finishing the turn cannot mend (a ring over its limit, a second main
+  action...), never for a Build still being paid;
+* a view that no explanation reaches, a broken rule that rests on zones read with low
+  confidence or on a card that appeared from nowhere (a misread id?), and any disagreement
+  between the camera and the dispenser sensors is *uncertain*: a person is asked to confirm;
+  it is never reported as illegal.
+
+Turns end on an end-of-turn signal (dashboard, keyboard, the dispenser's button). The sensor
+events of a turn (marbles returned, colours rolled into the Row, blind draws) are compared with
+the accepted steps when the turn ends. While a paying ring is out of view, the sensor's count of
+returned marbles decides the payment.
+
+Everything accepted is appended to the :class:`GameRecord` (one transaction per explanation)
+before the tracker moves on, so a restart (:meth:`Tracker.open`) resumes where the game stood.
 """
 
 from __future__ import annotations
@@ -18,13 +31,14 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from referee.events import Correction, DispenserEvent, EndOfTurn
-from referee.explain import Explanation, Hints, Limits, explain
+from referee.explain import Explanation, Hints, Limits, explain, fold_research, visible_cards
 from referee.gizmos import (
     IllegalStep,
     State,
@@ -40,14 +54,30 @@ from referee.gizmos import (
     step_from_json,
 )
 from referee.gizmos.cards import COLOR_INDEX, COLORS
-from referee.gizmos.errors import RULES, StateError
+from referee.gizmos.errors import RULES, GizmosError, StateError
 from referee.gizmos.steps import describe
 from referee.observation import Observation
 from referee.record import GameRecord, RecordError
 from referee.verdicts import RefereeWarning, describe_violation
-from referee.view import Stabilizer, TableView, matches, mismatches
+from referee.view import Stabilizer, TableView, matches, mismatches, seat_matches, zone_text
 
 Listener = Callable[[str, dict[str, Any]], None]
+
+#: Broken rules that finishing the turn cannot mend: warned mid-turn once the view persists.
+#: Others (a Build still being paid, a VP token taken before the action that earns it) wait for
+#: the end of the turn.
+CERTAIN_MID_TURN = frozenset(
+    {
+        "RING_FULL",
+        "ARCHIVE_FULL",
+        "SECOND_MAIN_ACTION",
+        "NOT_YOUR_TURN",
+        "GAME_OVER",
+        "ACTION_FORBIDDEN",
+        "CARD_NOT_AVAILABLE",
+        "GIZMO_ALREADY_USED",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +114,47 @@ class TrackerSettings:
 
     frames: int = 3  # a zone counts once it reads the same this many frames in a row
     threshold: float = 0.6  # items below this confidence are unknown
-    confirm: int = 2  # an unexplained stable view must persist this many times before a warning
+    sure: float = 0.85  # zones read below this confidence could be misread: no violation rests on them
+    confirm: int = 3  # frames an unexplained stable view must persist before a mid-turn verdict
+    eot_wait: int = 12  # frames to wait for a clear view after an end-of-turn signal
+    turn_signals: bool = True  # turns end only on an end-of-turn signal (else one may end unsignalled)
+    backoff: int = 10  # frames without a new search after a table nothing explains (a person is asked)
     max_violations: int = 2
     limits: Limits = field(default_factory=Limits)
 
 
 class TrackerError(RuntimeError):
     """A request the tracker cannot carry out (unknown warning, bad correction)."""
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the dispenser sensors reported during one turn."""
+
+    returned: int = 0
+    row: list[str] = field(default_factory=list)
+    draws: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Done:
+    """What the accepted steps of the current turn moved through the dispenser."""
+
+    paid: int = 0
+    builds: list[tuple[int, int]] = field(default_factory=list)  # (card, marbles paid)
+    row: list[int] = field(default_factory=list)
+    draws: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Suspect:
+    """A stable view that no legal sequence explains, waiting to persist."""
+
+    key: tuple[object, ...]
+    frames: int
+    found: Explanation | None
+    end_last: bool = False
+    revised: bool = False  # the turn was tried again from its start
 
 
 class Tracker:
@@ -108,20 +172,33 @@ class Tracker:
         self.names = names
         self.state = state
         self.settings = settings or TrackerSettings()
-        self.stabilizer = Stabilizer(len(names), self.settings.frames, self.settings.threshold)
+        s = self.settings
+        self.stabilizer = Stabilizer(len(names), s.frames, s.threshold, s.sure)
         self.warnings: list[RefereeWarning] = []
         self.log: list[LogLine] = []
+        self.notes: list[str] = []
         self.turn_starts: list[State] = [state]
-        self._row_hints: list[int] = []
-        self._draw_hints: list[int] = []
-        self._returned: int | None = None
-        self._ends = 0
-        self._last_view: tuple[object, ...] | None = None
-        self._pending_key: tuple[object, ...] | None = None
-        self._pending_count = 0
-        self._uncertain_keys: set[tuple[object, ...]] = set()
         self.listeners: list[Listener] = []
         self.ended_by: str | None = None
+        self._ends = 0  # end-of-turn signals not yet explained
+        # The table at each of those signals: as seen then, and with zones a hand covered at
+        # that moment filled in from just before (see Stabilizer.recent).
+        self._checkpoints: list[tuple[TableView, TableView]] = []
+        self._waited = 0  # frames since the oldest of them
+        self._sensors = False  # a dispenser board has reported something
+        self._sensed_draws = False  # ... including blind draws (the reference build has no sensor)
+        self._sensed = _Tally()  # the current turn, since the last end signal
+        self._closed: list[_Tally] = []  # turns signalled over, not yet explained
+        self._done = _Done()
+        self._last_key: tuple[object, ...] | None = None
+        self._last_partial: tuple[object, ...] | None = None
+        self._last_obs: Observation | None = None
+        self._suspect: _Suspect | None = None
+        self._quiet = 0  # frames left before the next search after a table nothing explained
+        self._baseline = state  # where the current turn's explanation may be redone from
+        self._turn_forced = False  # a rule break was accepted this turn (then it is not redone)
+        self._raised: set[tuple[object, ...]] = set()  # uncertain readings already reported
+        self._warned_after_end: set[int] = set()
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -133,64 +210,96 @@ class Tracker:
         seed: int | None = None,
         observed: bool = True,
         settings: TrackerSettings | None = None,
+        state: State | None = None,
     ) -> Tracker:
         """A new game recorded at ``path``. With ``observed`` the setup (Display, Row) is left to
-        the first observation or to ``reveal``/``dispense`` steps; else it is drawn from ``seed``."""
+        the first observation or to ``reveal``/``dispense`` steps; else it is drawn from ``seed``.
+        ``state`` starts from a given table instead (a game already under way, a test)."""
         if not 2 <= len(names) <= 4:
             raise TrackerError(f"players: Gizmos is for 2-4 players, got {len(names)}")
+        if state is not None and state.num_players != len(names):
+            raise TrackerError(f"players: {len(names)} names for a {state.num_players}-player table")
         record = GameRecord(path)
         if len(record):
             raise TrackerError(f"{path} already holds a game; open it to resume")
-        state = new_game(len(names))
-        if not observed:
-            state = resolve_chance(state, random.Random(seed))
+        if state is None:
+            state = new_game(len(names))
+            if not observed:
+                state = resolve_chance(state, random.Random(seed))
         record.append("setup", {"names": names, "seed": seed, "observed": observed, "state": state.to_json()})
         return cls(record, names, state, settings)
 
     @classmethod
     def open(cls, path: str | Path, settings: TrackerSettings | None = None) -> Tracker:
         """Resume a recorded game: replay every entry to the state it stood in."""
-        if not Path(path).exists():
+        if str(path) != ":memory:" and not Path(path).exists():
             raise RecordError(f"{path}: no such game record")
+        return cls._from_record(GameRecord(path), settings)
+
+    @classmethod
+    def from_export(
+        cls, data: Any, path: str | Path = ":memory:", settings: TrackerSettings | None = None
+    ) -> Tracker:
+        """Rebuild a game from :meth:`GameRecord.export` JSON (into a new record at ``path``)."""
         record = GameRecord(path)
-        entries = list(record.entries())
-        if not entries or entries[0].kind != "setup":
-            raise RecordError(f"{path}: not a game record (no setup entry)")
-        setup = entries[0].payload
-        try:
-            state = state_from_json(setup["state"])
-        except (KeyError, StateError) as exc:
-            raise RecordError(f"{path}: bad setup entry ({exc})") from exc
-        tracker = cls(record, list(setup["names"]), state, settings)
-        for entry in entries[1:]:
-            tracker._replay(entry.kind, entry.payload)
+        if len(record):
+            raise TrackerError(f"{path} already holds a game")
+        with record.transaction():
+            for entry in GameRecord.entries_of_export(data):
+                record.append(entry.kind, entry.payload, who=entry.who, at=entry.time)
+        return cls._from_record(record, settings)
+
+    @classmethod
+    def _from_record(cls, record: GameRecord, settings: TrackerSettings | None) -> Tracker:
+        entries = iter(record.entries())
+        first = next(entries, None)
+        if first is None or first.kind != "setup":
+            raise RecordError(f"{record.path}: not a game record (no setup entry)")
+        tracker = cls._from_setup(record, first.payload, settings)
+        for entry in entries:
+            tracker._replay(entry.kind, entry.payload, entry.who)
         return tracker
 
-    def _replay(self, kind: str, payload: dict[str, Any]) -> None:
+    @classmethod
+    def _from_setup(
+        cls, record: GameRecord, setup: dict[str, Any], settings: TrackerSettings | None
+    ) -> Tracker:
+        try:
+            state = state_from_json(setup["state"])
+            names = [str(n) for n in setup["names"]]
+        except (KeyError, TypeError, StateError) as exc:
+            raise RecordError(f"{record.path}: bad setup entry ({exc})") from exc
+        return cls(record, names, state, settings)
+
+    def _replay(self, kind: str, payload: dict[str, Any], who: str) -> None:
         try:
             if kind == "step":
-                step = step_from_json(payload["step"])
-                self._advance(step, bool(payload.get("forced")), record=False)
+                self._advance(step_from_json(payload["step"]), bool(payload.get("forced")), live=False)
             elif kind == "state":
-                self._set_state(state_from_json(payload["state"]), record=False)
-                self._clear_hints()
+                state = state_from_json(payload["state"])
+                if payload.get("reason") == "revise":
+                    self._rewind(state)
+                elif payload.get("reason") in ("correction", "undo"):
+                    self._baseline = state
+                self.state = state
+            elif kind == "correction":
+                if payload.get("what") == "undo_turn":
+                    self._undo()  # the "state" entry after it holds the same state
+                else:
+                    self._set_state(self.state, reset=True)  # the "state" entry after it sets it
             elif kind == "warning":
                 self.warnings.append(RefereeWarning.from_json(payload))
             elif kind == "warning_status":
-                self._set_status(int(payload["id"]), payload["status"], payload["who"], record=False)
+                self._set_status(int(payload["id"]), payload["status"], payload["who"])
             elif kind == "event":
-                self._replay_event(payload)
+                self._on_event(payload)
+            elif kind == "note":
+                self.notes.append(str(payload["text"]))
             elif kind == "end":
-                self.ended_by = payload.get("who", "referee")
+                self.ended_by = payload.get("who", who)
                 self.state = dataclasses.replace(self.state, game_over=True)
-        except (KeyError, ValueError, IllegalStep, StateError) as exc:
+        except (KeyError, TypeError, ValueError, GizmosError, TrackerError) as exc:
             raise RecordError(f"{self.record.path}: cannot replay a '{kind}' entry: {exc}") from exc
-
-    def _replay_event(self, payload: dict[str, Any]) -> None:
-        if payload.get("type") == "end_of_turn":
-            self._ends += 1
-        elif payload.get("type") == "dispenser":
-            self._hint(DispenserEvent(**{k: v for k, v in payload.items() if k != "type"}))
 
     # ------------------------------------------------------------------ listeners
 
@@ -208,141 +317,420 @@ class Tracker:
         """A new observation. Only stable views count; see the module docstring."""
         update = Update()
         view = self.stabilizer.push(obs)
+        self._last_obs = obs
+        if self._ends:
+            self._waited += 1
+        if not view.complete():
+            if self._ends and self._waited >= self.settings.eot_wait and self._explainable(view):
+                key = view.key()
+                if key != self._last_partial:
+                    self._last_partial = key
+                    self._explain(view, update, urgent=True)
+            return update
         key = view.key()
-        if key == self._last_view or not self._complete(view):
+        if self._quiet:  # nothing explained the table lately: search again only now and then
+            self._quiet -= 1
+            if key != self._last_key:
+                return update
+        if key == self._last_key:
+            suspect = self._suspect
+            if suspect is not None and suspect.key == key:
+                suspect.frames += 1
+                self._conclude(view, update, urgent=bool(self._ends))
             return update
-        self._last_view = key
-        if matches(self.state, view, turn=False) and self._ends == 0 and not self._pending_hints():
-            self._pending_key = None
+        self._last_key = key
+        if not self._ends and matches(self.state, view, turn=False):
+            self._suspect = None
             return update
-        self._explain(view, update)
+        self._explain(view, update, urgent=bool(self._ends))
         return update
 
     def end_of_turn(self, event: EndOfTurn, who: str = "referee") -> Update:
         """An end-of-turn signal: the current turn must end in the explanation."""
         self.record.append("event", event.to_json(), who=who)
-        self._ends += 1
-        update = Update()
-        view = self.stabilizer.stable()
-        if not self._complete(view):
-            view = TableView(seats=view.seats)
-        self._explain(view, update, urgent=True)
-        return update
+        self._on_end_signal()
+        return self._after_end_signal()
 
     def dispenser(self, event: DispenserEvent) -> Update:
-        """A dispenser sensor event: it corroborates colours and counts (never a warning alone)."""
+        """A dispenser sensor event: it corroborates colours and counts (never a warning alone);
+        the board's button ends the turn."""
         self.record.append("event", event.to_json(), who="dispenser")
-        self._hint(event)
+        self._on_dispenser(event)
+        if event.kind == "button":
+            return self._after_end_signal()
         return Update()
 
-    def _hint(self, event: DispenserEvent) -> None:
+    def _on_event(self, payload: dict[str, Any]) -> None:
+        """Replay a recorded event (the same bookkeeping as when it arrived)."""
+        if payload.get("type") == "end_of_turn":
+            self._on_end_signal()
+        elif payload.get("type") == "dispenser":
+            self._on_dispenser(DispenserEvent.from_json(payload))
+
+    def _on_end_signal(self) -> None:
+        self._ends += 1
+        # Recall only what a single bad frame blanked (it stays out of the window ``frames``
+        # frames): a zone covered longer is under a hand, and may be changing there.
+        recent = self.settings.frames
+        self._checkpoints.append((self.stabilizer.stable(), self.stabilizer.recent(recent)))
+        self._waited = 0
+        self._closed.append(self._sensed)
+        self._sensed = _Tally()
+
+    def _on_dispenser(self, event: DispenserEvent) -> None:
+        self._sensors = True
         if event.kind == "button":
-            self._ends += 1
-        elif event.kind == "row_refill" and event.color in COLOR_INDEX:
-            self._row_hints.append(COLOR_INDEX[event.color])
-        elif event.kind == "draw" and event.color in COLOR_INDEX:
-            self._draw_hints.append(COLOR_INDEX[event.color])
+            self._on_end_signal()
+        elif event.kind == "row_refill":
+            self._sensed.row.append(event.color or "unknown")
+        elif event.kind == "draw":
+            self._sensed_draws = True
+            self._sensed.draws.append(event.color or "unknown")
         elif event.kind == "return":
-            self._returned = (self._returned or 0) + event.count
+            self._sensed.returned += event.count
 
-    def _pending_hints(self) -> bool:
-        return bool(self._row_hints or self._draw_hints or self._returned)
+    def _after_end_signal(self) -> Update:
+        update = Update()
+        view = self.stabilizer.stable()
+        if view.complete():
+            self._last_key = view.key()
+            self._explain(view, update, urgent=True, end_last=True)
+        else:
+            hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
+            update.notes.append(f"end of turn noted; waiting for a clear view ({hidden} not seen)")
+        return update
 
-    def _clear_hints(self) -> None:
-        self._row_hints.clear()
-        self._draw_hints.clear()
-        self._returned = None
-        self._ends = 0
-
-    def _complete(self, view: TableView) -> bool:
-        """Enough is seen to explain: the whole Display and the Row (random refills land there)."""
+    def _explainable(self, view: TableView) -> bool:
+        """Enough is seen to explain at all: the whole Display and the Row (refills land there)."""
         return len(view.display) == 9 and view.row is not None
 
     # ------------------------------------------------------------------ explaining
 
-    def _explain(self, view: TableView, update: Update, urgent: bool = False) -> None:
-        if self.state.game_over:
-            if not matches(self.state, view):
-                self._warn_once(
-                    view,
-                    update,
-                    "GAME_OVER",
-                    "the game is over, but the table changed: " + "; ".join(mismatches(self.state, view)[:2]),
-                    "put the table back as it was",
-                )
-            self._ends = 0
-            return
-        settings = self.settings
-        hints = Hints(tuple(self._row_hints), tuple(self._draw_hints), self._returned, self._ends)
-        found = explain(self.state, view, hints, 0, settings.limits)
-        if found is None and self._returned is not None:
-            camera_only = explain(
-                self.state, view, dataclasses.replace(hints, returned=None), 0, settings.limits
-            )
-            if camera_only is not None:
-                paid = sum(sum(s.pay or ()) for s in camera_only.steps if s.kind == "build")
-                self._uncertain(
-                    view,
-                    update,
-                    f"the camera shows a legal turn paying {paid} marble(s), but the dispenser counted "
-                    f"{self._returned} returned: please confirm the payment",
-                )
-                self._accept(camera_only, update)
-                return
-        if found is not None:
-            self._accept(found, update)
-            return
-        lenient = explain(self.state, view, hints, settings.max_violations, settings.limits)
-        key = view.key()
-        if key != self._pending_key:
-            self._pending_key, self._pending_count = key, 0
-        self._pending_count += 1
-        if self._pending_count < settings.confirm and not urgent:
-            return  # could still be a misreading: wait for it to persist
-        if lenient is not None:
-            self._accept(lenient, update)
-            return
-        self._uncertain(
-            view,
-            update,
-            "what is seen cannot be explained by any sequence of steps: "
-            + "; ".join(mismatches(self.state, view)[:3])
-            + ". Please confirm or correct it.",
+    def _hints(
+        self,
+        view: TableView,
+        urgent: bool,
+        end_last: bool = False,
+        fresh: bool = False,
+        recalled: bool = True,
+        sensed: bool = True,
+    ) -> Hints:
+        """What the signals and sensors add to the view. ``fresh``: for an explanation from the
+        start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
+        end signals include zones recalled from just before them; ``sensed``: the dispenser's
+        counts of the turn (marbles returned, Row refills) must be met (the count of returns
+        always, while the paying ring is out of view)."""
+        s = self.settings
+        done = _Done() if fresh else self._done
+        tallies = [*self._closed, self._sensed]
+        rows = [COLOR_INDEX.get(c, -1) for t in tallies for c in t.row][len(done.row) :]
+        draws = [COLOR_INDEX.get(c, -1) for t in tallies for c in t.draws][len(done.draws) :]
+        returned = refills = None
+        ring_seen = view.seats[self.state.current].ring is not None
+        if urgent and self._sensors and self._closed and (sensed or not ring_seen):
+            # What is left to explain of the turn's counts (below zero when the turn's accepted
+            # steps already exceed them: only explaining the turn again can meet them).
+            returned = self._closed[0].returned - done.paid
+            if sensed:
+                refills = len(self._closed[0].row) - len(done.row)
+        return Hints(
+            row_colours=tuple(rows),
+            draw_colours=tuple(draws),
+            returned=returned,
+            refills=refills,
+            strict_rows=refills is not None,
+            strict_draws=self._sensed_draws and not ring_seen,
+            end_turns=self._ends,
+            unsignalled_ends=0 if s.turn_signals else 1,
+            end_last=end_last,
+            checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
         )
 
+    def _explain(self, view: TableView, update: Update, urgent: bool, end_last: bool = False) -> None:
+        if self.state.game_over:
+            self._after_game(view, update)
+            return
+        s = self.settings
+        hints = self._hints(view, urgent, end_last)
+        found: Explanation | None = None
+        unsensed = False  # found only by setting the sensors' counts aside
+        for relax in self._relaxations(hints):
+            tried = explain(
+                self.state, view, self._hints(view, urgent, end_last, **relax), s.max_violations, s.limits
+            )
+            if tried is not None and (found is None or len(tried.violations) < len(found.violations)):
+                found, unsensed = tried, not relax.get("sensed", True)
+            if found is not None and found.legal:
+                break
+        if (
+            found is not None
+            and unsensed
+            and self._revise(view, update, urgent, end_last, len(found.violations))
+        ):
+            return  # the sensors settled a guess made earlier in the turn
+        if found is None and self._ends > int(end_last) and self._catch_up(update):
+            self._explain(view, update, urgent, end_last)  # the rest, from the signalled table
+            return
+        if found is not None and found.legal and found.tables == 1:
+            self._accept(found, update)
+            return
+        if found is not None and found.legal:  # part of the table is out of view, and it matters
+            hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
+            self._uncertain(
+                ("hidden", self.state.turn, tuple(view.unknown())),
+                update,
+                f"{found.tables} different tables fit what is seen while {hidden} is out of view: "
+                "show it to the camera, or enter the turn by hand",
+            )
+            return
+        if view.unsure and self._explains_if_misread(view, hints):
+            zones = ", ".join(zone_text(z, self.names) for z in sorted(view.unsure)[:3])
+            self._uncertain(
+                ("unsure", self.state.turn, tuple(sorted(view.unsure))),
+                update,
+                f"what is seen would break a rule, but it rests on {zones}, read with low confidence: "
+                "it could be a misreading. Please confirm or correct it.",
+            )
+            return
+        key = view.key()
+        if self._suspect is None or self._suspect.key != key:
+            self._suspect = _Suspect(key, 1, found, end_last)
+        else:
+            self._suspect.found = found
+        self._conclude(view, update, urgent)
+
+    def _catch_up(self, update: Update) -> bool:
+        """Explain the table as it stood at the oldest pending end signal, by itself: a smaller
+        search than everything since, when that one found nothing at all (several turns went by
+        while the table was hard to see). A rule broken there is certain: its turn is over."""
+        seen, soft = self._checkpoints[0]
+        for mark in (soft, seen) if soft != seen else (seen,):
+            if not self._explainable(mark):
+                continue
+            hints = dataclasses.replace(
+                self._hints(mark, True, True), end_turns=1, checkpoints=(mark,), unsignalled_ends=0
+            )
+            found = explain(self.state, mark, hints, self.settings.max_violations, self.settings.limits)
+            if found is None or found.tables != 1 or self._misread_cards(found):
+                continue
+            self._accept(found, update)
+            return True
+        return False
+
+    def _relaxations(self, hints: Hints) -> list[dict[str, bool]]:
+        """The searches to try, strictest first, while nothing legal is found: the sensors'
+        counts may disagree with the camera (its reading stands where it sees; the disagreement
+        is reported when the turn is accepted), and a zone recalled at an end signal may have
+        changed under the hand that covered it."""
+        out: list[dict[str, bool]] = [{}]
+        sensed = hints.returned is not None or hints.refills is not None
+        recalled = any(seen != soft for seen, soft in self._checkpoints)
+        if sensed:
+            out.append({"sensed": False})
+        if recalled:
+            out.append({"recalled": False})
+        if sensed and recalled:
+            out.append({"sensed": False, "recalled": False})
+        return out
+
+    def _revise(self, view: TableView, update: Update, urgent: bool, end_last: bool, budget: int) -> bool:
+        """The turn's earlier tables were ambiguous (a marble drawn, or picked and refilled with
+        the same colour?) and the guess accepted then leads nowhere good: explain the whole turn
+        again from its start, with the sensors' counts met and at most ``budget`` broken rules.
+        Not after a rule break was accepted this turn."""
+        start = self._baseline
+        if start == self.state or self._turn_forced or budget < 0:
+            return False
+        hints = self._hints(view, urgent, end_last, fresh=True)
+        found = explain(start, view, hints, min(budget, self.settings.max_violations), self.settings.limits)
+        if found is None or found.tables != 1:
+            return False
+        with self.record.transaction():
+            self.record.append("state", {"state": start.to_json(), "reason": "revise"})
+            self._rewind(start)
+            note = (
+                f"turn {start.turn + 1}: re-explained from its start (a later table settled an earlier guess)"
+            )
+            self.notes.append(note)
+            update.notes.append(note)
+            self.record.append("note", {"text": note})
+            self._accept(found, update)
+        return True
+
+    def _rewind(self, start: State) -> None:
+        """Back to the start of the turn to explain it again (live or replayed)."""
+        self.state = start
+        self.log = [line for line in self.log if line.turn < start.turn]
+        self._done = _Done()
+
+    def _explains_if_misread(self, view: TableView, hints: Hints) -> bool:
+        """Whether legal play explains the table once the zones read with low confidence are
+        taken as unknown (then a broken rule would rest on a possible misreading)."""
+        doubtful = view.unsure
+        marks = tuple(mark.without(doubtful) for mark in hints.checkpoints)
+        sure = dataclasses.replace(hints, checkpoints=marks)
+        return explain(self.state, view.without(doubtful), sure, 0, self.settings.limits) is not None
+
+    def _conclude(self, view: TableView, update: Update, urgent: bool) -> None:
+        """Decide on a view no legal sequence explains: warn, ask a person, or wait."""
+        suspect = self._suspect
+        if suspect is None:
+            return
+        s = self.settings
+        persisted = suspect.frames >= s.confirm
+        found = suspect.found
+        refilling = sum(view.row or ()) < 6 and any(self.state.dispenser)
+        if urgent and found is None and refilling and self._waited < s.eot_wait:
+            return  # the Row is still being refilled: wait for the table to settle
+        codes = {err.code for _, err in found.violations} if found is not None else set()
+        decide = urgent or (persisted and (found is None or codes <= CERTAIN_MID_TURN))
+        if decide and not suspect.revised:
+            suspect.revised = True
+            budget = len(found.violations) - 1 if found is not None else s.max_violations
+            if self._revise(view, update, urgent, suspect.end_last, budget):
+                return
+        if found is None:
+            self._quiet = s.backoff
+            if decide:
+                strange = self._cards_from_nowhere(view)
+                hint = f" ({strange} not in view before: a misread card?)" if strange else ""
+                self._uncertain(
+                    ("unexplained", suspect.key),
+                    update,
+                    "what is seen cannot be explained by any sequence of steps: "
+                    + "; ".join(mismatches(self.state, view)[:3])
+                    + f"{hint}. Please confirm or correct it.",
+                )
+            return
+        misread = self._misread_cards(found)
+        if misread and decide:
+            cards = ", ".join(f"#{c}" for c in misread)
+            self._uncertain(
+                ("misread", suspect.key),
+                update,
+                f"{cards} appeared although no such card was in view: a misread card, or taken from a "
+                "deck? Please confirm or correct it.",
+            )
+            return
+        if decide and not misread:
+            self._accept(found, update)
+
+    def _cards_from_nowhere(self, view: TableView) -> str:
+        """Cards seen in a player's area that no camera saw anywhere before, as text."""
+        visible = visible_cards(self.state)
+        held: set[int] = set()
+        for sv in view.seats:
+            held |= (sv.archive or frozenset()) | (sv.gizmos or frozenset())
+        return ", ".join(f"#{c}" for c in sorted(held - visible))
+
+    def _misread_cards(self, found: Explanation) -> list[int]:
+        """Cards a rule-breaking step took from where no camera could have seen them."""
+        out = []
+        visible = visible_cards(self.state)
+        for index, err in found.violations:
+            step = found.steps[index]
+            if err.code == "CARD_NOT_AVAILABLE" and step.card is not None and step.card not in visible:
+                pend = self.state.pending
+                if pend is None or step.card not in pend.hand:
+                    out.append(step.card)
+        return out
+
+    def _after_game(self, view: TableView, update: Update) -> None:
+        """The game is over: changes on the table are warned about (once per player), never scored."""
+        self._ends = 0
+        self._checkpoints.clear()
+        if matches(self.state, view):
+            return
+        found = explain(self.state, view, Hints(), self.settings.max_violations, self.settings.limits)
+        seats: list[tuple[int, Step | None]] = []
+        if found is not None:
+            seats = [(st.player, st) for st in found.steps if st.player is not None]
+        if not seats:
+            changed = [
+                i
+                for i, (sv, p) in enumerate(zip(view.seats, self.state.players, strict=True))
+                if not seat_matches(p, sv)
+            ]
+            seats = [(i, None) for i in changed] or [(self.state.current, None)]
+        with self.record.transaction():
+            for seat, step in seats:
+                self._warn_after_end(seat, step, view, update)
+
+    def _warn_after_end(self, seat: int, step: Step | None, view: TableView | None, update: Update) -> None:
+        """Play after the end: warned once per player, never applied (the scores are final)."""
+        if seat in self._warned_after_end:
+            return
+        self._warned_after_end.add(seat)
+        err = IllegalStep("GAME_OVER", "the game is over; nothing more can be played")
+        if step is not None:
+            message, fix = describe_violation(step, err, self.state, self.names[seat])
+        else:
+            what = "; ".join(mismatches(self.state, view)[:2]) if view is not None else "the table"
+            who = self.names[seat]
+            message = f"{who} changed the table after the game ended ({what}) (ruling 24, GAME_OVER)"
+            fix = "put the table back as it was: the game is over and the scores are final"
+        update.warnings.append(self._new_warning("violation", self.state, seat, "GAME_OVER", message, fix))
+
     def _accept(self, found: Explanation, update: Update) -> None:
-        state = self.state
-        by_index = {}
+        """Record and apply an explanation, with a warning per broken rule (one transaction)."""
+        by_index: dict[int, list[IllegalStep]] = {}
         for index, err in found.violations:
             by_index.setdefault(index, []).append(err)
-        for i, step in enumerate(found.steps):
-            before = state
-            state = self._advance(step, found.forced[i], record=True)
-            update.steps.append(step)
-            for err in by_index.get(i, []):
-                seat = step.player if step.player is not None else before.current
-                message, fix = describe_violation(step, err, before, self.names[seat])
-                update.warnings.append(self._new_warning("violation", before, seat, err.code, message, fix))
-        if state != found.state:
-            # The search folded unseen Research cards back into their deck: keep that belief.
-            self._set_state(found.state, record=True)
-        if found.alternatives > 1:
-            update.notes.append(
-                f"{found.alternatives} different step sequences explain this table equally well"
-            )
-        self._clear_hints()
-        self._pending_key = None
+        with self.record.transaction():
+            if self._last_obs is not None:
+                self.record.append("observation", self._last_obs.to_json())
+            folds = {i: (level, cards) for i, level, cards in found.folds}
+            for i, step in enumerate(found.steps):
+                before = self.state
+                if before.game_over:  # the explanation ended the game and play went on
+                    if step.player is not None:
+                        self._warn_after_end(step.player, step, None, update)
+                    continue
+                self._advance(step, found.forced[i], live=True, update=update)
+                update.steps.append(step)
+                for err in by_index.get(i, []):
+                    seat = step.player if step.player is not None else before.current
+                    message, fix = describe_violation(step, err, before, self.names[seat])
+                    update.warnings.append(
+                        self._new_warning("violation", before, seat, err.code, message, fix)
+                    )
+                if i in folds:
+                    # The cards a Research put back were never seen: fold them into the deck's
+                    # unknown part, as the search did (recorded, so a replay does the same).
+                    self.state = fold_research(self.state, *folds[i])
+                    self.record.append("state", {"state": self.state.to_json(), "reason": "research"})
+            if not self.state.game_over and self.state != found.state:
+                raise AssertionError("the accepted steps do not reproduce the explanation's state")
+            if found.alternatives > 1:
+                note = (
+                    f"turn {self.state.turn + 1}: {found.alternatives} different step sequences explain "
+                    "this table equally well; one was recorded"
+                )
+                self.notes.append(note)
+                update.notes.append(note)
+                self.record.append("note", {"text": note})
+        self._suspect = None
+        self._last_partial = None
         self._emit("state", {"turn": self.state.turn})
 
-    def _advance(self, step: Step, forced: bool, record: bool) -> State:
+    def _advance(self, step: Step, forced: bool, live: bool, update: Update | None = None) -> State:
+        """Apply one accepted step, live or replayed: the same bookkeeping either way."""
         before = self.state
-        if forced:
-            after, _ = force(before, step)
-        else:
-            after = apply(before, step)
-        if record:
+        after = force(before, step)[0] if forced else apply(before, step)
+        if live:
             self.record.append("step", {"step": step.to_json(), "forced": forced, "turn": before.turn})
         self.state = after
+        done = self._done
+        setup = step.is_chance and before is self._baseline and before.turn == 0 and not before.main_done
+        if setup:  # the set-up's Row: not part of the first turn (a sensed refill is used up)
+            if before.chance and before.chance[0][0] == "row" and self._sensed.row:
+                self._sensed.row.pop(0)
+        elif step.kind == "build":
+            paid = sum(step.pay or ())
+            done.paid += paid
+            done.builds.append((step.card or 0, paid))
+        elif step.kind == "dispense" and before.chance:
+            (done.row if before.chance[0][0] == "row" else done.draws).append(step.color or 0)
         if not step.is_chance:
             seat = step.player if step.player is not None else before.current
             self.log.append(
@@ -352,9 +740,59 @@ class Tracker:
             )
         elif self.log:
             self.log.append(LogLine(before.turn, before.round, None, describe(step), step.to_json()))
+        self._turn_forced |= forced
+        if step.is_chance and before is self._baseline:
+            self._baseline = after  # the set-up's refills: a turn is redone from after them
+        if step.kind == "end_turn":
+            self._end_turn_bookkeeping(before, live, update)
         if after.turn != before.turn:
             self.turn_starts.append(after)
+            self._baseline = after
+            self._turn_forced = False
         return after
+
+    def _end_turn_bookkeeping(self, before: State, live: bool, update: Update | None) -> None:
+        """A turn ended: settle its end signal and compare its steps with the sensors."""
+        if self._ends:
+            self._ends -= 1
+            self._checkpoints.pop(0)
+            self._waited = 0
+        tally = self._closed.pop(0) if self._closed else self._sensed
+        if tally is self._sensed:
+            self._sensed = _Tally()
+        done, self._done = self._done, _Done()
+        if live and self._sensors:
+            for message in self._disagreements(tally, done, before.current):
+                w = self._new_warning(
+                    "uncertain", before, before.current, None, message, "confirm what happened, or correct it"
+                )
+                if update is not None:
+                    update.warnings.append(w)
+
+    def _disagreements(self, tally: _Tally, done: _Done, seat: int) -> list[str]:
+        """Where the dispenser sensors and the accepted steps of a turn disagree (fusion)."""
+        out = []
+        name = self.names[seat]
+        if tally.returned != done.paid:
+            built = ", ".join(f"#{c} ({n})" for c, n in done.builds) or "nothing"
+            out.append(
+                f"the dispenser counted {tally.returned} marble(s) returned this turn, but the camera saw "
+                f"{name} pay {done.paid} (built {built}): please confirm the payment"
+            )
+        for kind, sensed, seen, on in (
+            ("rolled into the Energy Row", tally.row, done.row, True),
+            ("drawn from the dispenser", tally.draws, done.draws, self._sensed_draws),
+        ):
+            if not on:
+                continue
+            known = Counter(c for c in sensed if c in COLOR_INDEX)
+            camera = Counter(COLORS[c] for c in seen)
+            if len(sensed) != len(seen) or known - camera:
+                out.append(
+                    f"marbles {kind}: the dispenser sensed {_colour_list(sensed)}, the camera saw "
+                    f"{_colour_list([COLORS[c] for c in seen])}: please confirm"
+                )
+        return out
 
     # ------------------------------------------------------------------ warnings
 
@@ -378,39 +816,37 @@ class Tracker:
         self._emit("warning", w.to_json())
         return w
 
-    def _uncertain(self, view: TableView, update: Update, message: str) -> None:
-        key = view.key()
-        if key in self._uncertain_keys:
+    def _uncertain(self, key: tuple[object, ...], update: Update, message: str) -> None:
+        """Ask a person to confirm, once per situation: the same zones in doubt in the same turn
+        are one question, however their readings flicker from frame to frame."""
+        if key in self._raised:
             return
-        self._uncertain_keys.add(key)
-        update.warnings.append(
-            self._new_warning(
-                "uncertain", self.state, None, None, message, "confirm what is on the table, or correct it"
+        self._raised.add(key)
+        with self.record.transaction():
+            update.warnings.append(
+                self._new_warning(
+                    "uncertain",
+                    self.state,
+                    None,
+                    None,
+                    message,
+                    "confirm what is on the table, or correct it",
+                )
             )
-        )
-
-    def _warn_once(self, view: TableView, update: Update, code: str, message: str, fix: str) -> None:
-        key = view.key()
-        if key in self._uncertain_keys:
-            return
-        self._uncertain_keys.add(key)
-        update.warnings.append(self._new_warning("violation", self.state, None, code, message, fix))
 
     def decide(self, warning_id: int, status: str, who: str) -> RefereeWarning:
         """Accept or dismiss a warning (recorded with who)."""
-        return self._set_status(warning_id, status, who, record=True)
+        warning = self._set_status(warning_id, status, who)
+        self.record.append("warning_status", {"id": warning_id, "status": status, "who": who}, who=who)
+        self._emit("warning", warning.to_json())
+        return warning
 
-    def _set_status(self, warning_id: int, status: str, who: str, record: bool) -> RefereeWarning:
+    def _set_status(self, warning_id: int, status: str, who: str) -> RefereeWarning:
         if status not in ("accepted", "dismissed"):
             raise TrackerError(f"status: expected 'accepted' or 'dismissed', got {status!r}")
         for i, w in enumerate(self.warnings):
             if w.id == warning_id:
                 self.warnings[i] = w.with_status(status, who)
-                if record:
-                    self.record.append(
-                        "warning_status", {"id": warning_id, "status": status, "who": who}, who=who
-                    )
-                    self._emit("warning", self.warnings[i].to_json())
                 return self.warnings[i]
         raise TrackerError(f"no warning #{warning_id}")
 
@@ -420,9 +856,12 @@ class Tracker:
         """Manual mode: apply one step chosen by a person; an illegal step raises IllegalStep."""
         if self.ended_by is not None:
             raise IllegalStep("GAME_OVER", f"the game was ended by {self.ended_by}")
-        self._advance(step, forced=False, record=True)  # apply raises before anything is recorded
+        apply(self.state, step)  # raises before anything is recorded
+        update = Update(steps=[step])
+        with self.record.transaction():
+            self._advance(step, forced=False, live=True, update=update)
         self._emit("state", {"turn": self.state.turn})
-        return Update(steps=[step])
+        return update
 
     def legal_steps(self) -> list[Step]:
         """The steps a person may enter now (manual mode)."""
@@ -440,11 +879,10 @@ class Tracker:
             check_invariants(new, limits=False)
         except StateError as exc:
             raise TrackerError(f"correction refused: {exc}") from exc
-        self.record.append("correction", correction.to_json(), who=correction.who, at=correction.time)
-        self._set_state(new, record=True, who=correction.who)
-        self._clear_hints()
-        self._last_view = None
-        self._uncertain_keys.clear()
+        with self.record.transaction():
+            self.record.append("correction", correction.to_json(), who=correction.who, at=correction.time)
+            self.record.append("state", {"state": new.to_json(), "reason": "correction"}, who=correction.who)
+        self._set_state(new, reset=True)
         return new
 
     def _corrected(self, c: Correction) -> State:
@@ -456,55 +894,54 @@ class Tracker:
             except StateError as exc:
                 raise TrackerError(f"correction refused: {exc}") from exc
         if c.what == "marble_color":
-            src, dst = p.get("from"), p.get("to")
-            if src not in COLOR_INDEX or dst not in COLOR_INDEX:
-                raise TrackerError(f"marble_color: 'from' and 'to' must be colours from {list(COLORS)}")
-            a, b = COLOR_INDEX[src], COLOR_INDEX[dst]
-            if s.dispenser[b] == 0:
-                raise TrackerError(f"marble_color: no {dst} marble is left in the dispenser to swap in")
-            disp = list(s.dispenser)
-            disp[a] += 1
-            disp[b] -= 1
-            zone = p.get("zone")
-            if zone == "row":
-                counts = list(s.row)
-            elif zone == "ring" and isinstance(p.get("seat"), int) and 0 <= p["seat"] < s.num_players:
-                counts = list(s.players[p["seat"]].ring)
-            else:
-                raise TrackerError("marble_color: zone must be 'row' or 'ring' with a valid seat")
-            if counts[a] == 0:
-                raise TrackerError(f"marble_color: there is no {src} marble there")
-            counts[a] -= 1
-            counts[b] += 1
-            new_counts = (counts[0], counts[1], counts[2], counts[3])
-            if zone == "row":
-                return dataclasses.replace(s, row=new_counts, dispenser=tuple(disp))  # type: ignore[arg-type]
-            players = list(s.players)
-            players[p["seat"]] = dataclasses.replace(players[p["seat"]], ring=new_counts)
-            return dataclasses.replace(s, players=tuple(players), dispenser=tuple(disp))  # type: ignore[arg-type]
+            return _recolour(s, p)
         if c.what == "card_id":
             old, new = p.get("old"), p.get("new")
-            if not (isinstance(old, int) and isinstance(new, int) and 0 <= old < 112 and 0 <= new < 112):
-                raise TrackerError("card_id: 'old' and 'new' must be card ids 0..111")
-            return swap_cards(s, old, new)
+            if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 112 for x in (old, new)):
+                raise TrackerError(
+                    f"card_id: 'old' and 'new' must be card ids 0..111, got {old!r} and {new!r}"
+                )
+            return swap_cards(s, old, new)  # type: ignore[arg-type]
         raise TrackerError(f"unknown correction {c.what!r} (marble_color, card_id or state)")
 
-    def _set_state(self, state: State, record: bool, who: str = "referee") -> None:
-        if record:
-            self.record.append("state", {"state": state.to_json()}, who=who)
+    def _set_state(self, state: State, reset: bool) -> None:
         self.state = state
+        if reset:  # a person changed what the referee believes: start the turn's reckoning afresh
+            self._baseline = state
+            self._turn_forced = False
+            self._ends = 0
+            self._checkpoints.clear()
+            self._waited = 0
+            self._closed.clear()
+            self._sensed = _Tally()
+            self._done = _Done()
+            self._last_key = None
+            self._suspect = None
+            self._raised.clear()
         self._emit("state", {"turn": state.turn})
 
     def undo_turn(self, who: str) -> State:
         """Go back to the start of the current turn (or of the previous one if nothing happened yet)."""
+        target = self._undo_target()
+        now = time.time()
+        undo = {"time": now, "who": who, "what": "undo_turn", "payload": {}, "type": "correction"}
+        with self.record.transaction():
+            self.record.append("correction", undo, who=who, at=now)
+            self.record.append("state", {"state": target.to_json(), "reason": "undo"}, who=who)
+        return self._undo()
+
+    def _undo_target(self) -> State:
         target = self.turn_starts[-1]
         if target == self.state and len(self.turn_starts) > 1:
+            target = self.turn_starts[-2]
+        return target
+
+    def _undo(self) -> State:
+        target = self._undo_target()
+        if target is not self.turn_starts[-1]:
             self.turn_starts.pop()
-            target = self.turn_starts[-1]
-        self.record.append("correction", Correction(time.time(), who, "undo_turn").to_json(), who=who)
-        self._set_state(target, record=True, who=who)
-        self._clear_hints()
-        self._last_view = None
+        self.log = [line for line in self.log if line.turn < target.turn]
+        self._set_state(target, reset=True)
         return target
 
     def end_game(self, who: str) -> None:
@@ -536,7 +973,65 @@ class Tracker:
             "scores": self.scores(),
             "warnings": [w.to_json() for w in self.warnings],
             "log": [line.to_json() for line in self.log],
+            "notes": list(self.notes),
+            "end_signals_pending": self._ends,
         }
+
+
+def replay_states(data: Any) -> Iterator[State]:
+    """Every state a recorded game went through, from :meth:`GameRecord.export` JSON: the setup,
+    then the state after each entry that changed it."""
+    record = GameRecord(":memory:")
+    entries = GameRecord.entries_of_export(data)
+    if not entries or entries[0].kind != "setup":
+        raise RecordError("export: the first entry must be the setup")
+    tracker = Tracker._from_setup(record, entries[0].payload, None)
+    yield tracker.state
+    for entry in entries[1:]:
+        before = tracker.state
+        tracker._replay(entry.kind, entry.payload, entry.who)
+        if tracker.state != before:
+            yield tracker.state
+
+
+def _colour_list(colours: list[str]) -> str:
+    if not colours:
+        return "none"
+    return ", ".join(colours)
+
+
+def _recolour(s: State, p: dict[str, Any]) -> State:
+    """ "That marble is blue": one marble in the Row or a ring changes colour (the dispenser
+    gives the true colour and takes the misread one, so every colour still adds up to 13)."""
+    src, dst = p.get("from"), p.get("to")
+    if src not in COLOR_INDEX or dst not in COLOR_INDEX:
+        raise TrackerError(f"marble_color: 'from' and 'to' must be colours from {list(COLORS)}")
+    a, b = COLOR_INDEX[src], COLOR_INDEX[dst]
+    if s.dispenser[b] == 0:
+        raise TrackerError(f"marble_color: no {dst} marble is left in the dispenser to swap in")
+    disp = list(s.dispenser)
+    disp[a] += 1
+    disp[b] -= 1
+    zone, seat = p.get("zone"), p.get("seat")
+    if zone == "row":
+        counts = list(s.row)
+    elif (
+        zone == "ring" and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < s.num_players
+    ):
+        counts = list(s.players[seat].ring)
+    else:
+        raise TrackerError(f"marble_color: zone must be 'row', or 'ring' with a seat 0..{s.num_players - 1}")
+    if counts[a] == 0:
+        raise TrackerError(f"marble_color: there is no {src} marble there")
+    counts[a] -= 1
+    counts[b] += 1
+    new_counts = (counts[0], counts[1], counts[2], counts[3])
+    dispenser = (disp[0], disp[1], disp[2], disp[3])
+    if zone == "row":
+        return dataclasses.replace(s, row=new_counts, dispenser=dispenser)
+    players = list(s.players)
+    players[seat] = dataclasses.replace(players[seat], ring=new_counts)  # type: ignore[index]
+    return dataclasses.replace(s, players=tuple(players), dispenser=dispenser)
 
 
 def swap_cards(state: State, a: int, b: int) -> State:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from referee.gizmos import IllegalStep, State, Step, default_cards
@@ -42,7 +43,19 @@ class RefereeWarning:
         return d
 
     @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> RefereeWarning:
+    def from_json(cls, raw: Any) -> RefereeWarning:
+        """Parse the JSON form (from a game record); raises ValueError naming what is wrong."""
+        if not isinstance(raw, dict):
+            raise ValueError("warning: expected a JSON object")
+        names = {f.name for f in fields(cls)}
+        missing = sorted(n for n in names - set(raw) if n not in ("status", "decided_by"))
+        if missing:
+            raise ValueError(f"warning: missing field {missing[0]!r}")
+        extra = sorted(set(raw) - names)
+        if extra:
+            raise ValueError(f"warning: unknown field {extra[0]!r}")
+        if raw["kind"] not in KINDS or raw.get("status", "open") not in STATUSES:
+            raise ValueError(f"warning: unknown kind {raw['kind']!r} or status {raw.get('status')!r}")
         return cls(**{**raw, "rulings": tuple(raw.get("rulings", ()))})
 
     def with_status(self, status: str, who: str) -> RefereeWarning:
@@ -56,19 +69,40 @@ def _marbles(pay: tuple[int, ...]) -> str:
     return ", ".join(parts) if parts else "nothing"
 
 
-def what_happened(step: Step, name: str) -> str:
-    """The step in the past tense, for a warning."""
+def what_happened(step: Step, err: IllegalStep, before: State, name: str) -> str:
+    """The step in the past tense, as the broken rule makes it matter."""
     k = step.kind
+    code = err.code
+    colour = COLORS[step.color or 0]
     if k == "pick":
-        return f"{name} took a {COLORS[step.color or 0]} marble from the Energy Row"
+        if code == "SECOND_MAIN_ACTION":
+            return f"{name} took a second marble ({colour}) from the Energy Row; only one Pick was available"
+        if code == "RING_FULL":
+            return f"{name} took a {colour} marble from the Energy Row into a full ring"
+        return f"{name} took a {colour} marble from the Energy Row"
     if k == "file":
+        if code == "SECOND_MAIN_ACTION":
+            return f"{name} filed #{step.card} after this turn's main action was already taken"
         return f"{name} filed #{step.card}"
     if k == "build":
-        return f"{name} built #{step.card} paying {_marbles(step.pay or (0, 0, 0, 0))}"
+        if code == "SECOND_MAIN_ACTION":
+            return f"{name} built #{step.card} after this turn's main action was already taken"
+        text = f"{name} built #{step.card} paying {_marbles(step.pay or (0, 0, 0, 0))}"
+        if step.converters:
+            text += " with " + ", ".join(f"#{c}" for c in step.converters)
+        return text
     if k == "research":
         return f"{name} researched the Level {step.level} deck"
     if k == "use":
-        return f"{name} used #{step.gizmo}"
+        effect = CARDS[step.gizmo or 0].effect
+        gain = {
+            "vp_tokens": f"took the {effect.count}-point VP token of #{step.gizmo}",
+            "draw_random": f"drew from the dispenser for #{step.gizmo}",
+            "pick_row": f"took from the Energy Row for #{step.gizmo}",
+        }.get(effect.reward, f"used #{step.gizmo}")
+        if code == "GIZMO_ALREADY_USED":
+            return f"{name} {gain} a second time this turn"
+        return f"{name} {gain}"
     if k == "end_turn":
         return f"{name} ended the turn"
     return f"{name} played '{k}'"
@@ -80,31 +114,44 @@ def remedy(step: Step, err: IllegalStep, before: State) -> str:
     k = step.kind
     seat = step.player if step.player is not None else before.current
     p = before.players[seat]
+    if code == "GAME_OVER":
+        return "put it back: the game is over and the scores are final"
     if k == "pick":
+        if code == "SECOND_MAIN_ACTION":
+            return f"put one back (the {COLORS[step.color or 0]} marble) in the Energy Row"
+        if code == "NOT_YOUR_TURN":
+            return f"put the {COLORS[step.color or 0]} marble back in the Energy Row and wait for your turn"
+        if code == "RING_FULL":
+            return f"put a marble back: the ring holds at most {p.profile.energy_limit}"
         return f"put the {COLORS[step.color or 0]} marble back in the Energy Row"
     if k == "file":
         return f"put #{step.card} back where it came from"
     if k == "build" and code in ("UNDERPAID", "NOT_AFFORDABLE", "BAD_PAYMENT"):
         card = CARDS[step.card or 0]
-        colour = "any colours" if card.color == "any" else card.color
-        return f"pay #{step.card}'s cost ({card.cost} {colour}, less discounts) or return the card"
+        colour = "energy of any colours" if card.color == "any" else card.color
+        return f"pay #{step.card}'s full cost ({card.cost} {colour}, less discounts) or return the card"
+    if k == "build" and code == "GIZMO_ALREADY_USED":
+        return f"pay #{step.card} without the converter already used this turn, or return the card"
     if k == "build":
-        return f"return #{step.card} and take back the marbles paid"
-    if k == "use" and code in ("GIZMO_ALREADY_USED", "NOT_TRIGGERED"):
+        return f"return #{step.card} where it came from and take back the marbles paid"
+    if k == "use":
         effect = CARDS[step.gizmo or 0].effect
         if effect.reward == "vp_tokens":
             return f"give back the {effect.count}-point VP token"
+        if effect.reward in ("draw_random", "pick_row"):
+            return "put the marble(s) taken back"
         return f"undo what #{step.gizmo} gave"
     if k == "end_turn":
         return "take a main action (File, Pick, Build or Research) first"
-    if code == "RING_FULL":
-        return f"put marbles back until the ring holds {p.profile.energy_limit}"
     return "undo that step"
 
 
 def describe_violation(step: Step, err: IllegalStep, before: State, name: str) -> tuple[str, str]:
-    """The warning's message and remedy, e.g. "Ana took a second marble...: put one back"."""
+    """The warning's message and remedy, e.g. ("Ana took a second marble (red) from the Energy
+    Row; only one Pick was available: you have already taken this turn's main action (ruling 7,
+    SECOND_MAIN_ACTION)", "put one back (the red marble) in the Energy Row")."""
     rule = RULES[err.code]
     rulings = ", ".join(str(r) for r in rule.rulings)
-    message = f"{what_happened(step, name)}: {err.message} (ruling {rulings}, {err.code})"
+    why = re.sub(r"\s*\(ruling[^)]*\)", "", err.message)  # the rulings are named once, at the end
+    message = f"{what_happened(step, err, before, name)}: {why} (ruling {rulings}, {err.code})"
     return message, remedy(step, err, before)

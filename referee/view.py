@@ -10,10 +10,10 @@ a single misread frame never reaches the tracker.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from referee.gizmos.cards import COLOR_INDEX, COLORS
-from referee.gizmos.state import Counts, State
+from referee.gizmos.state import DISPLAY_SLOTS, Counts, Player, State
 from referee.observation import CardSighting, MarbleSighting, Observation
 
 Slot = tuple[int, int]  # (level, slot)
@@ -31,16 +31,81 @@ class SeatView:
 
 @dataclass(frozen=True, slots=True)
 class TableView:
-    """The visible table. ``display`` maps known slots to a card id or ``None`` (seen empty)."""
+    """The visible table. ``display`` maps known slots to a card id or ``None`` (seen empty).
+
+    ``unsure`` names the known zones read with a confidence below the "sure" level (see
+    :func:`zone_names`): they count, but a broken rule that rests on them could be a misreading.
+    """
 
     display: dict[Slot, int | None] = field(default_factory=dict)
     row: Counts | None = None
     seats: tuple[SeatView, ...] = ()
     turn_player: int | None = None
+    unsure: frozenset[str] = frozenset()
 
     def key(self) -> tuple[object, ...]:
         """A hashable summary, to tell whether two views are the same."""
         return (tuple(sorted(self.display.items())), self.row, self.seats, self.turn_player)
+
+    def complete(self) -> bool:
+        """Every zone is known: the whole Display, the Row and every player's area."""
+        return (
+            len(self.display) == sum(DISPLAY_SLOTS)
+            and self.row is not None
+            and all(None not in (s.ring, s.archive, s.gizmos, s.vp) for s in self.seats)
+        )
+
+    def unknown(self) -> list[str]:
+        """The zones not known, by name (for messages)."""
+        out = [f"display{lvl}.{s}" for lvl in (1, 2, 3) for s in range(DISPLAY_SLOTS[lvl - 1])]
+        out = [z for z in out if _slot_of(z) not in self.display]
+        if self.row is None:
+            out.append("row")
+        for i, sv in enumerate(self.seats):
+            out += [f"{z}{i}" for z in SEAT_ZONES if getattr(sv, z) is None]
+        return out
+
+    def without(self, zones: frozenset[str] | set[str]) -> TableView:
+        """The same view with the named zones unknown."""
+        if not zones:
+            return self
+        display = {k: v for k, v in self.display.items() if f"display{k[0]}.{k[1]}" not in zones}
+        seats = tuple(
+            SeatView(**{z: None if f"{z}{i}" in zones else getattr(sv, z) for z in SEAT_ZONES})
+            for i, sv in enumerate(self.seats)
+        )
+        return TableView(
+            display=display,
+            row=None if "row" in zones else self.row,
+            seats=seats,
+            turn_player=self.turn_player,
+            unsure=self.unsure - frozenset(zones),
+        )
+
+
+#: The zones of a player's area, as named in :attr:`TableView.unsure` (``ring0``, ``vp2``...).
+SEAT_ZONES: tuple[str, ...] = ("ring", "archive", "gizmos", "vp")
+
+
+def _slot_of(zone: str) -> Slot:
+    lvl, slot = zone.removeprefix("display").split(".")
+    return int(lvl), int(slot)
+
+
+def zone_text(zone: str, names: list[str] | None = None) -> str:
+    """A zone name in words: ``ring1`` -> "player 2's ring", ``display2.0`` -> "Level II slot 1"."""
+    if zone == "row":
+        return "the Energy Row"
+    if zone.startswith("display"):
+        lvl, slot = _slot_of(zone)
+        return f"Display Level {'I' * lvl} slot {slot + 1}"
+    for z in SEAT_ZONES:
+        if zone.startswith(z) and zone[len(z) :].isdigit():
+            seat = int(zone[len(z) :])
+            who = names[seat] if names and seat < len(names) else f"player {seat + 1}"
+            label = {"ring": "ring", "archive": "Archive", "gizmos": "gizmos", "vp": "VP tokens"}[z]
+            return f"{who}'s {label}"
+    return zone
 
 
 def view_of(state: State) -> TableView:
@@ -80,6 +145,16 @@ def mismatches(state: State, view: TableView, turn: bool = False) -> list[str]:
     return out
 
 
+def seat_matches(player: Player, sv: SeatView) -> bool:
+    """Whether a player's area agrees with the known parts of its view."""
+    return (
+        (sv.ring is None or sv.ring == player.ring)
+        and (sv.gizmos is None or sv.gizmos == frozenset(player.gizmos))
+        and (sv.archive is None or sv.archive == frozenset(player.archive))
+        and (sv.vp is None or sv.vp == player.vp_tokens)
+    )
+
+
 def matches(state: State, view: TableView, turn: bool = False) -> bool:
     """Whether a state agrees with every known part of a view."""
     for (lvl, slot), card in view.display.items():
@@ -87,16 +162,8 @@ def matches(state: State, view: TableView, turn: bool = False) -> bool:
             return False
     if view.row is not None and view.row != state.row:
         return False
-    for seat, sv in enumerate(view.seats):
-        p = state.players[seat]
-        if sv.ring is not None and sv.ring != p.ring:
-            return False
-        if sv.gizmos is not None and sv.gizmos != frozenset(p.gizmos):
-            return False
-        if sv.archive is not None and sv.archive != frozenset(p.archive):
-            return False
-        if sv.vp is not None and sv.vp != p.vp_tokens:
-            return False
+    if not all(seat_matches(p, sv) for p, sv in zip(state.players, view.seats, strict=False)):
+        return False
     return not (turn and view.turn_player is not None and view.turn_player != state.current)
 
 
@@ -117,26 +184,30 @@ def _counts(c: Counts) -> str:
 # --------------------------------------------------------------------------- observations
 
 
-def _marbles(ms: tuple[MarbleSighting, ...] | None, threshold: float) -> Counts | None:
+def _marbles(ms: tuple[MarbleSighting, ...] | None, threshold: float) -> tuple[Counts | None, float]:
     if ms is None:
-        return None
+        return None, 0.0
     counts = [0, 0, 0, 0]
     for m in ms:
         if m.color not in COLOR_INDEX or m.confidence < threshold:
-            return None  # one doubtful marble makes the whole zone unknown
+            return None, 0.0  # one doubtful marble makes the whole zone unknown
         counts[COLOR_INDEX[m.color]] += 1
-    return (counts[0], counts[1], counts[2], counts[3])
+    return (counts[0], counts[1], counts[2], counts[3]), min((m.confidence for m in ms), default=1.0)
 
 
-def _cardset(cs: tuple[CardSighting, ...] | None, threshold: float) -> frozenset[int] | None:
+def _cardset(cs: tuple[CardSighting, ...] | None, threshold: float) -> tuple[frozenset[int] | None, float]:
     if cs is None or any(c.card is None or c.confidence < threshold for c in cs):
-        return None
-    return frozenset(c.card for c in cs if c.card is not None)
+        return None, 0.0
+    return frozenset(c.card for c in cs if c.card is not None), min((c.confidence for c in cs), default=1.0)
 
 
-def view_of_observation(obs: Observation, players: int, threshold: float = 0.6) -> TableView:
-    """One observation as a view: low-confidence items make their zone unknown."""
+def view_of_observation(
+    obs: Observation, players: int, threshold: float = 0.6, sure: float = 0.85
+) -> TableView:
+    """One observation as a view: low-confidence items make their zone unknown; zones read
+    below ``sure`` are marked unsure."""
     display = {(s.level, s.slot): s.card for s in obs.display if s.confidence >= threshold}
+    unsure = {f"display{s.level}.{s.slot}" for s in obs.display if threshold <= s.confidence < sure}
     seats = []
     for seat in range(players):
         p = obs.player(seat)
@@ -144,19 +215,22 @@ def view_of_observation(obs: Observation, players: int, threshold: float = 0.6) 
             seats.append(SeatView())
             continue
         vp = p.vp_tokens[0] if p.vp_tokens is not None and p.vp_tokens[1] >= threshold else None
-        seats.append(
-            SeatView(
-                ring=_marbles(p.ring, threshold),
-                archive=_cardset(p.archive, threshold),
-                gizmos=_cardset(p.gizmos, threshold),
-                vp=vp,
-            )
-        )
+        if vp is not None and p.vp_tokens is not None and p.vp_tokens[1] < sure:
+            unsure.add(f"vp{seat}")
+        ring, ring_conf = _marbles(p.ring, threshold)
+        archive, archive_conf = _cardset(p.archive, threshold)
+        gizmos, gizmos_conf = _cardset(p.gizmos, threshold)
+        for zone, value, conf in (("ring", ring, ring_conf), ("archive", archive, archive_conf)):
+            if value is not None and conf < sure:
+                unsure.add(f"{zone}{seat}")
+        if gizmos is not None and gizmos_conf < sure:
+            unsure.add(f"gizmos{seat}")
+        seats.append(SeatView(ring=ring, archive=archive, gizmos=gizmos, vp=vp))
+    row, row_conf = _marbles(obs.energy_row, threshold)
+    if row is not None and row_conf < sure:
+        unsure.add("row")
     return TableView(
-        display=display,
-        row=_marbles(obs.energy_row, threshold),
-        seats=tuple(seats),
-        turn_player=obs.turn_player,
+        display=display, row=row, seats=tuple(seats), turn_player=obs.turn_player, unsure=frozenset(unsure)
     )
 
 
@@ -164,24 +238,67 @@ class Stabilizer:
     """Per zone, a value counts once the last ``frames`` views agree on it (else unknown).
 
     The stable view holds zone by zone: a hand covering one area leaves that area unknown
-    without disturbing the others.
+    without disturbing the others. A stable zone is unsure if any of those frames read it
+    below the ``sure`` confidence.
     """
 
-    def __init__(self, players: int, frames: int = 3, threshold: float = 0.6) -> None:
+    def __init__(self, players: int, frames: int = 3, threshold: float = 0.6, sure: float = 0.85) -> None:
         if frames < 1:
             raise ValueError("frames must be at least 1")
+        if not 0.0 <= threshold <= sure <= 1.0:
+            raise ValueError("confidences: expected 0 <= threshold <= sure <= 1")
         self.players = players
         self.frames = frames
         self.threshold = threshold
+        self.sure = sure
         self._history: deque[TableView] = deque(maxlen=frames)
+        self._pushed = 0
+        self._last: TableView | None = None  # the stable view after the latest push
+        self._memory: dict[str, tuple[object, int]] = {}  # zone -> (last stable value, push count)
 
     def push(self, obs: Observation) -> TableView:
         """Add one observation; returns the current stable view."""
-        self._history.append(view_of_observation(obs, self.players, self.threshold))
-        return self.stable()
+        self._history.append(view_of_observation(obs, self.players, self.threshold, self.sure))
+        self._pushed += 1
+        view = self.stable()
+        self._last = view
+        for (lvl, slot), card in view.display.items():
+            self._memory[f"display{lvl}.{slot}"] = (card, self._pushed)
+        if view.row is not None:
+            self._memory["row"] = (view.row, self._pushed)
+        for i, sv in enumerate(view.seats):
+            for z in SEAT_ZONES:
+                value = getattr(sv, z)
+                if value is not None:
+                    self._memory[f"{z}{i}"] = (value, self._pushed)
+        return view
 
     def reset(self) -> None:
         self._history.clear()
+        self._memory.clear()
+        self._last = None
+
+    def recent(self, frames: int) -> TableView:
+        """The stable view, with each zone unknown now (a hand over it) filled in with the value
+        it last read steadily, if that was at most ``frames`` frames ago: what the table looked
+        like just before a signal, as near as the camera can tell."""
+        now = self._last or self.stable()
+        fresh = {z: v for z, (v, at) in self._memory.items() if self._pushed - at <= frames}
+        display = dict(now.display)
+        for z, v in fresh.items():
+            if z.startswith("display") and _slot_of(z) not in display:
+                display[_slot_of(z)] = v  # type: ignore[assignment]
+        seats = tuple(
+            SeatView(
+                **{
+                    z: getattr(sv, z) if getattr(sv, z) is not None else fresh.get(f"{z}{i}")
+                    for z in SEAT_ZONES
+                }
+            )
+            for i, sv in enumerate(now.seats)
+        )
+        row = now.row if now.row is not None else fresh.get("row")
+        return replace(now, display=display, row=row, seats=seats)  # type: ignore[arg-type]
 
     def stable(self) -> TableView:
         """The zones that read the same (and known) in each of the last ``frames`` views."""
@@ -208,4 +325,9 @@ class Stabilizer:
                 )
             )
         turn = last.turn_player if all(h.turn_player == last.turn_player for h in hist) else None
-        return TableView(display=display, row=row, seats=tuple(seats), turn_player=turn)
+        unsure: set[str] = set()
+        for h in hist:
+            unsure |= h.unsure
+        view = TableView(display=display, row=row, seats=tuple(seats), turn_player=turn)
+        known = set(unsure) - set(view.unknown())
+        return replace(view, unsure=frozenset(known))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from referee.gizmos import Pending, Player, State, check_invariants, default_cards
-from referee.gizmos.state import DISPLAY_SLOTS, Counts
+from referee.gizmos.state import DISPLAY_SLOTS, LEVEL3_IN_PLAY, Counts
 
 CARDS = default_cards()
 
@@ -62,7 +62,9 @@ def table(
     for lvl in (1, 2, 3):
         top = tuple(((c,), 1) for c in fixed.get(lvl, ()))
         rest = tuple(c.id for c in CARDS if c.level == lvl and c.id not in taken)
-        decks.append((*top, (rest, len(rest))) if rest else top)
+        # Level III: 16 cards in play (ruling 3); the rest of the segment are removed candidates.
+        count = len(rest) if lvl < 3 else LEVEL3_IN_PLAY - sum(1 for c in taken if CARDS[c].level == 3)
+        decks.append((*top, (rest, count)) if rest and count > 0 else top)
     dispenser = tuple(13 - row[c] - sum(p.ring[c] for p in seats) for c in range(4))
     state = State(
         players=tuple(seats),

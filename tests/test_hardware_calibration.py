@@ -28,19 +28,22 @@ def test_classifies_fresh_readings_of_each_colour() -> None:
     assert cal.warnings() == []
 
 
-@pytest.mark.parametrize("rgbc", [(0, 0, 0, 0), (500, 500, 500, 1200), (0, 0, 3000, 3000),
-                                  (10, 900, 10, 1000)])
+@pytest.mark.parametrize(
+    "rgbc", [(0, 0, 0, 0), (500, 500, 500, 1200), (0, 0, 3000, 3000), (10, 900, 10, 1000)]
+)
 def test_readings_far_from_every_colour_are_unknown(rgbc: tuple[int, int, int, int]) -> None:
     assert fitted().classify(rgbc) == "unknown"
 
 
 def test_a_reading_between_two_overlapping_colours_is_unknown() -> None:
-    cal = Calibration.from_samples({
-        "red": [(600, 200, 200, 1000), (610, 200, 200, 1000)],
-        "yellow": [(640, 250, 150, 1000), (650, 250, 150, 1000)],
-        "blue": [(100, 200, 700, 1000), (100, 210, 700, 1000)],
-        "black": [(100, 100, 100, 300), (100, 105, 100, 300)],
-    })
+    cal = Calibration.from_samples(
+        {
+            "red": [(600, 200, 200, 1000), (610, 200, 200, 1000)],
+            "yellow": [(640, 250, 150, 1000), (650, 250, 150, 1000)],
+            "blue": [(100, 200, 700, 1000), (100, 210, 700, 1000)],
+            "black": [(100, 100, 100, 300), (100, 105, 100, 300)],
+        }
+    )
     assert cal.classify((605, 200, 200, 1000)) == "red"
     assert cal.classify((625, 225, 175, 1000)) == "unknown"
     assert any("overlap" in w for w in cal.warnings())
@@ -61,8 +64,10 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
         ("{not json", "not valid JSON"),
         ('{"format": "something-else"}', "not a dispenser calibration"),
         ('{"format": "gizmos-dispenser-calibration", "version": 7}', "version 7"),
-        ('{"format": "gizmos-dispenser-calibration", "version": 1, "samples": {"red": []}}',
-         "no samples for blue"),
+        (
+            '{"format": "gizmos-dispenser-calibration", "version": 1, "samples": {"red": []}}',
+            "no samples for blue",
+        ),
     ],
 )
 def test_bad_files_give_errors_naming_the_problem(tmp_path: Path, content: str | None, message: str) -> None:
@@ -97,8 +102,9 @@ def test_walk_through_collects_each_colour_and_survives_pauses() -> None:
         script += [sample_rgbc(color, rng), None, (0, 0, 0, 0), *(sample_rgbc(color, rng) for _ in range(2))]
     questions: list[str] = []
     said: list[str] = []
-    cal = walk_through(lambda timeout: script.pop(0), lambda q: questions.append(q) or "", said.append,
-                       per_color=3, wait=1.0)
+    cal = walk_through(
+        lambda timeout: script.pop(0), lambda q: questions.append(q) or "", said.append, per_color=3, wait=1.0
+    )
     assert script == []
     assert sum("Drop 3" in q for q in questions) == 4 and sum("No marble seen" in q for q in questions) == 4
     assert sum("no light" in s for s in said) == 4

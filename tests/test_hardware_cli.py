@@ -64,8 +64,11 @@ def test_listen_refuses_a_broken_calibration(tmp_path: Path, capsys: pytest.Capt
 def test_simulate_serves_a_pty_that_listen_can_read(tmp_path: Path) -> None:
     link = tmp_path / "dispenser"
     result: list[int] = []
-    sim = threading.Thread(target=lambda: result.append(
-        cli.main(["simulate", "--link", str(link), "--rate", "100", "--count", "150"])))
+    sim = threading.Thread(
+        target=lambda: result.append(
+            cli.main(["simulate", "--link", str(link), "--rate", "100", "--count", "150"])
+        )
+    )
     sim.start()
     deadline = time.monotonic() + 5
     while not link.exists():

@@ -22,8 +22,13 @@ class Recorder:
         self.events: list[DispenserEvent] = []
         self.status: list[StatusEvent] = []
         self.ticks = itertools.count(100)
-        self.driver = DispenserDriver("unused", sink=self.events.append, on_status=self.status.append,
-                                      clock=lambda: float(next(self.ticks)), **kwargs)  # type: ignore[arg-type]
+        self.driver = DispenserDriver(
+            "unused",
+            sink=self.events.append,
+            on_status=self.status.append,
+            clock=lambda: float(next(self.ticks)),
+            **kwargs,
+        )  # type: ignore[arg-type]
 
     def feed(self, *frames: Frame) -> None:
         for f in frames:
@@ -35,8 +40,13 @@ class Recorder:
 
 def test_events_carry_kind_colour_seq_rgbc_and_the_injected_clock() -> None:
     r = Recorder()
-    r.feed(Frame(0, Hello("b", "1.0", 1)), Frame(1, Row("red", (9, 2, 1, 12))),
-           Frame(2, Return(2, ("blue",))), Frame(3, Button()), Frame(4, Heartbeat(5)))
+    r.feed(
+        Frame(0, Hello("b", "1.0", 1)),
+        Frame(1, Row("red", (9, 2, 1, 12))),
+        Frame(2, Return(2, ("blue",))),
+        Frame(3, Button()),
+        Frame(4, Heartbeat(5)),
+    )
     assert r.events == [
         DispenserEvent("row_refill", 101.0, "red", seq=1, rgbc=(9, 2, 1, 12)),
         DispenserEvent("return", 102.0, count=2, colors=("blue",), seq=2),
@@ -50,8 +60,15 @@ def test_events_carry_kind_colour_seq_rgbc_and_the_injected_clock() -> None:
 
 def test_gap_duplicate_and_restart_are_told_apart() -> None:
     r = Recorder()
-    r.feed(Frame(10, Button()), Frame(11, Button()), Frame(11, Button()), Frame(15, Button()),
-           Frame(10, Button()), Frame(2, Button()), Frame(3, Button()))
+    r.feed(
+        Frame(10, Button()),
+        Frame(11, Button()),
+        Frame(11, Button()),
+        Frame(15, Button()),
+        Frame(10, Button()),
+        Frame(2, Button()),
+        Frame(3, Button()),
+    )
     c = r.driver.status().counters
     assert [e.seq for e in r.events] == [10, 11, 15, 2, 3]
     assert (c.gaps, c.lost, c.duplicates, c.resets) == (1, 3, 2, 1)
@@ -88,8 +105,9 @@ def test_protocol_mismatch_and_board_errors_are_reported() -> None:
 def test_corrupt_and_garbage_are_counted_by_reason() -> None:
     r = Recorder()
     good = encode(Frame(1, Row("red", (1, 2, 3, 4))))
-    r.driver.feed(good.replace(b"red", b"rex") + b"hello world\n" + b"$1,BTN\n" + b"\r\n"
-                  + b"x" * 500 + b"\n")
+    r.driver.feed(
+        good.replace(b"red", b"rex") + b"hello world\n" + b"$1,BTN\n" + b"\r\n" + b"x" * 500 + b"\n"
+    )
     c = r.driver.status().counters
     assert r.events == []
     assert (c.corrupt, c.garbage) == (2, 2)
@@ -212,8 +230,13 @@ def test_silence_is_reported_and_then_cleared() -> None:
     now = [0.0]
     port = FakePort([])
     status: list[StatusEvent] = []
-    driver = DispenserDriver("/dev/fake", on_status=status.append, clock=lambda: now[0],
-                             open_port=lambda *a: port, heartbeat_timeout=3.0)
+    driver = DispenserDriver(
+        "/dev/fake",
+        on_status=status.append,
+        clock=lambda: now[0],
+        open_port=lambda *a: port,
+        heartbeat_timeout=3.0,
+    )
     with driver:
         _wait(lambda: driver.status().connected)
         now[0] = 5.0

@@ -20,9 +20,24 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if CC is None:
         pytest.skip("no C compiler (cc, gcc or clang) on PATH: cannot build the framing.h test harness")
     exe = tmp_path_factory.mktemp("fw") / "test_framing"
-    subprocess.run([CC, "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                    f"-I{FIRMWARE}", "-o", str(exe), str(FIRMWARE / "test_framing.c")],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            CC,
+            "-std=c99",
+            "-D_POSIX_C_SOURCE=200809L",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            f"-I{FIRMWARE}",
+            "-o",
+            str(exe),
+            str(FIRMWARE / "test_framing.c"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return exe
 
 

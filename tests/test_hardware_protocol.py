@@ -35,8 +35,9 @@ word = st.text(st.sampled_from("abcXYZ019-_."), min_size=1, max_size=20)
 payloads = st.one_of(
     st.builds(Row, color, rgbc),
     st.builds(Draw, color, st.none() | rgbc),
-    st.integers(0, 60).flatmap(lambda n: st.builds(Return, st.just(n),
-                                                   st.lists(color, max_size=min(n, 8)).map(tuple))),
+    st.integers(0, 60).flatmap(
+        lambda n: st.builds(Return, st.just(n), st.lists(color, max_size=min(n, 8)).map(tuple))
+    ),
     st.just(Button()),
     st.builds(Heartbeat, st.integers(0, 2**32 - 1)),
     st.builds(Hello, word, word, st.integers(0, 999)),
@@ -86,9 +87,13 @@ def test_line_length_limit_is_inclusive() -> None:
 
 @pytest.mark.parametrize(
     ("payload", "reason"),
-    [(Hello("a b", "1", 1), "bad_field"), (Hello("a,b", "1", 1), "bad_arity"),
-     (Row("green", (1, 2, 3, 4)), "bad_color"), (Return(1, ("red", "blue")), "bad_arity"),
-     (BoardError("ü"), "non_ascii")],
+    [
+        (Hello("a b", "1", 1), "bad_field"),
+        (Hello("a,b", "1", 1), "bad_arity"),
+        (Row("green", (1, 2, 3, 4)), "bad_color"),
+        (Return(1, ("red", "blue")), "bad_arity"),
+        (BoardError("ü"), "non_ascii"),
+    ],
 )
 def test_encode_refuses_what_it_could_not_read_back(payload: Payload, reason: str) -> None:
     with pytest.raises(ProtocolError) as err:

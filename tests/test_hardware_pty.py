@@ -29,8 +29,9 @@ class Rig:
         self.events: list[DispenserEvent] = []
         self.status: list[StatusEvent] = []
         port = sim.plug()
-        self.driver = DispenserDriver(port, sink=self.events.append, on_status=self.status.append,
-                                      backoff=(0.01, 0.1))
+        self.driver = DispenserDriver(
+            port, sink=self.events.append, on_status=self.status.append, backoff=(0.01, 0.1)
+        )
         self.driver.start()
         wait_for(lambda: self.driver.status().connected)
 
@@ -51,7 +52,9 @@ def test_events_arrive_through_a_pty(rig: Rig) -> None:
     rig.sim.send(Button())
     rig.receive(2)
     assert [(e.kind, e.color, e.rgbc) for e in rig.events] == [
-        ("row_refill", "blue", (200, 400, 900, 1500)), ("button", None, None)]
+        ("row_refill", "blue", (200, 400, 900, 1500)),
+        ("button", None, None),
+    ]
     assert rig.events[0].time <= rig.events[1].time
 
 
@@ -120,8 +123,9 @@ def test_soak_100k_events_at_full_speed_none_lost_or_duplicated(rig: Rig) -> Non
     n = 100_000
     board = rig.sim.board
     stream = b"".join(board.frame(board.random_payload())[1] for _ in range(n))
-    writer = threading.Thread(target=lambda: [rig.sim.write_raw(stream[i : i + 4096])
-                                              for i in range(0, len(stream), 4096)])
+    writer = threading.Thread(
+        target=lambda: [rig.sim.write_raw(stream[i : i + 4096]) for i in range(0, len(stream), 4096)]
+    )
     started = time.monotonic()
     writer.start()
     rig.receive(n, timeout=45.0)

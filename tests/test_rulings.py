@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from referee.gizmos import (
     IllegalStep,
     Pending,
+    Player,
     State,
     Step,
     apply,
@@ -17,6 +19,8 @@ from referee.gizmos import (
     new_game,
     ranking,
     resolve_chance,
+    returns,
+    state_from_json,
 )
 from referee.gizmos.state import StateError
 from tests.tables import table
@@ -70,8 +74,6 @@ def test_r1_52_marbles_13_per_colour() -> None:
 def test_r1_sixty_marbles_is_an_impossible_state() -> None:
     s = resolve_chance(new_game(2), random.Random(1)).to_json()
     s["dispenser"]["red"] += 1
-    from referee.gizmos import state_from_json
-
     with pytest.raises(StateError, match="14 red marbles"):
         state_from_json(s)
 
@@ -114,9 +116,32 @@ def test_r3_removed_level_three_cards_go_to_the_box_when_the_deck_runs_out() -> 
     assert len([c for c in t.box if c >= 76]) == 20
 
 
+def test_r3_a_card_off_the_deck_must_be_one_still_in_it() -> None:
+    s = new_game(2)
+    s = apply(s, Step("reveal", card=4))  # Level I slot 1: #4
+    illegal(s, Step("reveal", card=4), "IMPOSSIBLE_OUTCOME")  # already face up
+    illegal(s, Step("reveal", card=80), "IMPOSSIBLE_OUTCOME")  # a Level III card for a Level I slot
+
+
+def test_r3_seventeen_level_three_cards_is_impossible() -> None:
+    s = resolve_chance(new_game(2), random.Random(3))
+    (cands, n), *rest = s.decks[2]
+    with pytest.raises(StateError, match="17 Level III cards are in play"):
+        check_invariants(replace(s, decks=(s.decks[0], s.decks[1], ((cands, n + 1), *rest))))
+
+
 def test_r4_six_marbles_in_the_row() -> None:
     s = resolve_chance(new_game(4), random.Random(9))
     assert sum(s.row) == 6
+
+
+def test_r4_a_seventh_marble_in_the_row_is_impossible() -> None:
+    s = resolve_chance(new_game(2), random.Random(9))
+    c = next(i for i in range(4) if s.dispenser[i])
+    row = tuple(n + (i == c) for i, n in enumerate(s.row))
+    disp = tuple(n - (i == c) for i, n in enumerate(s.dispenser))
+    with pytest.raises(StateError, match="holds 7 marbles"):
+        check_invariants(replace(s, row=row, dispenser=disp))
 
 
 def test_r5_starting_limits() -> None:
@@ -129,10 +154,30 @@ def test_r5_upgrades_raise_limits() -> None:
     assert (p.energy_limit, p.file_limit, p.research) == (5 + 1 + 1 + 2, 1 + 1 + 1, 3 + 1 + 2)
 
 
+def test_r5_research_draws_the_research_amount_and_no_more() -> None:
+    s = play(table(deck_order={1: [20, 21, 22, 23]}), Step("research", 0, level=1))
+    assert s.pending is not None and len(s.pending.hand) == 3 and 23 not in s.pending.hand
+
+
+def test_r5_a_ring_over_its_limit_is_not_legal_play() -> None:
+    s = table()
+    over = replace(s, players=(Player((2, 2, 1, 1), (), (0,)), s.players[1]), dispenser=(11, 11, 12, 12))
+    over = replace(over, row=(0, 0, 0, 0))
+    with pytest.raises(StateError, match=r"ring holds 6 \(limit 5\)"):
+        check_invariants(over)
+
+
 def test_r6_token_points_are_a_number_without_a_physical_limit() -> None:
     s = table(gizmos={0: [36]}, rings={0: (1, 0, 0, 0)}, vp={0: 200}, display=[4])
     s = play(s, build(4, (1, 0, 0, 0)), use(36))
     assert s.players[0].vp_tokens == 201
+
+
+def test_r6_negative_token_points_are_refused() -> None:
+    raw = table().to_json()
+    raw["players"][0]["vp_tokens"] = -1
+    with pytest.raises(StateError, match="vp_tokens"):
+        state_from_json(raw)
 
 
 # ---------------------------------------------------------------- turn (7-12)
@@ -403,6 +448,15 @@ def test_r16_draw_and_vp_tokens_are_not_actions() -> None:
     assert s.triggered == frozenset({20})
 
 
+def test_r16_a_granted_action_is_done_or_skipped_first() -> None:
+    s = table(gizmos={0: [20, 98]}, display=[21])
+    s = play(s, Step("file", 0, card=21), use(20))
+    illegal(s, use(98), "CHOICE_PENDING")
+    illegal(s, Step("end_turn", 0), "CHOICE_PENDING")
+    s = play(s, Step("skip", 0), use(98))
+    assert s.players[0].vp_tokens == 1
+
+
 def test_r17_free_build_level_one_from_display_or_archive() -> None:
     s = table(gizmos={0: [106]}, rings={0: (1, 0, 0, 0)}, display=[4, 26], archives={0: [10]})
     s = play(s, build(4, (1, 0, 0, 0)), use(106))
@@ -428,6 +482,11 @@ def test_r18_multicolour_counts_as_every_colour() -> None:
     s = table(gizmos={0: [36, 37, 80]}, rings={0: (2, 2, 2, 1)}, display=[92])
     s = play(s, build(92, (2, 2, 2, 1)))
     assert {36, 37} <= s.triggered
+
+
+def test_r18_another_colour_does_not_trigger() -> None:
+    s = play(table(gizmos={0: [37]}, rings={0: (1, 0, 0, 0)}, display=[4]), build(4, (1, 0, 0, 0)))
+    illegal(s, use(37), "NOT_TRIGGERED")  # #37: Build a blue gizmo; #4 is red
 
 
 # ---------------------------------------------------------------- paying (19-23)
@@ -581,6 +640,13 @@ def test_r25_score_components() -> None:
     assert line.total == 3 + 6 + 9
 
 
+def test_r25_archived_cards_and_an_unfinished_game_score_nothing_extra() -> None:
+    s = table(gizmos={0: [40]}, archives={0: [41]})
+    line = next(r for r in ranking(s) if r.seat == 0)
+    assert line.printed_vp == 2 and line.total == 2  # #41 in the Archive is not built
+    assert returns(s) == [0.0, 0.0]  # returns are only paid out when the game is over
+
+
 def test_r26_ties_broken_by_gizmos() -> None:
     s = table(gizmos={0: [4, 5], 1: [40]}, vp={})
     r = ranking(s)
@@ -597,6 +663,15 @@ def test_r26_then_latest_in_turn_order() -> None:
     s = table(players=3, gizmos={0: [4], 1: [5], 2: [6]})
     r = ranking(s)
     assert [x.seat for x in r] == [2, 1, 0] and r[0].decided_by == "seat"
+
+
+def test_r26_every_tie_break_in_one_ranking() -> None:
+    # All on 2 VP. P4: 3 gizmos; P2, P3, P1: 2 gizmos; P2 has 1 energy; P3 is later than P1.
+    s = table(players=4, gizmos={3: [4, 5], 1: [40], 2: [41], 0: [42]}, rings={1: (1, 0, 0, 0)})
+    r = ranking(s)
+    assert [x.seat for x in r] == [3, 1, 2, 0]
+    assert [x.decided_by for x in r] == ["gizmos", "energy", "seat", ""]
+    assert {x.total for x in r} == {2}
 
 
 def test_r26_total_first() -> None:

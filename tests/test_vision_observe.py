@@ -7,11 +7,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.detect import DEFAULT_MODEL, Detector
+from referee.observation import Observation
+from vision.detect import Detector, default_model
 from vision.errors import FrameError, ModelFileError
+from vision.evaluate import Tally, content, differences, iou, match, scene_for_seed
 from vision.motion import MotionGate
-from vision.observe import Observer, strip_confidence
-from vision.synth import CANON_SIZE, RenderSettings, random_layout, render_table
+from vision.observe import Observer
+from vision.synth import (
+    CANON_PX_PER_MM,
+    CANON_SIZE,
+    RenderedScene,
+    RenderSettings,
+    random_layout,
+    render_table,
+)
 
 # Seeds in a range the training set never used (training starts at 1_000_000).
 SEEDS = (8_100_001, 8_100_002, 8_100_003)
@@ -19,18 +28,57 @@ SEEDS = (8_100_001, 8_100_002, 8_100_003)
 
 @pytest.fixture(scope="module")
 def observer() -> Observer:
-    return Observer(DEFAULT_MODEL, seats=(0, 1))
+    return Observer(default_model(), seats=(0, 1))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_observation_matches_ground_truth(observer: Observer, seed: int) -> None:
-    layout = random_layout(np.random.default_rng(seed), 2)
-    scene = render_table(
-        layout, seed, RenderSettings(size=[(1280, 720), (1920, 1080)][seed % 2], hand_prob=0)
-    )
-    obs = observer.observe(scene.image, t=1.0)
-    assert strip_confidence(obs) == strip_confidence(scene.truth)
+def _seats(scene: RenderedScene) -> tuple[int, ...]:
+    return tuple(p.seat for p in scene.layout.players)
+
+
+@pytest.fixture(scope="module")
+def scenes() -> list[RenderedScene]:
+    """Tables of 2-4 players without hands, at both camera resolutions."""
+    return [scene_for_seed(seed, RenderSettings(hand_prob=0)) for seed in SEEDS]
+
+
+def test_detector_finds_the_objects(observer: Observer, scenes: list[RenderedScene]) -> None:
+    found, right = Tally(), Tally()
+    for scene in scenes:
+        _, dets, _ = observer.detect(scene.image)
+        truth = [(o.cls, tuple(v * CANON_PX_PER_MM for v in o.box_mm)) for o in scene.objects if o.visible]
+        pairs = match(dets, truth, same_class=True)
+        hit = {t for _, t in pairs if t is not None}
+        for i in range(len(truth)):
+            found.add(i in hit)
+        for _, t in pairs:
+            right.add(t is not None)
+    assert found.n > 150
+    assert found.rate >= 0.95, f"recall {found}"
+    assert right.rate >= 0.95, f"precision {right}"
+
+
+def test_cards_on_detected_boxes_are_identified(observer: Observer, scenes: list[RenderedScene]) -> None:
+    ident = Tally()
+    for scene in scenes:
+        observer.observe(scene.image, t=0.0, seats=_seats(scene))
+        truth = [o for o in scene.objects if o.visible and o.card is not None]
+        for seen, card in observer.assembler.last_cards:
+            box = tuple(v * CANON_PX_PER_MM for v in seen.box)
+            o = max(truth, key=lambda o: iou(box, tuple(v * CANON_PX_PER_MM for v in o.box_mm)))
+            ident.add(card == o.card)
+    assert ident.n > 40
+    assert ident.rate >= 0.97, ident
+
+
+@pytest.mark.parametrize("index", range(len(SEEDS)))
+def test_observation_matches_ground_truth(
+    observer: Observer, scenes: list[RenderedScene], index: int
+) -> None:
+    scene = scenes[index]
+    obs = observer.observe(scene.image, t=1.0, seats=_seats(scene))
+    assert content(obs) == content(scene.truth), differences(obs, scene.truth)
     assert all(0 < s.confidence <= 1 for s in obs.display)
+    assert Observation.from_json(obs.to_json()) == obs  # valid in the shared format
 
 
 def test_a_hand_makes_its_zones_unseen(observer: Observer) -> None:
@@ -78,7 +126,7 @@ def test_missing_model_file_is_named(tmp_path: Path) -> None:
 
 
 def test_detector_refuses_a_wrong_canonical_size() -> None:
-    det = Detector(DEFAULT_MODEL)
+    det = Detector(default_model())
     with pytest.raises(FrameError, match="canonical image"):
         det.detect(np.zeros((CANON_SIZE[1] // 2, CANON_SIZE[0], 3), np.uint8))
 

@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     x = sub.add_parser("export", help="copy trained weights to models/ and export ONNX")
     x.add_argument("--weights", type=Path, default=Path("runs/detector/weights/best.pt"))
     x.add_argument("--out", type=Path, default=Path("models"))
+    fm = sub.add_parser("fit-marbles", help="fit the marble colour stage on rendered tables")
+    fm.add_argument("--tables", type=int, default=300)
+    fm.add_argument("--out", type=Path, default=None, help="default: vision/data/marble_colours.json")
     c = sub.add_parser("calibrate", help="find the markers and write an annotated image")
     c.add_argument("image", type=Path)
     c.add_argument("--out", type=Path, default=Path("calibration.png"))
@@ -98,6 +101,10 @@ def _run(a: argparse.Namespace) -> int:
 
         pt, onnx_path = export(a.weights, a.out)
         print(f"export: {pt} and {onnx_path}")
+    elif a.cmd == "fit-marbles":
+        from vision.marbles import DEFAULT_PARAMS, fit_from_renders
+
+        print(f"fit-marbles: wrote {fit_from_renders(a.tables, a.out or DEFAULT_PARAMS)}")
     elif a.cmd == "calibrate":
         _calibrate(a)
     elif a.cmd == "print-markers":
@@ -155,13 +162,12 @@ def _calibrate(a: argparse.Namespace) -> None:
 
 
 def _observe(a: argparse.Namespace) -> None:
-    from vision.detect import DEFAULT_MODEL
     from vision.frames import read_frame
     from vision.observe import Observer
     from vision.zones import load_zones
 
     seats = (0, 1) if a.players == 2 else tuple(range(a.players))
-    obs = Observer(a.model or DEFAULT_MODEL, seats, load_zones(a.zones), str(a.enrol) if a.enrol else None)
+    obs = Observer(a.model, seats, load_zones(a.zones), str(a.enrol) if a.enrol else None)
     for i, path in enumerate(a.images):
         frame = read_frame(path)
         result = obs.process(frame) if a.stream else obs.observe(frame, frame_no=i)

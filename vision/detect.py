@@ -7,6 +7,7 @@ inference needs neither torch nor ultralytics.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,8 +17,15 @@ import numpy as np
 from vision.errors import FrameError, ModelFileError
 from vision.synth import CANON_SIZE, CLASSES
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
+COMMITTED_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
+MODEL_ENV = "GIZMOS_DETECTOR"
 BACKENDS = ("onnxruntime", "opencv")
+
+
+def default_model() -> Path:
+    """The detector in use: ``$GIZMOS_DETECTOR`` if set (say, a model in training), else the committed one."""
+    raw = os.environ.get(MODEL_ENV, "").strip()
+    return Path(raw) if raw else COMMITTED_MODEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +83,9 @@ class Detector:
     """Loads the exported model once; ``detect`` takes a canonical table image (BGR)."""
 
     def __init__(
-        self, path: str | Path = DEFAULT_MODEL, backend: str = "onnxruntime", threads: int = 2
+        self, path: str | Path | None = None, backend: str = "onnxruntime", threads: int = 2
     ) -> None:
-        p = Path(path)
+        p = Path(path) if path is not None else default_model()
         if not p.is_file():
             raise ModelFileError(
                 f"detector: model file {p} not found (train and export it, see docs/vision.md)"
@@ -92,6 +100,10 @@ class Detector:
                 so = ort.SessionOptions()
                 so.intra_op_num_threads = threads
                 so.inter_op_num_threads = 1
+                # Idle worker threads sleep instead of spinning: spinning threads steal the
+                # cores the rest of the pipeline (and anything else on 2 cores) needs next;
+                # measured under load: detector 158 -> 86 ms, assembly 85 -> 39 ms per frame.
+                so.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self.session = ort.InferenceSession(str(p), so, providers=["CPUExecutionProvider"])
                 self.input_name = self.session.get_inputs()[0].name
                 shape = self.session.get_inputs()[0].shape

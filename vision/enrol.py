@@ -3,6 +3,10 @@
 File names are the card id, optionally zero-padded, with any image extension (``7.jpg``,
 ``042.png``). Each image should show one card face cropped to its edges; landscape images are
 turned upright. Enrolled faces replace the drawn ones in rendering, training and identification.
+
+``gizmos-referee vision enrol-check FOLDER`` validates a folder: an unknown id, an unreadable
+image, an image that is not a card cropped to its edges (wrong proportions) or too small to
+identify from is an error naming the file.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from vision.errors import EnrolmentError
 from vision.faces import FACE_H, FACE_W, N_CARDS
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
+ASPECT = FACE_W / FACE_H  # 63 : 88
+ASPECT_TOLERANCE = 0.12  # a loose crop is fine; a square or a whole photo is not
+MIN_WIDTH_PX = 126  # 2 px/mm: below that the top band's small print is gone
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +57,28 @@ def _images(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
 
 
+def folder_signature(folder: str | Path) -> tuple[tuple[str, int, int], ...]:
+    """Name, size and modification time of every image in the folder: changes when the folder does."""
+    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in _images(Path(folder)))
+
+
 def load_face(path: Path) -> np.ndarray:
-    """Read one enrolled face, upright and resized to the face size."""
+    """Read one enrolled face, upright and resized to the face size; a bad image is an error naming it."""
     img = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if img is None or img.size == 0:
         raise EnrolmentError(f"enrolment: cannot read image {path}")
     if img.shape[1] > img.shape[0]:
         img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
+    h, w = img.shape[:2]
+    if abs(w / h - ASPECT) > ASPECT_TOLERANCE * ASPECT:
+        raise EnrolmentError(
+            f"enrolment: {path.name} is {w}x{h} (proportions {w / h:.2f}); a card cropped to its "
+            f"edges is 63x88 mm ({ASPECT:.2f}): crop the photo to the card"
+        )
+    if w < MIN_WIDTH_PX:
+        raise EnrolmentError(
+            f"enrolment: {path.name} is only {w}x{h} px; at least {MIN_WIDTH_PX} px across the card is needed"
+        )
     return cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
 
 

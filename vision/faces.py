@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 import textwrap
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import cv2
@@ -303,12 +303,23 @@ def enrol_dir_from_env() -> Path | None:
 
 
 def face_set(enrol_dir: str | Path | None = None) -> tuple[np.ndarray, ...]:
-    """The faces in use: drawn faces, each replaced by its enrolled photo when there is one."""
+    """The faces in use: drawn faces, each replaced by its enrolled photo when there is one.
+
+    The folder is read again only when its files change, so renders can ask for every scene.
+    """
     folder = Path(enrol_dir) if enrol_dir is not None else enrol_dir_from_env()
     if folder is None:
         return drawn_faces()
+    from vision.enrol import folder_signature
+
+    return _enrolled_face_set(folder.resolve(), folder_signature(folder))
+
+
+@lru_cache(maxsize=4)
+def _enrolled_face_set(folder: Path, signature: tuple[tuple[str, int, int], ...]) -> tuple[np.ndarray, ...]:
     from vision.enrol import load_enrolled
 
+    del signature  # part of the cache key only
     enrolled = load_enrolled(folder)
     return tuple(enrolled.get(i, face) for i, face in enumerate(drawn_faces()))
 

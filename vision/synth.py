@@ -226,20 +226,21 @@ def _texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
-@cache
-def _scaled_faces(faces_key: int) -> tuple[np.ndarray, ...]:
-    faces = _FACE_SETS[faces_key]
+_SCALED: dict[int, tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = {}
+_SCALED_KEEP = 4  # face sets kept at canvas scale (drawn, and a few enrolment folders)
+
+
+def _scaled_faces(faces: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The faces at canvas scale, cached per face set (a bounded cache: renders run by the thousand)."""
+    hit = _SCALED.get(id(faces))
+    if hit is not None and hit[0] is faces:
+        return hit[1]
     size = (round(CARD_MM[0] * CANVAS_PX_PER_MM), round(CARD_MM[1] * CANVAS_PX_PER_MM))
-    return tuple(cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in faces)
-
-
-_FACE_SETS: dict[int, tuple[np.ndarray, ...]] = {}
-
-
-def _faces_key(faces: tuple[np.ndarray, ...]) -> int:
-    key = id(faces)
-    _FACE_SETS[key] = faces
-    return key
+    scaled = tuple(cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in faces)
+    while len(_SCALED) >= _SCALED_KEEP:
+        _SCALED.pop(next(iter(_SCALED)))
+    _SCALED[id(faces)] = (faces, scaled)
+    return scaled
 
 
 @cache
@@ -256,7 +257,24 @@ class _Canvas:
         self.light = light  # unit vector (x, y, z) towards the light, for marble shading and shadows
 
     def px(self, x: float, y: float) -> tuple[float, float]:
+        """Table mm to canvas pixel coordinates (OpenCV's convention: pixel i is centred on i)."""
         return ((x + CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM, (y + CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
+
+    def paste(self, img: np.ndarray, top_left: tuple[float, float], size_mm: float) -> None:
+        """Paste a square image so that its outer edges lie exactly at ``top_left`` + ``size_mm`` (mm).
+
+        Sub-pixel placement: the printed markers are what calibration is measured against.
+        """
+        a = size_mm * CANVAS_PX_PER_MM / img.shape[1]
+        x, y = self.px(*top_left)
+        m = np.array([[a, 0, x + 0.5 * a], [0, a, y + 0.5 * a]])  # pixel u: (u + 0.5) * a from the edge
+        x0, y0 = math.floor(x) - 1, math.floor(y) - 1
+        x1, y1 = math.ceil(x + size_mm * CANVAS_PX_PER_MM) + 1, math.ceil(y + size_mm * CANVAS_PX_PER_MM) + 1
+        m[:, 2] -= [x0, y0]
+        roi = self.img[y0:y1, x0:x1]
+        cv2.warpAffine(
+            img, m, (x1 - x0, y1 - y0), dst=roi, flags=cv2.INTER_AREA, borderMode=cv2.BORDER_TRANSPARENT
+        )
 
     def shadow(self, poly_mm: np.ndarray, depth: float = 0.65, offset_mm: float = 1.5) -> None:
         off = -self.light[:2] * offset_mm
@@ -275,9 +293,11 @@ class _Canvas:
         """Paste a card image (already at canvas scale) rotated about its centre; returns its corners (mm)."""
         h, w = img.shape[:2]
         cx, cy = self.px(*center)
-        m = cv2.getRotationMatrix2D((w / 2, h / 2), -angle_deg, 1.0)
-        m[:, 2] += [cx - w / 2, cy - h / 2]
-        corners_px = np.array([[0, 0, 1], [w, 0, 1], [w, h, 1], [0, h, 1]], np.float32) @ m.T
+        # Pixel i of the card image is centred on i, so its centre is ((w-1)/2, (h-1)/2), its edges at -0.5.
+        m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), -angle_deg, 1.0)
+        m[:, 2] += [cx - (w - 1) / 2, cy - (h - 1) / 2]
+        edges = [[-0.5, -0.5, 1], [w - 0.5, -0.5, 1], [w - 0.5, h - 0.5, 1], [-0.5, h - 0.5, 1]]
+        corners_px = np.array(edges, np.float32) @ m.T
         corners_mm = corners_px / CANVAS_PX_PER_MM - CANVAS_MARGIN_MM
         self.shadow(corners_mm)
         x0, y0 = np.floor(corners_px.min(0)).astype(int) - 1
@@ -304,7 +324,7 @@ class _Canvas:
         )
         cx, cy = self.px(*center)
         s = rgb.shape[0]
-        x0, y0 = round(cx - s / 2), round(cy - s / 2)
+        x0, y0 = round(cx - (s - 1) / 2), round(cy - (s - 1) / 2)
         roi = self.img[y0 : y0 + s, x0 : x0 + s].astype(np.float32)
         self.img[y0 : y0 + s, x0 : x0 + s] = (roi * (1 - alpha) + rgb * alpha).astype(np.uint8)
 
@@ -418,7 +438,7 @@ def _draw_table(
     az, el = rng.uniform(0, 2 * math.pi), rng.uniform(math.radians(45), math.radians(75))
     light = np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)], np.float32)
     cv = _Canvas(_texture(rng, cw, ch), light)
-    scaled = _scaled_faces(_faces_key(faces))
+    scaled = _scaled_faces(faces)
     sprites = {c: marble_sprite(c, light) for c in COLORS}
     objects: list[SceneObject] = []
     by_zone: dict[str, list[SceneObject]] = {}
@@ -428,11 +448,11 @@ def _draw_table(
 
     # Marker tiles (white paper with the black ArUco square).
     side = round(zones.marker_mm * CANVAS_PX_PER_MM)
-    border = round(5 * CANVAS_PX_PER_MM)
+    border = round(9 * CANVAS_PX_PER_MM)  # the white quiet zone: one marker cell (52 mm / 6) or more
     for mid, (mx, my) in zones.marker_tiles:
         x, y = (round(v) for v in cv.px(mx, my))
         cv.img[y - border : y + side + border, x - border : x + side + border] = (238, 238, 238)
-        cv.img[y : y + side, x : x + side] = _aruco_tile(mid, side)
+        cv.paste(_aruco_tile(mid, 6 * 20), (mx, my), zones.marker_mm)
     # Player boards: a light mat under ring and tokens with a printed ring.
     for pl in layout.players:
         sz = zones.seat(pl.seat)
@@ -670,7 +690,7 @@ def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
     if sigma > 0.3:
         img = cv2.GaussianBlur(img, (0, 0), sigma)
     if rng.random() < 0.15:  # a little motion blur
-        k = int(rng.integers(3, 6))
+        k = int(rng.integers(3, 6)) | 1  # odd, so the kernel is centred and blur shifts nothing
         kern = np.zeros((k, k), np.float32)
         kern[k // 2, :] = 1 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
@@ -719,12 +739,19 @@ def covered_zones(
 
 
 def ground_truth(
-    layout: TableLayout, by_zone: dict[str, list[SceneObject]], covered: set[str]
+    layout: TableLayout,
+    by_zone: dict[str, list[SceneObject]],
+    covered: set[str],
+    zones: Zones | None = None,
 ) -> Observation:
-    """The observation a perfect pipeline reports for this table (confidence 1.0)."""
+    """The observation a perfect pipeline reports for this table (confidence 1.0).
+
+    Every Display slot of the zones is reported: a slot the layout leaves out is seen empty.
+    """
+    cards = {(lv, sl): cid for lv, sl, cid in layout.display}
     display = tuple(
-        SlotSighting(lv, sl, cid, 1.0)
-        for lv, sl, cid in layout.display
+        SlotSighting(lv, sl, cards.get((lv, sl)), 1.0)
+        for lv, sl, _ in sorted((zones or default_zones()).display)
         if f"display/{lv}/{sl}" not in covered
     )
     row = None if "energy_row" in covered else tuple(MarbleSighting(c, 1.0) for c in layout.energy_row)
@@ -751,6 +778,22 @@ def ground_truth(
     return Observation(time=0.0, display=display, energy_row=row, players=tuple(players), source="synthetic")
 
 
+def photograph(canvas: np.ndarray, h_img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The drawn table (canvas of :func:`_draw_table`) as the camera ``h_img`` (table mm -> image
+    px) sees it, softened slightly first (print and paper are never razor sharp)."""
+    scale = np.array(
+        [
+            [CANVAS_PX_PER_MM, 0, CANVAS_MARGIN_MM * CANVAS_PX_PER_MM],
+            [0, CANVAS_PX_PER_MM, CANVAS_MARGIN_MM * CANVAS_PX_PER_MM],
+            [0, 0, 1],
+        ]
+    )
+    canvas = cv2.GaussianBlur(canvas, (0, 0), 0.7)
+    return cv2.warpPerspective(
+        canvas, h_img @ np.linalg.inv(scale), size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+
+
 def render_table(
     layout: TableLayout,
     seed: int,
@@ -764,17 +807,7 @@ def render_table(
     rng = np.random.default_rng(seed)
     canvas, objects, by_zone = _draw_table(layout, z, rng, s, faces if faces is not None else face_set())
     h_img = camera_homography(rng, z, s)
-    scale = np.array(
-        [
-            [CANVAS_PX_PER_MM, 0, CANVAS_MARGIN_MM * CANVAS_PX_PER_MM],
-            [0, CANVAS_PX_PER_MM, CANVAS_MARGIN_MM * CANVAS_PX_PER_MM],
-            [0, 0, 1],
-        ]
-    )
-    canvas = cv2.GaussianBlur(canvas, (0, 0), 0.7)
-    img = cv2.warpPerspective(
-        canvas, h_img @ np.linalg.inv(scale), s.size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-    )
+    img = photograph(canvas, h_img, s.size)
     hands_mm: list[tuple[float, float, float, float]] = []
     if rng.random() < s.hand_prob:
         mask = _hand(rng, img, h_img, z)
@@ -804,5 +837,5 @@ def render_table(
     if s.effects:
         img = _effects(rng, img)
     seats = tuple(p.seat for p in layout.players)
-    truth = ground_truth(layout, by_zone, covered_zones(z, seats, hands_mm))
+    truth = ground_truth(layout, by_zone, covered_zones(z, seats, hands_mm), z)
     return RenderedScene(img, truth, objects, h_img, layout, hands_mm)

@@ -147,6 +147,11 @@ def export(
     pt = out_dir / "detector.pt"
     if Path(weights).resolve() != pt.resolve():
         shutil.copyfile(weights, pt)
+    # A checkpoint taken mid-training carries the optimiser state and the training copy of the
+    # weights (~26 MB); the committed artefact keeps only the EMA weights in fp16 (~5 MB).
+    from ultralytics.utils.torch_utils import strip_optimizer
+
+    strip_optimizer(str(pt))
     onnx_path = Path(
         YOLO(str(pt)).export(
             format="onnx", imgsz=canon_hw, simplify=False, dynamic=False, opset=17, device="cpu"

@@ -14,6 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from referee.gizmos.errors import GizmosError
+
 #: Energy colours in a fixed order; every per-colour count in the engine uses this order.
 COLORS: tuple[str, ...] = ("red", "blue", "black", "yellow")
 COLOR_INDEX: dict[str, int] = {c: i for i, c in enumerate(COLORS)}
@@ -42,7 +44,7 @@ EFFECT_KINDS = (
 )
 
 
-class CardDataError(ValueError):
+class CardDataError(GizmosError, ValueError):
     """The card file is malformed; the message names the card id and the field."""
 
 
@@ -89,21 +91,64 @@ class Card:
         return f"#{self.id}"
 
 
+#: The Dashboard column each effect kind is built under (a card in the wrong column is corrupt).
+KIND_COLUMN: dict[str, str] = {
+    "on_file": "file",
+    "on_pick": "pick",
+    "on_build": "build",
+    "on_build_from_archive": "build",
+    "on_build_level": "build",
+    "convert_to_any": "converter",
+    "convert_double": "converter",
+    "upgrade_limits": "upgrade",
+    "discount": "upgrade",
+    "forbid_action": "upgrade",
+    "end_vp": "upgrade",
+}
+#: The fields each effect kind carries (besides ``kind``); ``build_level`` only with ``build_free``.
+KIND_FIELDS: dict[str, frozenset[str]] = {
+    "on_file": frozenset({"reward", "count"}),
+    "on_pick": frozenset({"reward", "count", "colors"}),
+    "on_build": frozenset({"reward", "count", "colors"}),
+    "on_build_from_archive": frozenset({"reward", "count"}),
+    "on_build_level": frozenset({"reward", "count", "level"}),
+    "convert_to_any": frozenset({"from", "uses"}),
+    "convert_double": frozenset({"colors"}),
+    "upgrade_limits": frozenset({"energy", "file", "research"}),
+    "discount": frozenset({"amount", "applies_to"}),
+    "forbid_action": frozenset({"action"}),
+    "end_vp": frozenset({"per"}),
+}
+CARD_FIELDS = frozenset({"id", "level", "type", "color", "cost", "vp", "effect", "text"})
+
+
+def level_of_id(card_id: int) -> int:
+    """The level a card id belongs to: ids 0-3 Starting Gizmos, 4-39 I, 40-75 II, 76-111 III."""
+    return 0 if card_id < 4 else (card_id - 4) // 36 + 1
+
+
 def _fail(card_id: object, field: str, why: str) -> CardDataError:
     return CardDataError(f"card {card_id}: field '{field}': {why}")
 
 
-def _int(raw: dict[str, Any], field: str, card_id: object, lo: int, hi: int) -> int:
+def _int(raw: dict[str, Any], field: str, card_id: object, lo: int, hi: int, prefix: str = "") -> int:
     value = raw.get(field)
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise _fail(card_id, field, f"expected an integer in {lo}..{hi}, got {value!r}")
+        raise _fail(card_id, prefix + field, f"expected an integer in {lo}..{hi}, got {value!r}")
     return value
 
 
 def _colour_list(raw: dict[str, Any], field: str, card_id: object) -> tuple[int, ...]:
     value = raw.get(field)
-    if not isinstance(value, list) or not value or any(c not in COLOR_INDEX for c in value):
-        raise _fail(card_id, f"effect.{field}", f"expected a list of colours {COLORS}, got {value!r}")
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(c not in COLOR_INDEX for c in value)
+        or len(set(value)) != len(value)
+    ):
+        raise _fail(
+            card_id, f"effect.{field}", f"expected a list of distinct colours {COLORS}, got {value!r}"
+        )
     return tuple(COLOR_INDEX[c] for c in value)
 
 
@@ -113,38 +158,42 @@ def _parse_effect(raw: Any, card_id: object) -> Effect:
     kind = raw.get("kind")
     if kind not in EFFECT_KINDS:
         raise _fail(card_id, "effect.kind", f"unknown effect kind {kind!r}")
+    allowed = KIND_FIELDS[kind] | {"kind"} | ({"build_level"} if raw.get("reward") == "build_free" else set())
+    extra = sorted(set(raw) - allowed, key=str)
+    if extra:
+        raise _fail(card_id, f"effect.{extra[0]}", f"not a field of a '{kind}' effect")
+
+    def num(field: str, lo: int, hi: int) -> int:
+        return _int(raw, field, card_id, lo, hi, prefix="effect.")
+
     if kind in ("on_file", "on_pick", "on_build", "on_build_from_archive", "on_build_level"):
         reward = raw.get("reward")
         if reward not in REWARDS:
             raise _fail(card_id, "effect.reward", f"unknown reward {reward!r}")
-        count = _int(raw, "count", f"{card_id} effect", 1, 5)
+        count = num("count", 1, 5)
         colors = _colour_list(raw, "colors", card_id) if kind in ("on_pick", "on_build") else ()
         level = 0
         if reward == "build_free":
-            level = _int(raw, "build_level", f"{card_id} effect", 1, 3)
+            level = num("build_level", 1, 3)
         if kind == "on_build_level":
-            level = _int(raw, "level", f"{card_id} effect", 1, 3)
+            level = num("level", 1, 3)
         return Effect(kind=kind, reward=reward, count=count, colors=colors, level=level)
     if kind == "convert_to_any":
         src = raw.get("from")
         if src != ANY and src not in COLOR_INDEX:
             raise _fail(card_id, "effect.from", f"expected a colour or 'any', got {src!r}")
-        uses = _int(raw, "uses", f"{card_id} effect", 1, 2)
-        return Effect(kind=kind, source=COLOR_INDEX.get(src, -1), uses=uses)
+        return Effect(kind=kind, source=COLOR_INDEX.get(src, -1), uses=num("uses", 1, 2))
     if kind == "convert_double":
         return Effect(kind=kind, colors=_colour_list(raw, "colors", card_id))
     if kind == "upgrade_limits":
         return Effect(
-            kind=kind,
-            energy=_int(raw, "energy", f"{card_id} effect", 0, 10),
-            file=_int(raw, "file", f"{card_id} effect", 0, 5),
-            research=_int(raw, "research", f"{card_id} effect", 0, 5),
+            kind=kind, energy=num("energy", 0, 10), file=num("file", 0, 5), research=num("research", 0, 5)
         )
     if kind == "discount":
         applies = raw.get("applies_to")
         if applies not in ("from_archive", "from_research", "level2"):
             raise _fail(card_id, "effect.applies_to", f"unknown discount target {applies!r}")
-        return Effect(kind=kind, amount=_int(raw, "amount", f"{card_id} effect", 1, 3), applies_to=applies)
+        return Effect(kind=kind, amount=num("amount", 1, 3), applies_to=applies)
     if kind == "forbid_action":
         action = raw.get("action")
         if action not in ("file", "research"):
@@ -161,8 +210,15 @@ def _parse_card(raw: Any, index: int) -> Card:
         raise CardDataError(f"card at position {index}: expected an object")
     cid = raw.get("id")
     if not isinstance(cid, int) or isinstance(cid, bool) or cid != index:
-        raise _fail(f"at position {index}", "id", f"expected {index}, got {cid!r}")
+        raise _fail(f"at position {index}", "id", f"expected {index} (cards are listed by id), got {cid!r}")
+    extra = sorted(set(raw) - CARD_FIELDS, key=str)
+    if extra:
+        raise _fail(cid, extra[0], "not a card field")
     level = _int(raw, "level", cid, 0, 3)
+    if level != level_of_id(cid):
+        raise _fail(
+            cid, "level", f"ids 4-39, 40-75, 76-111 are Levels I, II, III: expected {level_of_id(cid)}"
+        )
     ctype = raw.get("type")
     if ctype not in COLUMNS:
         raise _fail(cid, "type", f"expected one of {COLUMNS}, got {ctype!r}")
@@ -178,10 +234,18 @@ def _parse_card(raw: Any, index: int) -> Card:
     if level > 0 and cost == 0:
         raise _fail(cid, "cost", "only Starting Gizmos are free")
     vp = _int(raw, "vp", cid, 0, 10)
+    if level == 0 and vp != 0:
+        raise _fail(cid, "vp", "a Starting Gizmo is worth 0 VP")
     text = raw.get("text")
     if not isinstance(text, str) or not text:
         raise _fail(cid, "text", "expected a non-empty description")
     effect = _parse_effect(raw.get("effect"), cid)
+    if KIND_COLUMN[effect.kind] != ctype:
+        raise _fail(
+            cid, "type", f"a '{effect.kind}' gizmo goes under '{KIND_COLUMN[effect.kind]}', not {ctype!r}"
+        )
+    if level == 0 and (effect.kind, effect.reward, effect.count) != ("on_file", "draw_random", 1):
+        raise _fail(cid, "effect", "a Starting Gizmo draws 1 random Energy whenever you File (ruling 2)")
     return Card(id=cid, level=level, type=ctype, color=color, cost=cost, vp=vp, effect=effect, text=text)
 
 

@@ -13,7 +13,7 @@ out to supply outcomes yourself (the referee, from what the camera and sensors s
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from referee.gizmos.cards import COLORS, Card, default_cards
 from referee.gizmos.errors import IllegalStep
@@ -29,8 +29,9 @@ from referee.gizmos.state import (
     Profile,
     Segment,
     State,
+    event_void,
 )
-from referee.gizmos.steps import Step
+from referee.gizmos.steps import Step, check_shape
 
 CARDS: tuple[Card, ...] = default_cards()
 
@@ -59,13 +60,14 @@ def _unused_converters(state: State, prof: Profile) -> tuple:
     return tuple(c for c in prof.converters if c.id not in used)
 
 
-def _card_payments(state: State, player: Player, card: Card, source: str, free: bool) -> tuple[Payment, ...]:
-    if free:
-        return (FREE,)
+#: What each card is paid in: its colour index, or ANY_COLOUR for a multicolour card.
+_TARGET: tuple[int, ...] = tuple(c.color_index if c.color_index >= 0 else ANY_COLOUR for c in CARDS)
+
+
+def _card_payments(state: State, player: Player, card: Card, source: str) -> tuple[Payment, ...]:
     prof = player.profile
     need = _build_need(card, prof, source)
-    target = card.color_index if card.color_index >= 0 else ANY_COLOUR
-    return payments(player.ring, target, need, _unused_converters(state, prof))
+    return payments(player.ring, _TARGET[card.id], need, _unused_converters(state, prof))
 
 
 def _display_cards(state: State) -> list[int]:
@@ -187,10 +189,14 @@ def _check_payment(ck: _Checks, state: State, player: Player, step: Step, source
         if cid in state.used:
             ck.fail("GIZMO_ALREADY_USED", f"converter #{cid} was already used this turn (ruling 19)")
     look = source if source != "elsewhere" else "display"
-    options = _card_payments(state, player, card, look, False)
+    options = _card_payments(state, player, card, look)
     if (pay, step.converters) in options:
         return
-    target = card.color_index if card.color_index >= 0 else ANY_COLOUR
+    target = _TARGET[card.id]
+    if any(cid in state.used for cid in step.converters):
+        need = _build_need(card, prof, look)
+        if (pay, step.converters) in payments(player.ring, target, need, prof.converters):
+            return  # (lenient) exact but for a converter used twice: that is the one rule broken
     chosen = tuple(mine[c] for c in step.converters)
     cost = _cost_text(card, prof, look)
     if most_energy(pay, target, chosen) < _build_need(card, prof, look):
@@ -262,7 +268,7 @@ def _main_action_possible(state: State, player: Player) -> bool:
         return True
     for c in (*_display_cards(state), *player.archive):
         source = "archive" if c in player.archive else "display"
-        if _card_payments(state, player, CARDS[c], source, False):
+        if _card_payments(state, player, CARDS[c], source):
             return True
     return False
 
@@ -297,17 +303,14 @@ def legal_steps(state: State) -> list[Step]:
                     out.append(Step("build", seat, card=c, pay=FREE[0], converters=()))
         else:  # research hand
             out += _file_steps(state, player, seat, list(pend.hand))
-            for c in pend.hand:
-                out += _build_steps(state, player, seat, c, "research")
+            out += _build_steps(state, player, seat, pend.hand, "research")
         return out
     if not state.main_done:
         prof = player.profile
         out += _file_steps(state, player, seat, _display_cards(state))
         out += _pick_steps(state, player, seat)
-        for c in _display_cards(state):
-            out += _build_steps(state, player, seat, c, "display")
-        for c in player.archive:
-            out += _build_steps(state, player, seat, c, "archive")
+        out += _build_steps(state, player, seat, _display_cards(state), "display")
+        out += _build_steps(state, player, seat, player.archive, "archive")
         if not prof.forbid_research:
             out += [Step("research", seat, level=lvl) for lvl in _nonempty_decks(state)]
         if not out:
@@ -333,10 +336,17 @@ def _pick_steps(state: State, player: Player, seat: int) -> list[Step]:
     return [Step("pick", seat, color=c) for c in range(4) if state.row[c]]
 
 
-def _build_steps(state: State, player: Player, seat: int, card: int, source: str) -> list[Step]:
+def _build_steps(state: State, player: Player, seat: int, cards: Sequence[int], source: str) -> list[Step]:
+    """Every Build of each card from ``source``: one step per distinct payment."""
+    if not cards:
+        return []
+    prof = player.profile
+    converters = _unused_converters(state, prof)
+    ring = player.ring
     return [
-        Step("build", seat, card=card, pay=spent, converters=conv)
-        for spent, conv in _card_payments(state, player, CARDS[card], source, False)
+        Step("build", seat, card=c, pay=spent, converters=conv)
+        for c in cards
+        for spent, conv in payments(ring, _TARGET[c], _build_need(CARDS[c], prof, source), converters)
     ]
 
 
@@ -553,10 +563,12 @@ class _Table:
 
 
 def apply(state: State, step: Step, rng: random.Random | None = None) -> State:
-    """The state after ``step``; raises :class:`IllegalStep` if it breaks a rule.
+    """The state after ``step``; raises :class:`IllegalStep` if it breaks a rule, and
+    :class:`InvalidStep` if the step is malformed (see :func:`check_shape`).
 
     With ``rng``, chance events the step causes are resolved at once from that random source.
     """
+    check_shape(step, len(state.players))
     t = _Table(state)
     _apply_into(STRICT, state, t, step)
     _drop_void_events(t)
@@ -573,9 +585,10 @@ def force(state: State, step: Step) -> tuple[State, list[IllegalStep]]:
     Returns the resulting state and every rule the step broke (empty when legal). The result
     may break limits (a ring over its limit is what the table shows); :func:`check_invariants`
     with ``limits=False`` still holds. Raises :class:`IllegalStep` only for what cannot
-    physically happen (a marble that is not in the Row, marbles the ring does not hold).
-    Chance events are left for the caller to resolve.
+    physically happen (a marble that is not in the Row, marbles the ring does not hold), and
+    :class:`InvalidStep` for a malformed step. Chance events are left for the caller to resolve.
     """
+    check_shape(step, len(state.players))
     ck = _Checks(lenient=True)
     t = _Table(state)
     _apply_into(ck, state, t, step)
@@ -600,7 +613,7 @@ def _apply_into(ck: _Checks, state: State, t: _Table, step: Step) -> None:
     try:
         if state.game_over:
             ck.fail("GAME_OVER", "the game is over; nothing more can be played")
-        if seat != state.current:
+        elif seat != state.current:  # after the end, whose turn it would be does not matter
             ck.fail("NOT_YOUR_TURN", f"it is player {state.current + 1}'s turn, not player {seat + 1}'s")
         _apply_player_step(ck, state, t, step, seat)
     except IllegalStep as exc:
@@ -785,20 +798,8 @@ def _event_text(e: ChanceEvent) -> str:
     return f"the colour of the marble player {e[1] + 1} draws"
 
 
-def _void(t: _Table, e: ChanceEvent) -> bool:
-    """An event that cannot happen: an empty deck/dispenser, or a draw into a full ring (ruling 12)."""
-    if e[0] in ("display", "research"):
-        return not t.decks[e[1] - 1]
-    if not any(t.dispenser):
-        return True
-    if e[0] == "draw":
-        p = t.players[e[1]]
-        return sum(p.ring) >= p.profile.energy_limit
-    return sum(t.row) >= 6
-
-
 def _drop_void_events(t: _Table) -> None:
-    while t.chance and _void(t, t.chance[0]):
+    while t.chance and event_void(t.chance[0], t.decks, t.dispenser, t.row, t.players):
         t.chance.pop(0)
 
 

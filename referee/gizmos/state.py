@@ -11,7 +11,7 @@ what the camera saw. So the engine works the same for simulation and for referee
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -26,6 +26,9 @@ ROW_SIZE = 6
 DISPLAY_SLOTS: tuple[int, int, int] = (4, 3, 2)  # Level I, II, III
 BASE_ENERGY, BASE_FILE, BASE_RESEARCH = 5, 1, 3
 END_GIZMOS, END_LEVEL3 = 16, 4
+LEVEL3_IN_PLAY = 16  # ruling 3: 20 of the 36 Level III cards are removed at setup
+MAX_PICKS = 2  # the most picks one gizmo grants ("take up to 2")
+FREE_BUILD_LEVEL = 1  # ruling 17: the free Build takes a Level I gizmo
 Counts = tuple[int, int, int, int]
 EMPTY: Counts = (0, 0, 0, 0)
 
@@ -476,9 +479,10 @@ def card_locations(s: State) -> dict[int, str]:
 
 
 def check_invariants(s: State, limits: bool = True) -> None:
-    """Raise :class:`StateError` if the state is impossible (marbles, cards, levels) or, with
-    ``limits``, if a ring or an Archive is over its limit (legal play never does that; a table
-    replayed with broken rules may)."""
+    """Raise :class:`StateError` if the state is impossible: marbles, cards, levels, the box, an
+    owed choice the rules cannot owe, queued chance events that do not fit the table (docs/state.md).
+    With ``limits``, also what legal play keeps and a table replayed with broken rules may not:
+    every ring and Archive within its limit, and 16 Level III cards in play (ruling 3)."""
     cards: tuple[Card, ...] = default_cards()
     for c in range(4):
         total = s.dispenser[c] + s.row[c] + sum(p.ring[c] for p in s.players)
@@ -519,6 +523,96 @@ def check_invariants(s: State, limits: bool = True) -> None:
             raise StateError(
                 f"impossible state: #{g} is marked used/triggered but is not the current player's gizmo"
             )
+    for lvl in (1, 2):
+        for cands, n in s.decks[lvl - 1]:
+            if n != len(cands):
+                raise StateError(
+                    f"impossible state: the Level {lvl} deck lists {len(cands)} candidates for {n} cards; "
+                    "only Level III is trimmed (ruling 3)"
+                )
+    for c in s.box:
+        if cards[c].level not in (0, 3) or (cards[c].level == 0 and c < len(s.players)):
+            raise StateError(
+                f"impossible state: #{c} is in the box; only unused Starting Gizmos and "
+                "the removed Level III cards are"
+            )
+    _check_pending(s)
+    _check_chance(s)
+    if limits:
+        deck3 = s.decks[2]
+        in_deck = {c for cands, _ in deck3 for c in cands}
+        in_play = sum(n for _, n in deck3) + sum(
+            1 for c, place in where.items() if cards[c].level == 3 and c not in in_deck and place != "the box"
+        )
+        if in_play != LEVEL3_IN_PLAY:
+            raise StateError(
+                f"impossible state: {in_play} Level III cards are in play, not {LEVEL3_IN_PLAY} (ruling 3)"
+            )
+
+
+def _check_pending(s: State) -> None:
+    """An owed choice must be one the rules can owe (what legal play leaves in ``pending``)."""
+    p = s.pending
+    if p is None:
+        return
+    cards = default_cards()
+    if p.kind != "research" and p.hand:
+        raise StateError(f"impossible state: a pending '{p.kind}' cannot hold a Research hand")
+    if p.kind == "picks" and not 1 <= p.count <= MAX_PICKS:
+        raise StateError(f"impossible state: pending picks count {p.count} (a gizmo grants 1 or {MAX_PICKS})")
+    if p.kind == "free_build" and p.level != FREE_BUILD_LEVEL:
+        raise StateError(f"impossible state: a free Build of Level {p.level} (only Level I is granted)")
+    if p.kind == "research":
+        if p.level not in (1, 2, 3):
+            raise StateError(f"impossible state: a Research hand from deck level {p.level}")
+        for c in p.hand:
+            if cards[c].level != p.level:
+                raise StateError(f"impossible state: #{c} in a Level {p.level} Research hand")
+        if p.chosen and len(p.hand) < 2:
+            raise StateError("impossible state: a Research hand left to order holds fewer than 2 cards")
+
+
+def event_void(
+    e: ChanceEvent,
+    decks: Sequence[tuple[Segment, ...]],
+    dispenser: Sequence[int],
+    row: Sequence[int],
+    players: Sequence[Player],
+) -> bool:
+    """Whether a chance event cannot happen and is dropped: an empty deck or dispenser, a draw
+    into a full ring, a Row already full (ruling 12: what does not fit is lost)."""
+    if e[0] in ("display", "research"):
+        return not decks[e[1] - 1]
+    if not any(dispenser):
+        return True
+    if e[0] == "draw":
+        p = players[e[1]]
+        return sum(p.ring) >= p.profile.energy_limit
+    return sum(row) >= ROW_SIZE
+
+
+def _check_chance(s: State) -> None:
+    """Queued random events must fit the table, or resolving them would corrupt it."""
+    waiting: set[tuple[int, int]] = set()
+    p = s.pending
+    for i, e in enumerate(s.chance):
+        where = f"impossible state: chance[{i}] {list(e)}"
+        if e[0] == "display":
+            card = s.display[e[1] - 1][e[2]]
+            if card is not None:
+                raise StateError(f"{where}: that Display slot already holds #{card}")
+            if (e[1], e[2]) in waiting:
+                raise StateError(f"{where}: that Display slot is already awaiting a card")
+            waiting.add((e[1], e[2]))
+        elif e[0] == "draw" and e[1] >= len(s.players):
+            raise StateError(f"{where}: there is no player {e[1] + 1}")
+        elif e[0] == "research" and (p is None or p.kind != "research" or p.chosen or p.level != e[1]):
+            raise StateError(f"{where}: no Level {e[1]} Research is drawing cards")
+    if s.chance and event_void(s.chance[0], s.decks, s.dispenser, s.row, s.players):
+        raise StateError(
+            f"impossible state: chance[0] {list(s.chance[0])} cannot happen now (nothing to draw, "
+            "or no room for it)"
+        )
 
 
 def colour_index(name: str) -> int:

@@ -9,6 +9,7 @@ off a deck) and ``dispense`` (the colour of a marble that left the dispenser).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +141,56 @@ def step_from_json(raw: Any) -> Step:
     elif "converters" in raw:
         raise InvalidStep(f"step: field(s) ['converters'] do not belong to a '{kind}' step")
     return Step(kind, player, card, colour, level, gizmo, pay, converters)
+
+
+def check_shape(step: Step, players: int = 4) -> None:
+    """Raise :class:`InvalidStep` unless ``step`` is well formed for a game of ``players``: a known
+    kind, exactly the fields that kind carries, each in range (the form :func:`step_from_json`
+    makes). :func:`~referee.gizmos.rules.apply` calls this, so a hand-made malformed step is
+    refused instead of being read with guessed defaults."""
+    kind = step.kind
+    if kind not in _FIELDS:
+        raise InvalidStep(f"step.kind: expected one of {list(KINDS)}, got {kind!r}")
+    fields = _FIELDS[kind]
+    p = step.player
+    if kind in PLAYER_KINDS:
+        if type(p) is not int or not 0 <= p < players:
+            raise InvalidStep(f"step.player: expected a seat 0..{players - 1}, got {p!r}")
+    elif p is not None:
+        raise InvalidStep(f"step.player: a '{kind}' step is a random outcome and has no player")
+    for name, ok in _FIELD_CHECKS:
+        value = getattr(step, name)
+        if name in fields:
+            if value is None or not ok(value):
+                raise InvalidStep(f"step.{name}: a '{kind}' step needs a valid {name}, got {value!r}")
+        elif value is not None:
+            raise InvalidStep(f"step.{name}: not a field of a '{kind}' step")
+    if kind != "build":
+        if step.pay is not None or step.converters:
+            raise InvalidStep(f"step.pay: a '{kind}' step pays nothing")
+        return
+    pay = step.pay
+    if (
+        not isinstance(pay, tuple)
+        or len(pay) != 4
+        or any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in pay)
+    ):
+        raise InvalidStep(f"step.pay: expected 4 marble counts >= 0 (red, blue, black, yellow), got {pay!r}")
+    conv = step.converters
+    if not isinstance(conv, tuple) or not all(_is_card(c) for c in conv) or list(conv) != sorted(set(conv)):
+        raise InvalidStep(f"step.converters: expected distinct gizmo ids in increasing order, got {conv!r}")
+
+
+def _is_card(v: object) -> bool:
+    return type(v) is int and 0 <= v < 112
+
+
+_FIELD_CHECKS: tuple[tuple[str, Callable[[object], bool]], ...] = (
+    ("card", _is_card),
+    ("gizmo", _is_card),
+    ("color", lambda v: type(v) is int and 0 <= v < 4),
+    ("level", lambda v: type(v) is int and 1 <= v <= 3),
+)
 
 
 def step_from_text(text: str) -> Step:

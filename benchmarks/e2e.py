@@ -1,0 +1,187 @@
+"""End-to-end figures over the bundled recording (issue 7).
+
+1. **Throughput**: every frame played as fast as possible (what ``demo --headless`` does): the
+   still-frame gate on every frame, the detector and identification on settled ones, the
+   tracker, the dispenser log through the virtual board and the serial driver. Prints frames
+   processed per second.
+2. **Delay**: the recording played at its own pace (10 frames/s, as a camera delivers them;
+   frames the pipeline is too late for are dropped), the game held by the dashboard's hub. A
+   subscriber waits for published snapshots as the dashboard's event stream does. For every
+   step the tracker accepted and every warning, the delay runs from the frame where the move
+   was complete (the recording's ground truth: the first frame after the hand left, or the
+   turn button's press) to the snapshot carrying it reaching the subscriber. Prints the median
+   and p99.
+
+    .venv/bin/python benchmarks/e2e.py [--model FILE] [--oracle] [--skip-fast] [--skip-paced]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+# Run as a script, this folder comes first on the path, and its serial.py would shadow pyserial.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+from referee.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
+from referee.live import Change, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings  # noqa: E402
+from referee.tracker import Tracker  # noqa: E402
+from vision.recording import Recording, ensure_recording  # noqa: E402
+
+
+def pipeline_for(args: argparse.Namespace, recording: Recording) -> Any:
+    return recording_pipeline(recording, Path(args.model) if args.model else None, args.oracle)
+
+
+def throughput(recording: Recording, pipeline: Any) -> RunStats:
+    """Every frame, in order, as fast as possible (deterministic)."""
+    runner = LiveReferee(pipeline, lambda s: recording_feed(recording, runner, True), RunOptions(speed=0.0))
+    game = LocalGame(Tracker.create(":memory:", recording.names, settings=replay_settings()))
+    stats = runner.run(game, recording_feed(recording, runner, True))
+    problems = check(game, recording)
+    print(
+        f"throughput: {stats.frames} frames in {stats.seconds:.1f} s = {stats.fps:.1f} frames/s "
+        f"({stats.observed} through the detector, "
+        f"{stats.observe_seconds / max(1, stats.observed) * 1000:.0f} ms "
+        f"each); referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+    )
+    return stats
+
+
+def check(game: Any, recording: Recording) -> list[str]:
+    return DemoResult.of(game, recording, RunStats()).problems
+
+
+def moments(recording: Recording) -> tuple[list[tuple[str, int | None, int]], dict[tuple[int, str], int]]:
+    """The recording's player steps in order as (kind, player, frame complete), and the frame of
+    each rule broken on purpose by (turn, code)."""
+    steps = [
+        (s["step"]["kind"], s["step"].get("player"), s["frame"])
+        for s in recording.steps()
+        if s["step"]["kind"] not in ("reveal", "dispense") and s["frame"] is not None
+    ]
+    broken = {(s["turn"], s["codes"][0]): s["frame"] for s in recording.steps() if s["codes"]}
+    return steps, broken
+
+
+def delays(recording: Recording, pipeline: Any, speed: float) -> None:
+    """Play at the recording's pace with the dashboard's hub; measure move-complete -> subscriber."""
+    from web.hub import Hub
+
+    hub = Hub(tempfile.mkdtemp(prefix="gizmos-bench-games-"))
+    game = hub.create(recording.names, seed=None, deal=False)
+    arrivals: dict[int, float] = {}
+    done = threading.Event()
+
+    def subscriber() -> None:  # the dashboard's event stream waits on the hub the same way
+        seen = game.snapshot.seq
+        while not done.is_set():
+            if game.wait_newer(seen, 0.2):
+                seen = game.snapshot.seq
+                arrivals[seen] = time.time()
+
+    published: list[tuple[Change, int]] = []
+
+    def on_change(change: Change) -> None:
+        published.append((change, game.snapshot.seq))
+
+    thread = threading.Thread(target=subscriber, daemon=True)
+    thread.start()
+    runner = LiveReferee(
+        pipeline,
+        lambda s: recording_feed(recording, runner, False),
+        RunOptions(speed=speed),
+        on_change=on_change,
+    )
+    stats = runner.run(game, recording_feed(recording, runner, False))
+    time.sleep(0.5)
+    done.set()
+    thread.join(2)
+    fps = recording.fps
+    start = stats.started - stats.first_frame_time / speed
+
+    def reached(seq: int) -> float | None:
+        later = [t for s, t in arrivals.items() if s >= seq]
+        return min(later) if later else None
+
+    steps, broken = moments(recording)
+    cursor = 0
+    step_delays: list[float] = []
+    warn_delays: list[float] = []
+    unmatched = 0
+    for change, seq in published:
+        arrived = reached(seq)
+        if arrived is None:
+            continue
+        for raw in change.steps:
+            if raw["kind"] in ("reveal", "dispense"):
+                continue
+            hit = next(
+                (
+                    j
+                    for j in range(cursor, min(cursor + 8, len(steps)))
+                    if steps[j][:2] == (raw["kind"], raw.get("player"))
+                ),
+                None,
+            )
+            if hit is None:
+                unmatched += 1
+                continue
+            cursor = hit + 1
+            step_delays.append(arrived - (start + steps[hit][2] / fps / speed))
+        for w in change.warnings:
+            frame = broken.get((w["turn"], w.get("code") or ""))
+            if frame is not None:
+                warn_delays.append(arrived - (start + frame / fps / speed))
+    every = step_delays + warn_delays
+    problems = check(game, recording)
+    print(
+        f"paced at {speed:g}x ({fps} frames/s): {stats.frames} frames read, {stats.dropped} dropped, "
+        f"{stats.observed} through the detector; "
+        f"referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+    )
+    if not every:
+        print("delay: nothing to measure")
+        return
+    every.sort()
+    p99 = every[min(len(every) - 1, round(0.99 * (len(every) - 1)))]
+    print(
+        f"delay move complete -> dashboard subscriber over {len(every)} accepted steps and warnings "
+        f"({unmatched} steps not matched to the script): median {statistics.median(every):.2f} s, "
+        f"p99 {p99:.2f} s, max {every[-1]:.2f} s"
+    )
+    if step_delays:
+        print(f"  steps: median {statistics.median(step_delays):.2f} s over {len(step_delays)}")
+    if warn_delays:
+        print(f"  warnings: {', '.join(f'{d:.2f} s' for d in warn_delays)}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
+    p.add_argument("--oracle", action="store_true", help="the recording's true boxes instead of YOLO")
+    p.add_argument("--speed", type=float, default=1.0, help="pace of the delay run (default 1: real time)")
+    p.add_argument("--skip-fast", action="store_true", help="no throughput run")
+    p.add_argument("--skip-paced", action="store_true", help="no delay run")
+    args = p.parse_args()
+    recording = ensure_recording()
+    print(
+        f"recording: {len(recording)} frames, "
+        f"{len(recording) / recording.fps:.0f} s at {recording.fps} frames/s"
+    )
+    if not args.skip_fast:
+        throughput(recording, pipeline_for(args, recording))
+    if not args.skip_paced:
+        delays(recording, pipeline_for(args, recording), args.speed)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

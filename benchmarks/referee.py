@@ -1,0 +1,265 @@
+"""Referee benchmark: how well the tracker turns camera frames into legal steps and warnings.
+
+Builds a corpus of seeded games (the rules engine plays them with simple players, three
+tastes round the table), turns each into the observation sequence a camera would report
+(``referee.synthetic``: the set-up table, then every table held for a few frames, tables caught
+half-way through a refill, an end-of-turn signal per turn) and injects one rule break into
+about 10% of the turns: a class the table allows at that moment, kept only if no legal play
+from the start of the turn explains the table it makes (an exhaustive legal search decides),
+the player stopping there. After about half of the games a player takes a marble anyway.
+The same corpus is fed to fresh trackers (each with a real SQLite record): noise-free, and with
+the default camera noise (missing zones, confidence dips, a hand covering a zone for a few
+frames, single-frame misreads); ``--sensors`` adds a run with the dispenser's events.
+
+Prints, per run: recall and precision per violation class (a warning is right when its code,
+player and turn match the injection), the false-warning rate on legal turns (violations and
+"uncertain" readings counted apart), how many turns were explained by the time their end
+signal was handled, whether each game ended on the true table, and times: the explanation
+searches per turn, all tracker calls per turn (every frame, searches, durable record writes),
+and per call; medians, p99 and max.
+
+    .venv/bin/python benchmarks/referee.py [--games 20] [--players 3] [--seed 0] [--rate 0.1] [--sensors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import referee.tracker as tracker_module
+from referee.explain import Hints, Limits, explain
+from referee.gizmos import State
+from referee.synthetic import VIOLATIONS, Camera, Feeder, Noise, TurnScript, simulated_game
+from referee.tracker import Tracker
+from referee.view import view_of
+
+#: Bounds of the exhaustive check that an injected table has no legal explanation.
+PROOF = Limits(max_player_steps=14, max_nodes=200_000, max_seconds=30.0)
+
+
+def no_legal_play(before: State, after: State, ends: int) -> bool:
+    """True when a legal sequence explains ``after`` from ``before`` (the injection is dropped)."""
+    return explain(before, view_of(after), Hints(end_turns=ends), 0, PROOF) is not None
+
+
+@dataclass
+class Result:
+    """What one corpus run measured."""
+
+    turns: int = 0
+    injected: Counter[str] = field(default_factory=Counter)
+    hits: Counter[str] = field(default_factory=Counter)
+    raised: Counter[str] = field(default_factory=Counter)  # violation warnings by code
+    right: Counter[str] = field(default_factory=Counter)  # ... that matched an injection
+    legal_turns: int = 0
+    legal_violation_turns: int = 0
+    legal_uncertain_turns: int = 0
+    signalled: int = 0  # turns ended by a signal
+    caught_up: int = 0  # ... explained by the time their end signal was handled
+    games: int = 0
+    games_in_sync: int = 0  # games whose final table the tracker holds exactly
+    sensor_uncertain: int = 0  # camera/sensor disagreements reported (sensor runs only)
+    turn_seconds: list[float] = field(default_factory=list)  # all tracker calls of a turn
+    search_seconds: list[float] = field(default_factory=list)  # the explanation searches of a turn
+    call_seconds: list[float] = field(default_factory=list)
+
+
+def corpus(games: int, players: int, seed: int, rate: float) -> list[list[TurnScript]]:
+    """The seeded games, each a list of turn scripts (the setup first)."""
+    out = []
+    for g in range(games):
+        started = time.perf_counter()
+        scripts = list(
+            simulated_game(players, seed + g, violation_rate=rate, legal=no_legal_play, game_over_rate=0.5)
+        )
+        out.append(scripts)
+        injected = sum(s.injected is not None for s in scripts)
+        print(
+            f"  corpus game {g + 1}/{games}: {len(scripts) - 1} turns, {injected} injected "
+            f"({time.perf_counter() - started:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return out
+
+
+class SearchClock:
+    """Times every explanation search the tracker runs (wraps ``referee.tracker.explain``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._explain = tracker_module.explain
+
+    def __enter__(self) -> SearchClock:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return self._explain(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        tracker_module.explain = timed  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        tracker_module.explain = self._explain  # type: ignore[assignment]
+
+
+def run(
+    games: list[list[TurnScript]],
+    noise: Noise,
+    seed: int,
+    label: str,
+    verbose: bool = False,
+    sensors: bool = False,
+) -> Result:
+    """Feed every game to a fresh tracker (a real SQLite record) and score its warnings."""
+    res = Result()
+    with SearchClock() as clock, tempfile.TemporaryDirectory() as tmp:
+        for g, scripts in enumerate(games):
+            names = [f"P{i + 1}" for i in range(scripts[0].final.num_players)]
+            tracker = Tracker.create(Path(tmp) / f"game{g}.db", names)
+            calls: list[float] = []
+            feeder = Feeder(tracker, Camera(noise, seed + g), sensors=sensors, on_call=calls.append)
+            by_turn: dict[int, TurnScript] = {}
+            for script in scripts:
+                calls.clear()
+                clock.seconds = 0.0
+                feeder.turn(script)
+                res.call_seconds += calls
+                if script.turn < 0:
+                    continue
+                by_turn[script.turn] = script
+                res.turn_seconds.append(sum(calls))
+                res.search_seconds.append(clock.seconds)
+                res.signalled += script.end_signal
+                res.caught_up += script.end_signal and tracker.state.turn > script.turn
+            feeder.show(scripts[-1].final, 10)  # the table after the end, for the last verdicts
+            truth = next(s.final for s in reversed(scripts) if s.end_signal)
+            res.games += 1
+            res.games_in_sync += view_of(tracker.state).key()[:3] == view_of(truth).key()[:3]
+            if verbose:
+                print(f"  game {g + 1} (seed {seed + g}):", file=sys.stderr)
+            _score(res, tracker, by_turn, verbose)
+            res.sensor_uncertain += sum("dispenser" in w.message for w in tracker.warnings)
+            tracker.record.close()
+            print(
+                f"  {label}: game {g + 1}/{len(games)} fed ({len(by_turn)} turns, "
+                f"{sum(w.kind == 'violation' for w in tracker.warnings)} violation warnings)",
+                file=sys.stderr,
+                flush=True,
+            )
+    return res
+
+
+def _score(res: Result, tracker: Tracker, by_turn: dict[int, TurnScript], verbose: bool) -> None:
+    warned: dict[int, list[tuple[str, str | None, int | None]]] = defaultdict(list)
+    for w in tracker.warnings:
+        warned[w.turn].append((w.kind, w.code, w.player))
+        script = by_turn.get(w.turn)
+        inj = script.injected if script is not None else None
+        ok = inj is not None and inj.code == w.code and inj.player == w.player
+        if w.kind == "violation" and w.code is not None:
+            res.raised[w.code] += 1
+            res.right[w.code] += ok
+        if verbose and not ok:
+            print(f"    unexpected warning (injected: {inj}): {w.to_json()}", file=sys.stderr)
+    for turn, script in by_turn.items():
+        res.turns += 1
+        inj = script.injected
+        if inj is None:
+            res.legal_turns += 1
+            kinds = {k for k, _, _ in warned.get(turn, [])}
+            res.legal_violation_turns += "violation" in kinds
+            res.legal_uncertain_turns += "uncertain" in kinds
+            continue
+        res.injected[inj.code] += 1
+        if any(k == "violation" and c == inj.code and p == inj.player for k, c, p in warned.get(turn, [])):
+            res.hits[inj.code] += 1
+        elif verbose:
+            print(f"    missed {inj}; warned that turn: {warned.get(turn, [])}", file=sys.stderr)
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * a / b:6.1f}%" if b else "     - "
+
+
+def report(res: Result, label: str) -> None:
+    print(f"\n== {label}: {res.turns} turns, {sum(res.injected.values())} with an injected violation")
+    print(f"{'class':<20}{'injected':>9}{'recall':>9}{'warned':>8}{'precision':>11}")
+    for code in VIOLATIONS:
+        if res.injected[code] or res.raised[code]:
+            print(
+                f"{code:<20}{res.injected[code]:>9}{_pct(res.hits[code], res.injected[code]):>9}"
+                f"{res.raised[code]:>8}{_pct(res.right[code], res.raised[code]):>11}"
+            )
+    for code in sorted(set(res.raised) - set(VIOLATIONS)):
+        print(f"{code:<20}{0:>9}{'':>9}{res.raised[code]:>8}{_pct(0, res.raised[code]):>11}")
+    total_inj, total_hit = sum(res.injected.values()), sum(res.hits.values())
+    total_raised, total_right = sum(res.raised.values()), sum(res.right.values())
+    print(
+        f"{'all':<20}{total_inj:>9}{_pct(total_hit, total_inj):>9}{total_raised:>8}"
+        f"{_pct(total_right, total_raised):>11}"
+    )
+    print(
+        f"legal turns: {res.legal_turns}; with a false violation warning: {res.legal_violation_turns} "
+        f"({_pct(res.legal_violation_turns, res.legal_turns).strip()}); with an 'uncertain' reading: "
+        f"{res.legal_uncertain_turns} ({_pct(res.legal_uncertain_turns, res.legal_turns).strip()})"
+    )
+    print(
+        f"turns explained by the time their end signal was handled: {res.caught_up} of {res.signalled} "
+        "(the rest waited for a clear view)"
+    )
+    print(f"games ending with the tracker on the true table: {res.games_in_sync} of {res.games}")
+    if res.sensor_uncertain:
+        print(f"camera/sensor disagreements reported: {res.sensor_uncertain}")
+    print(f"time to explain a turn (searches): {_spread(res.search_seconds)}")
+    print(
+        f"tracker time per turn (every frame, searches, durable record writes): {_spread(res.turn_seconds)}"
+    )
+    print(f"per tracker call: {_spread(res.call_seconds, 2)} over {len(res.call_seconds)} calls")
+
+
+def _spread(seconds: list[float], digits: int = 1) -> str:
+    ms = sorted(1000 * s for s in seconds)
+    p99 = ms[min(len(ms) - 1, int(0.99 * len(ms)))]
+    return (
+        f"median {statistics.median(ms):.{digits}f} ms, p99 {p99:.{digits}f} ms, max {ms[-1]:.{digits}f} ms"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--games", type=int, default=20)
+    p.add_argument("--players", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rate", type=float, default=0.1, help="share of turns with an injected violation")
+    p.add_argument("--max-turns", type=int, default=400)
+    p.add_argument("--verbose", action="store_true", help="print every warning that matched no injection")
+    p.add_argument("--sensors", action="store_true", help="a third run with the dispenser's sensor events")
+    args = p.parse_args(argv)
+    print(
+        f"building the corpus: {args.games} games, {args.players} players, seed {args.seed}", file=sys.stderr
+    )
+    games = corpus(args.games, args.players, args.seed, args.rate)
+    runs = [("noise-free", Noise(), False), ("default noise", Noise.default(), False)]
+    if args.sensors:
+        runs.append(("default noise + dispenser sensors", Noise.default(), True))
+    for label, noise, sensors in runs:
+        started = time.perf_counter()
+        res = run(games, noise, args.seed, label, args.verbose, sensors)
+        report(res, f"{label} ({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

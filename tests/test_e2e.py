@@ -1,0 +1,45 @@
+"""End to end: the README's main command, headless, on the bundled recording.
+
+``gizmos-referee demo --headless`` renders the recording if it is not cached (a few minutes on
+two cores, once), then plays every frame through the still-frame gate, the committed YOLO
+detector, card identification, the tracker, with the recording's dispenser log coming through a
+virtual board on a pseudo-terminal and the real serial driver. The final scores must equal the
+ground truth, each rule broken on purpose must be flagged on its turn with its code, and there
+must be no other warning.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from referee.cli import main
+from vision.detect import default_model
+from vision.recording import ensure_recording
+
+
+@pytest.mark.slow
+def test_demo_referees_the_recorded_game_exactly(capsys: pytest.CaptureFixture[str]) -> None:
+    model = default_model()
+    assert model.is_file(), f"the committed detector {model} is missing: the demo cannot run without it"
+    recording = ensure_recording()
+    status = main(["demo", "--headless"])
+    out = capsys.readouterr().out
+
+    # the final scores, as printed, are the ground truth's
+    table = out[out.index("Final scores") : out.index("Warnings (")]
+    names = recording.names
+    truth = [(names[s["seat"]], s["total"]) for s in recording.scores()]
+    got = [(m[2], int(m[3])) for m in re.finditer(r"^(\d+)\s+(\S+)\s+(-?\d+)", table, re.M)]
+    assert got == truth, out
+
+    # every rule broken on purpose is flagged on its turn, with its code, and nothing else is
+    header = re.search(r"^Warnings \((\d+)\)$", out, re.M)
+    assert header is not None
+    flagged = re.findall(r"^\s+#\d+ turn (\d+) \(round \d+\), (\S+): (\S+)", out, re.M)
+    expected = [(str(i["turn"]), names[i["player"]], i["code"]) for i in recording.injections()]
+    assert flagged == expected, out
+    assert int(header[1]) == len(expected) == 4
+    assert "The referee got it right" in out
+    assert status == 0

@@ -1,0 +1,136 @@
+"""Whole games: 1,000 seeded random games, and Gizmos driven only through ``referee.game.Game``."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from referee.game import Game, get_game
+from referee.gizmos import GIZMOS, IllegalStep, check_invariants, ranking
+from referee.gizmos.simulate import random_game
+
+
+def test_a_thousand_seeded_random_games_finish() -> None:
+    steps = 0
+    winners: Counter[int] = Counter()
+    for seed in range(1000):
+        players = 2 + seed % 3
+        play = random_game(players, seed)
+        final = play.final
+        check_invariants(final)
+        assert final.game_over and final.end_triggered and not final.chance and final.pending is None
+        assert final.turn % players == 0 and final.current == players - 1  # the round was finished
+        winners[ranking(final)[0].seat] += 1
+        steps += play.steps
+    assert sum(winners.values()) == 1000 and len(winners) == 4
+    assert steps > 1000 * 100
+
+
+def playthrough(game: Game[Any, Any], players: int, seed: int) -> tuple[Any, int]:
+    """OpenSpiel-style random playthrough using nothing but the interface: at every state the
+    JSON forms round-trip, every step offered is accepted, and the game ends."""
+    rng = random.Random(seed)
+    state = game.new_game(players, rng)
+    for n in range(100_000):
+        again = game.state_from_json(json.loads(json.dumps(game.state_to_json(state))))
+        assert game.state_to_json(again) == game.state_to_json(state)
+        if game.is_terminal(state):
+            assert game.legal_steps(state) == [] and game.current_player(state) is None
+            return state, n
+        steps = game.legal_steps(state)
+        assert steps
+        step = rng.choice(steps)
+        assert game.step_from_json(json.loads(json.dumps(game.step_to_json(step)))) == step
+        state = game.apply(state, step, rng)
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_gizmos_through_the_game_interface(players: int) -> None:
+    game = get_game("gizmos")
+    assert game is GIZMOS and game.min_players <= players <= game.max_players
+    final, steps = playthrough(game, players, seed=players)
+    assert steps > 50
+    returns = game.returns(final)
+    table = game.score_table(final)
+    assert sorted(returns) == [0.0] * (players - 1) + [1.0]
+    assert returns[table[0]["seat"]] == 1.0 and [row["rank"] for row in table] == list(range(1, players + 1))
+
+
+def test_the_interface_reports_chance_and_turns() -> None:
+    game = get_game("gizmos")
+    setup = game.new_game(2)  # no random source: the setup's outcomes are left to the caller
+    assert game.current_player(setup) is None
+    outcome = game.legal_steps(setup)[0]
+    assert game.step_to_json(outcome)["kind"] == "reveal"
+    ready = game.new_game(2, random.Random(0))
+    assert game.current_player(ready) == 0 and not game.is_terminal(ready)
+    with pytest.raises(IllegalStep):
+        game.apply(ready, game.step_from_json({"kind": "end_turn", "player": 0}))
+
+
+def test_an_unknown_game_is_refused() -> None:
+    with pytest.raises(KeyError, match="unknown game 'contrivance'"):
+        get_game("contrivance")
+
+
+@dataclass(frozen=True)
+class NimState:
+    heap: int
+    to_move: int
+    players: int
+
+
+class Nim:
+    """A second rule set in a dozen lines: take 1-3 from one heap, the last to take wins."""
+
+    name = "nim"
+    min_players = 2
+    max_players = 4
+
+    def new_game(self, players: int, rng: random.Random | None = None) -> NimState:
+        return NimState(heap=10 + (rng.randrange(5) if rng else 0), to_move=0, players=players)
+
+    def legal_steps(self, state: NimState) -> list[int]:
+        return [n for n in (1, 2, 3) if n <= state.heap]
+
+    def apply(self, state: NimState, step: int, rng: random.Random | None = None) -> NimState:
+        if step not in self.legal_steps(state):
+            raise ValueError(f"cannot take {step}")
+        return NimState(state.heap - step, (state.to_move + 1) % state.players, state.players)
+
+    def current_player(self, state: NimState) -> int | None:
+        return None if self.is_terminal(state) else state.to_move
+
+    def is_terminal(self, state: NimState) -> bool:
+        return state.heap == 0
+
+    def returns(self, state: NimState) -> list[float]:
+        winner = (state.to_move - 1) % state.players
+        return [float(s == winner) for s in range(state.players)]
+
+    def score_table(self, state: NimState) -> list[dict[str, Any]]:
+        return [{"seat": s, "won": r} for s, r in enumerate(self.returns(state))]
+
+    def state_to_json(self, state: NimState) -> dict[str, Any]:
+        return {"heap": state.heap, "to_move": state.to_move, "players": state.players}
+
+    def state_from_json(self, raw: Any) -> NimState:
+        return NimState(**raw)
+
+    def step_to_json(self, step: int) -> dict[str, Any]:
+        return {"take": step}
+
+    def step_from_json(self, raw: Any) -> int:
+        return int(raw["take"])
+
+
+def test_a_second_rule_set_plugs_into_the_same_driver() -> None:
+    nim: Game[NimState, int] = Nim()
+    final, steps = playthrough(nim, 3, seed=1)
+    assert nim.is_terminal(final) and steps >= 4 and sum(nim.returns(final)) == 1.0

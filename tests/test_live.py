@@ -1,0 +1,415 @@
+"""The live referee's parts: the recorded game's script, sources, the dispenser path, the gate's
+frames, self-labelled frames, the dashboard hook and the command line's errors.
+
+The whole pipeline on the whole recording is tests/test_e2e.py; everything here runs in seconds
+and needs no trained model.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.cli import main
+from referee.events import DispenserEvent
+from referee.gizmos import new_game, resolve_chance
+from referee.live import (
+    DispenserFeed,
+    Feed,
+    Frame,
+    FrameSaver,
+    LiveError,
+    LiveReferee,
+    LocalGame,
+    RunOptions,
+    RunStats,
+    SimulatedDispenser,
+    check_port,
+    open_source,
+    paced,
+    replay_settings,
+    yolo_lines,
+)
+from referee.observation import Observation
+from referee.tracker import Tracker
+from vision.detect import Detection
+from vision.evaluate import oracle_detections
+from vision.recording import (
+    RecordingSpec,
+    draw_hand,
+    film_game,
+    hide,
+    layout_of,
+    play_game,
+    render_table_image,
+    sensor_noise,
+    stage_of,
+    truth_of,
+)
+from vision.synth import CANON_PX_PER_MM, RenderSettings, covered_zones, render_table
+from vision.zones import default_zones
+
+SPEC = RecordingSpec()
+
+
+@pytest.fixture(scope="module")
+def played():  # type: ignore[no-untyped-def]
+    game = play_game(SPEC)
+    return game, film_game(SPEC, game, stage_of(SPEC).homography)
+
+
+# --------------------------------------------------------------------------- the recorded game
+
+
+def test_recorded_game_is_complete_realistic_and_breaks_four_rules(played) -> None:  # type: ignore[no-untyped-def]
+    game, film = played
+    assert game.final.game_over
+    assert 15 <= game.final.round - 1 <= 25  # a realistic length for 3 players
+    assert [i.code for i in game.injections] == [code for code, _ in SPEC.injections]
+    turns = [i.turn for i in game.injections]
+    assert turns == sorted(turns) and min(b - a for a, b in itertools.pairwise(turns)) >= 3
+    for inj in game.injections:  # each was replayed through force() and broke exactly that rule
+        forced = [p for p in game.steps if p.codes and p.before.turn == inj.turn]
+        assert [p.codes for p in forced] == [(inj.code,)]
+    assert sum(p.forced for p in game.steps) == len(game.injections)
+    # the film shows every step, at a realistic pace, with the dispenser's events in order
+    assert len({m.step for m in film.moments}) == len(game.steps)
+    assert all(0 <= m.frame < len(film.frames) for m in film.moments)
+    assert 0.3 < sum(f.hand is not None for f in film.frames) / len(film.frames) < 0.8
+    assert [e.frame for e in film.events] == sorted(e.frame for e in film.events)
+    assert sum(e.kind == "button" for e in film.events) == game.final.turn
+
+
+def test_recorded_game_is_deterministic(played) -> None:  # type: ignore[no-untyped-def]
+    game, film = played
+    again = play_game(SPEC)
+    assert [p.step for p in again.steps] == [p.step for p in game.steps]
+    assert film_game(SPEC, again, stage_of(SPEC).homography).frames == film.frames
+
+
+def test_recorded_frames_are_the_same_bytes_every_time(played) -> None:  # type: ignore[no-untyped-def]
+    _, film = played
+    index = next(i for i, f in enumerate(film.frames) if f.hand is not None)
+    frame = film.frames[index]
+    shots = []
+    for _ in range(2):
+        image, _, _ = render_table_image(SPEC, film.tables[frame.table])
+        box = draw_hand(SPEC, image, frame.hand)  # type: ignore[arg-type]
+        ok, jpeg = cv2.imencode(".jpg", sensor_noise(SPEC, image, index), [cv2.IMWRITE_JPEG_QUALITY, 85])
+        assert ok and len(box) == 4
+        shots.append(jpeg.tobytes())
+    assert shots[0] == shots[1]
+    # the same camera and light every frame, fresh sensor noise on each
+    a, b = (sensor_noise(SPEC, image, i).astype(int) for i in (1, 2))
+    assert 0.5 < np.abs(a - b).mean() < 6
+
+
+def _gate(film, settle: int = 2, burst: int = 6):  # type: ignore[no-untyped-def]
+    """The frames an ideal still-frame gate passes: no hand now or in the frame before, the same
+    table, after ``settle`` such frames; at most ``burst`` of them per still spell or sensor event."""
+    still, left = 0, burst
+    events = {e.frame for e in film.events}
+    for i, f in enumerate(film.frames):
+        if i in events:
+            left = burst
+        prev = film.frames[i - 1] if i else f
+        moving = f.hand is not None or prev.hand is not None or prev.table != f.table
+        still = 0 if moving else still + 1
+        if still == 0:
+            left = burst
+        if still >= settle and left > 0:
+            left -= 1
+            yield i
+
+
+def test_recorded_game_is_refereed_exactly_from_perfect_observations(played) -> None:  # type: ignore[no-untyped-def]
+    """The script alone (no pixels): what a perfect camera sees of settled frames, and the
+    dispenser's log, give the tracker the recorded game: the final scores, each rule break on its
+    turn with its code, and no other warning."""
+    game, film = played
+    tracker = Tracker.create(":memory:", list(SPEC.names), settings=replay_settings())
+    kinds = {"row": "row_refill", "draw": "draw", "return": "return", "button": "button"}
+    pending = list(film.events)
+    for i in _gate(film):
+        while pending and pending[0].frame <= i:
+            e = pending.pop(0)
+            tracker.dispenser(DispenserEvent(kinds[e.kind], e.time, e.color, e.count or 1, e.colors))
+        obs = truth_of(film.tables[film.frames[i].table])
+        tracker.observe(Observation(film.frames[i].time, obs.display, obs.energy_row, obs.players, frame=i))
+    for e in pending:
+        tracker.dispenser(DispenserEvent(kinds[e.kind], e.time, e.color, e.count or 1, e.colors))
+    assert tracker.state.game_over
+    assert [(w.turn, w.code) for w in tracker.warnings] == [(i.turn, i.code) for i in game.injections]
+    assert [(r["seat"], r["total"]) for r in tracker.scores()] == [
+        (r.seat, r.total) for r in __import__("referee.gizmos", fromlist=["ranking"]).ranking(game.final)
+    ]
+
+
+def test_hidden_zones_are_unseen_not_empty() -> None:
+    state = resolve_chance(new_game(3), __import__("random").Random(1))
+    obs = truth_of(layout_of(state, ["red", "blue"]))
+    covered = covered_zones(default_zones(), (0, 1, 2), [(300.0, 200.0, 800.0, 760.0)])
+    seen = hide(obs, covered)
+    assert seen.energy_row is None and len(seen.display) < len(obs.display)
+    assert seen.player(0).gizmos is None and obs.player(0).gizmos  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def test_sources_name_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(LiveError, match="no such camera index, video file or image folder"):
+        open_source(str(tmp_path / "missing.mp4"))
+    with pytest.raises(LiveError, match="holds no images"):
+        open_source(str(tmp_path))
+    bad = tmp_path / "notes.mp4"
+    bad.write_text("not a video")
+    with pytest.raises(LiveError, match="cannot be opened"):
+        open_source(str(bad))
+    with pytest.raises(LiveError, match="camera 57: cannot open it"):
+        open_source("57")
+    with pytest.raises(LiveError, match="none given"):
+        open_source("  ")
+
+
+def test_image_folder_is_read_in_name_order_at_its_frame_rate(tmp_path: Path) -> None:
+    for i in (2, 0, 1):
+        cv2.imwrite(str(tmp_path / f"{i:03d}.png"), np.full((720, 1280, 3), 40 * i + 10, np.uint8))
+    source = open_source(str(tmp_path), fps=4.0)
+    frames = list(source.frames())
+    assert [f.index for f in frames] == [0, 1, 2] and [f.time for f in frames] == [0.0, 0.25, 0.5]
+    assert [int(f.image[0, 0, 0]) for f in frames] == [10, 50, 90]
+
+
+def test_pacing_drops_the_frames_a_slow_reader_is_late_for() -> None:
+    frames = (Frame(i, i * 0.02, np.zeros((2, 2, 3), np.uint8)) for i in range(20))
+    stats = RunStats()
+    got = []
+    for f in paced(frames, 1.0, stats):
+        got.append(f.index)
+        time.sleep(0.05)  # the reader needs 2.5 frame intervals per frame
+    assert stats.dropped > 5 and len(got) + stats.dropped == 20 and got == sorted(got)
+    stats = RunStats()
+    assert len(list(paced((Frame(i, i * 10.0, np.zeros(1)) for i in range(5)), 0.0, stats))) == 5
+
+
+# --------------------------------------------------------------------------- the dispenser
+
+
+def test_bad_ports_are_clear_errors() -> None:
+    with pytest.raises(LiveError, match="no such device"):
+        check_port("/dev/ttyNO_SUCH_BOARD")
+    with pytest.raises(LiveError, match="cannot open it"):
+        check_port("socket://127.0.0.1:1")
+
+
+def test_simulated_board_reaches_the_tracker_through_the_real_driver() -> None:
+    log = [
+        {"time": 0.0, "frame": 0, "kind": "row", "color": "red"},
+        {"time": 0.5, "frame": 5, "kind": "return", "count": 2, "colors": ["blue", "blue"]},
+        {"time": 0.5, "frame": 5, "kind": "draw", "color": "black"},
+        {"time": 1.2, "frame": 12, "kind": "button"},
+    ]
+    board = SimulatedDispenser(log)
+    clock = [0.0]
+    feed = DispenserFeed(board.port, clock=lambda: clock[0]).start()
+    try:
+        feed.wait_connected()
+        board.hello()
+        got: list[DispenserEvent] = []
+        for t in (0.0, 0.4, 0.5, 2.0):
+            clock[0] = t
+            feed.wait_for(board.send_until(t))
+            got += feed.drain()
+        assert [(e.kind, e.time) for e in got] == [
+            ("row_refill", 0.0),
+            ("return", 0.5),
+            ("draw", 0.5),
+            ("button", 2.0),
+        ]
+        assert got[0].color == "red" and got[1].count == 2 and got[1].colors == ("blue", "blue")
+        assert got[2].color == "black" and got[0].rgbc is not None
+        assert feed.driver.status().board == "sim-dispenser"
+    finally:
+        feed.close()
+        board.close()
+
+
+# --------------------------------------------------------------------------- self-labelled frames
+
+
+def _setup_scene(seed: int = 3):  # type: ignore[no-untyped-def]
+    import random
+
+    state = resolve_chance(new_game(3), random.Random(seed))
+    row = [
+        c
+        for c in ("red", "blue", "black", "yellow")
+        for _ in range(state.row[("red", "blue", "black", "yellow").index(c)])
+    ]
+    scene = render_table(layout_of(state, row), seed, RenderSettings(hand_prob=0.0, max_tilt_deg=5.0))
+    return state, scene
+
+
+def test_saved_frames_are_those_the_state_vouches_for(tmp_path: Path) -> None:
+    from vision.observe import Assembler
+
+    state, scene = _setup_scene()
+    dets = oracle_detections(scene)
+    obs = Assembler().assemble(scene.image, scene.homography, dets, (0, 1, 2), 0.0, 7)
+    saver = FrameSaver(tmp_path, prefix="t")
+    assert saver.offer(scene.image, scene.homography, dets, obs, state) is not None
+    assert saver.offer(scene.image, scene.homography, dets, obs, state) is None  # one per accepted table
+    image = cv2.imread(str(tmp_path / "images" / "t_000007.jpg"))
+    assert image.shape == (608, 960, 3)
+    rows = (tmp_path / "labels" / "t_000007.txt").read_text().splitlines()
+    assert len(rows) == len([d for d in dets if d.box[2] - d.box[0] >= 2])
+    assert rows == yolo_lines(dets).splitlines()
+    # a table the state does not agree with (a marble more in the Row) is not saved
+    other = FrameSaver(tmp_path / "other")
+    extra = Detection("marble_red", 0.9, tuple(v * CANON_PX_PER_MM for v in (900.0, 360.0, 916.0, 376.0)))
+    obs2 = Assembler().assemble(scene.image, scene.homography, [*dets, extra], (0, 1, 2), 0.0, 8)
+    assert other.offer(scene.image, scene.homography, [*dets, extra], obs2, state) is None
+
+
+# --------------------------------------------------------------------------- the dashboard hook
+
+
+class _ScenePipeline:
+    """A perfect detector for one rendered scene (the frames are that scene)."""
+
+    def __init__(self, scene) -> None:  # type: ignore[no-untyped-def]
+        from vision.calibrate import Calibrator
+        from vision.observe import Assembler
+
+        self.scene = scene
+        self.assembler = Assembler()
+        self.calibrator = Calibrator()
+
+    def detect(self, frame: Frame):  # type: ignore[no-untyped-def]
+        cal = self.calibrator.update(frame.image)
+        return (
+            cal.homography,
+            oracle_detections(self.scene),
+            {"calibration": "fresh", "markers": [0, 1, 2, 3]},
+        )
+
+
+def test_dashboard_starts_the_live_runner_and_shows_what_it_sees(tmp_path: Path) -> None:
+    from web.live import FrameBuffer
+    from web.testing import ApiClient, hub_of, make_app
+
+    state, scene = _setup_scene()
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(8):
+        cv2.imwrite(str(folder / f"{i:03d}.png"), scene.image)
+    frames = FrameBuffer("images")
+    opened: list[str] = []
+
+    def opener(settings) -> Feed:  # type: ignore[no-untyped-def]
+        opened.append(settings.camera_source)
+        return Feed(open_source(settings.camera_source))
+
+    runner = LiveReferee(_ScenePipeline(scene), opener, RunOptions(speed=0.0), frames)
+    app = make_app(tmp_path / "games", FRAME_SOURCE=frames, LIVE_RUNNER=runner, CAMERA_SOURCE=str(folder))
+    game = hub_of(app).create(["Ana", "Ben", "Cleo"], seed=None, deal=False)
+    api = ApiClient(app)
+    resp = api.send("POST", f"/api/games/{game.id}/live", {"action": "start"})
+    assert resp.status_code == 200, resp.get_json()
+    runner.wait()
+    assert opened == [str(folder)] and runner.status() == "stopped"
+    with game.locked() as tracker:  # the setup the camera saw was accepted
+        assert [list(r) for r in tracker.state.display] == [list(r) for r in state.display]
+        assert tracker.state.row == state.row
+    assert frames.wait_frame(0, 1.0) is not None and frames.status().calibrated
+    view = api.get(f"/api/games/{game.id}").get_json()
+    assert view is not None
+
+
+def test_a_runner_that_cannot_open_its_camera_says_so(tmp_path: Path) -> None:
+    def opener(settings) -> Feed:  # type: ignore[no-untyped-def]
+        return Feed(open_source("57"))
+
+    runner = LiveReferee(_ScenePipeline(None), opener)
+    with pytest.raises(RuntimeError, match="camera 57: cannot open it"):
+        runner.start(LocalGame(Tracker.create(":memory:", ["A", "B"])), None)
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--camera", "57"], "camera 57: cannot open it"),
+        (["--camera", "/no/such/video.mp4"], "no such camera index, video file or image folder"),
+        (
+            ["--camera", "IMAGES", "--serial", "/dev/ttyNO_SUCH_BOARD"],
+            "serial port /dev/ttyNO_SUCH_BOARD: no such device",
+        ),
+        (["--camera", "IMAGES", "--zones", "BADZONES"], "zones file"),
+        (["--camera", "IMAGES", "--players", "Ana"], "Gizmos is for 2-4 players"),
+    ],
+)
+def test_run_names_what_is_wrong(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    cv2.imwrite(str(images / "0.png"), np.full((720, 1280, 3), 90, np.uint8))
+    bad = tmp_path / "zones.yaml"
+    bad.write_text("format: gizmos-zones\nversion: 1\nsize: [1, 2]\n")
+    argv = [{"IMAGES": str(images), "BADZONES": str(bad)}.get(a, a) for a in argv]
+    players = [] if "--players" in argv else ["--players", "Ana", "Ben"]
+    assert main(["run", *argv, *players, "--no-serve", "--games-dir", str(tmp_path / "games")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]
+
+
+def test_run_help_says_all_of_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    for word in (
+        "--camera",
+        "video file",
+        "image",
+        "--serial",
+        "pyserial URL",
+        "--zones",
+        "--players",
+        "--save-frames",
+    ):
+        assert word in text
+
+
+def test_tracker_settings_for_replay_bound_searches_by_nodes_not_time() -> None:
+    settings = replay_settings()
+    assert settings.limits.max_seconds >= 5 and settings.limits.max_nodes == type(settings.limits)().max_nodes
+
+
+def test_report_text_lists_scores_and_warnings() -> None:
+    from referee.live import write_summary
+
+    out = io.StringIO()
+    scores = [{"rank": 1, "name": "Ana", "total": 9, "printed_vp": 7, "token_points": 2, "gizmos": 5}]
+    warning = {
+        "id": 1,
+        "turn": 4,
+        "round": 2,
+        "player": 0,
+        "code": "RING_FULL",
+        "rulings": [9, 12],
+        "message": "m",
+        "remedy": "r",
+    }
+    write_summary(["Ana", "Ben"], scores, [warning], out)
+    text = out.getvalue()
+    assert "Ana" in text and "RING_FULL (ruling 9, 12)" in text and "fix: r" in text

@@ -1,0 +1,158 @@
+"""The game record: everything accepted is in SQLite before the tracker moves on; a record
+exports to JSON and replays to every state; a process killed mid-game resumes intact."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.gizmos import State, check_invariants
+from referee.record import GameRecord, RecordError
+from referee.synthetic import Feeder, TurnScript, simulated_game
+from referee.tracker import Tracker, TrackerError, replay_states
+from referee.view import view_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _game(
+    path: str | Path, seed: int, turns: int, rate: float = 0.0
+) -> tuple[Tracker, list[TurnScript], list[State]]:
+    """A simulated game refereed into a record; also every state the live tracker held."""
+    scripts = list(simulated_game(3, seed, violation_rate=rate, max_turns=turns))
+    tracker = Tracker.create(path, ["Ana", "Ben", "Cy"])
+    seen: list[State] = [tracker.state]
+    tracker.subscribe(lambda kind, data: seen.append(tracker.state) if kind == "state" else None)
+    feeder = Feeder(tracker)
+    for script in scripts:
+        feeder.turn(script)
+    return tracker, scripts, seen
+
+
+def test_export_replays_every_state(tmp_path: Path) -> None:
+    tracker, _, seen = _game(tmp_path / "g.db", seed=3, turns=30, rate=0.15)
+    assert any(w.kind == "violation" for w in tracker.warnings), "the game should include rule breaks"
+    export = json.loads(json.dumps(tracker.record.export()))  # plain JSON all the way
+    replayed = list(replay_states(export))
+    assert replayed[0] == seen[0] and replayed[-1] == tracker.state
+    it = iter(replayed)  # every state the live tracker reported, in order, is a replayed state
+    assert all(any(s == r for r in it) for s in seen[1:])
+    rebuilt = Tracker.from_export(export)
+    assert rebuilt.state == tracker.state
+    assert rebuilt.warnings == tracker.warnings and rebuilt.log == tracker.log
+    kinds = {e["kind"] for e in export["entries"]}
+    assert {"setup", "observation", "step", "warning", "event"} <= kinds
+
+
+def test_reopening_resumes_where_the_game_stood(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    tracker, _, _ = _game(path, seed=4, turns=12)
+    tracker.record.close()
+    again = Tracker.open(path)
+    assert again.state == tracker.state and again.log == tracker.log and again.warnings == tracker.warnings
+    with pytest.raises(TrackerError, match="already holds a game"):
+        Tracker.create(path, ["Ana", "Ben", "Cy"])
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from referee.synthetic import Feeder, simulated_game
+    from referee.tracker import Tracker
+
+    path, seed, turns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    tracker = Tracker.create(path, ["Ana", "Ben", "Cy"])
+    feeder = Feeder(tracker)
+    for script in simulated_game(3, seed, max_turns=turns):
+        feeder.turn(script)
+        print(script.turn, tracker.state.turn, flush=True)
+    print("done", flush=True)
+    """
+)
+
+
+def test_killed_mid_game_loses_nothing_accepted_and_resumes(tmp_path: Path) -> None:
+    path, seed, turns = tmp_path / "crash.db", 11, 40
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), str(seed), str(turns)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert child.stdout is not None
+    accepted = -1
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = child.stdout.readline()
+        assert line and line != "done\n", "the child finished before it could be killed"
+        script_turn, accepted = (int(x) for x in line.split())
+        if script_turn >= 8:
+            break
+    child.send_signal(signal.SIGKILL)  # mid-game: it is already feeding the next turn
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+    tracker = Tracker.open(path)
+    check_invariants(tracker.state)
+    assert tracker.state.turn >= accepted  # everything accepted before the kill is there
+    assert tracker.warnings == []
+
+    # Resume: show the table of the turn in progress and play the rest of the game.
+    scripts = [s for s in simulated_game(3, seed, max_turns=turns) if s.turn >= tracker.state.turn]
+    feeder = Feeder(tracker)
+    first, rest = scripts[0], scripts[1:]
+    feeder.show(first.final, frames=first.moments[-1].frames)
+    if not tracker.snapshot()["end_signals_pending"]:
+        feeder.end_turn()
+    for script in rest:
+        feeder.turn(script)
+    assert tracker.warnings == []
+    assert view_of(tracker.state).key()[:3] == view_of(scripts[-1].final).key()[:3]
+    assert tracker.state.turn == scripts[-1].final.turn + 1  # the last turn's end was explained too
+
+
+def test_bad_records_give_clear_errors(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(RecordError, match="not a readable game record"):
+        GameRecord(junk)
+    with pytest.raises(RecordError, match="no such game record"):
+        Tracker.open(tmp_path / "missing.db")
+    empty = tmp_path / "empty.db"
+    GameRecord(empty).close()
+    with pytest.raises(RecordError, match="no setup entry"):
+        Tracker.open(empty)
+    with pytest.raises(RecordError, match="unknown record entry kind"):
+        GameRecord(":memory:").append("gossip", {})
+
+
+@pytest.mark.parametrize(
+    ("mutate", "error"),
+    [
+        (lambda e: e.update(format="zip"), '"format": "gizmos-record"'),
+        (lambda e: e.update(version=9), "unsupported version 9"),
+        (lambda e: e.update(entries={}), "export.entries: expected a list"),
+        (lambda e: e["entries"].__setitem__(1, "step"), r"export.entries\[1\]: expected an object"),
+        (lambda e: e["entries"][1].update(kind="gossip"), r"export.entries\[1\].kind"),
+        (lambda e: e["entries"][1].update(time="noon"), r"export.entries\[1\].time"),
+        (lambda e: e["entries"][0].update(kind="step"), "not a game record \\(no setup entry\\)"),
+        (lambda e: e["entries"][-1]["payload"].update(step={"kind": "fly"}), "cannot replay a 'step' entry"),
+    ],
+)
+def test_bad_exports_give_clear_errors(mutate: object, error: str) -> None:
+    tracker, _, _ = _game(":memory:", seed=2, turns=3)
+    export = tracker.record.export()
+    steps = [i for i, e in enumerate(export["entries"]) if e["kind"] == "step"]
+    export["entries"] = export["entries"][: steps[-1] + 1]  # end on a step entry
+    mutate(export)  # type: ignore[operator]
+    with pytest.raises(RecordError, match=error):
+        Tracker.from_export(export)

@@ -1,0 +1,183 @@
+"""Marble colour as its own stage: a Gaussian classifier in CIELAB on the rectified marble.
+
+The detector finds marbles and also guesses their colour; this stage re-reads the colour from
+the full-resolution frame, which the canonical 0.8 px/mm image the detector sees has thrown
+away. Each detected marble is rectified through the calibration into a small patch at 2 px/mm;
+the median L*, a*, b* of its central disc, without the brightest 15 % (the specular highlight),
+is scored against one Gaussian per colour fitted on marbles of rendered tables
+(``gizmos-referee vision fit-marbles``; seeds of their own, never the benchmark's). A marble
+whose best colour is not clearly ahead, or that looks like no marble colour at all, is
+``"unknown"`` rather than a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.gizmos.cards import COLORS
+from vision.errors import ModelFileError
+from vision.progress import Progress
+from vision.synth import MARBLE_MM, SIZES, RenderSettings, random_layout, render_table
+
+PATCH_PPM = 2.0  # px/mm of the marble patch
+PATCH_MM = 24.0  # patch side: the 16 mm marble and a margin for an off-centre box
+INNER = 0.75  # radius of the sampled disc, in marble radii
+HIGHLIGHT_PERCENTILE = 85.0
+MIN_POSTERIOR = 0.95
+DEFAULT_PARAMS = Path(__file__).with_name("data") / "marble_colours.json"
+#: Rendered tables the colour model is fitted on: a seed range of their own (see vision.dataset).
+FIT_SEED_BASE = 3_000_000
+
+
+def marble_patch(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]) -> np.ndarray:
+    """The marble at ``center_mm`` (table mm) rectified from the frame at PATCH_PPM."""
+    s = round(PATCH_MM * PATCH_PPM)
+    cx, cy = center_mm
+    a = np.array(
+        [
+            [1 / PATCH_PPM, 0, cx - s / (2 * PATCH_PPM)],
+            [0, 1 / PATCH_PPM, cy - s / (2 * PATCH_PPM)],
+            [0, 0, 1],
+        ]
+    )
+    return cv2.warpPerspective(frame, h_img @ a, (s, s), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+
+
+@cache
+def _disc(side: int) -> np.ndarray:
+    r_px = MARBLE_MM / 2 * PATCH_PPM
+    yy, xx = np.mgrid[0:side, 0:side] + 0.5 - side / 2
+    return np.hypot(xx, yy) < INNER * r_px
+
+
+def features(patch: np.ndarray) -> np.ndarray:
+    """(L*, a*, b*) of the marble body: the median of its central disc without the highlight."""
+    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)[_disc(patch.shape[0])]
+    body = lab[lab[:, 0] <= np.percentile(lab[:, 0], HIGHLIGHT_PERCENTILE)]
+    m = np.median(body, axis=0)
+    return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class ColourModel:
+    """One Gaussian per colour (mean, covariance) and the outlier limit (squared Mahalanobis)."""
+
+    means: np.ndarray  # (colours, 3)
+    covs: np.ndarray  # (colours, 3, 3)
+    outlier: float
+
+    def log_likelihoods(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per colour: Gaussian log-likelihoods and squared Mahalanobis distances of features ``x`` (n, 3)."""
+        d = x[:, None, :] - self.means[None]
+        inv = np.linalg.inv(self.covs)
+        m2 = np.einsum("ncj,cjk,nck->nc", d, inv, d)
+        return -0.5 * m2 - 0.5 * np.log(np.linalg.det(self.covs))[None], m2
+
+    def to_json(self) -> dict[str, object]:
+        """The parameter file's content."""
+        return {
+            "format": "gizmos-marble-colours",
+            "version": 1,
+            "colours": list(COLORS),
+            "features": "median L*(0..100), a*, b* of the central disc without the highlight",
+            "means": self.means.round(4).tolist(),
+            "covariances": self.covs.round(4).tolist(),
+            "outlier_mahalanobis2": round(self.outlier, 2),
+        }
+
+    @classmethod
+    def load(cls, path: str | Path = DEFAULT_PARAMS) -> ColourModel:
+        """Read a parameter file, with a clear error when it is missing or malformed."""
+        p = Path(path)
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+            if doc.get("format") != "gizmos-marble-colours" or doc.get("colours") != list(COLORS):
+                raise ValueError("not a marble colour model for colours " + ", ".join(COLORS))
+            model = cls(
+                np.array(doc["means"], np.float64),
+                np.array(doc["covariances"], np.float64),
+                float(doc["outlier_mahalanobis2"]),
+            )
+            if model.means.shape != (len(COLORS), 3) or model.covs.shape != (len(COLORS), 3, 3):
+                raise ValueError("wrong parameter shapes")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ModelFileError(f"marble colours: cannot load {p}: {exc}") from exc
+        return model
+
+
+def fit(x: np.ndarray, colours: list[str], ridge: float = 1.0) -> ColourModel:
+    """Fit the Gaussians on features ``x`` (n, 3) with their true colours."""
+    y = np.array(colours)
+    means, covs = [], []
+    for c in COLORS:
+        xc = x[y == c]
+        if len(xc) < 10:
+            raise ValueError(f"marble colours: only {len(xc)} {c} samples to fit on")
+        means.append(xc.mean(0))
+        covs.append(np.cov(xc.T) + ridge * np.eye(3))
+    model = ColourModel(np.array(means), np.array(covs), 0.0)
+    _, m2 = model.log_likelihoods(x)
+    own = m2[np.arange(len(y)), [COLORS.index(c) for c in colours]]
+    # Beyond half as far again as all but the rarest 0.1 % of real marbles: not a marble colour.
+    return ColourModel(model.means, model.covs, float(1.5 * np.percentile(own, 99.9)))
+
+
+class MarbleColours:
+    """The colour stage: ``classify`` reads one marble's colour from the frame."""
+
+    def __init__(self, params: str | Path | ColourModel = DEFAULT_PARAMS) -> None:
+        self.model = params if isinstance(params, ColourModel) else ColourModel.load(params)
+
+    def classify_features(self, x: np.ndarray) -> list[tuple[str, float]]:
+        """(colour or "unknown", posterior) for each feature row."""
+        ll, m2 = self.model.log_likelihoods(np.atleast_2d(x))
+        p = np.exp(ll - ll.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        out = []
+        for row, dist in zip(p, m2, strict=True):
+            k = int(row.argmax())
+            known = row[k] >= MIN_POSTERIOR and dist.min() <= self.model.outlier
+            out.append((COLORS[k] if known else "unknown", float(row[k])))
+        return out
+
+    def classify(
+        self, frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]
+    ) -> tuple[str, float]:
+        """The colour of the marble at ``center_mm`` and its posterior probability."""
+        return self.classify_features(features(marble_patch(frame, h_img, center_mm)))[0]
+
+
+def samples(first_seed: int, count: int) -> tuple[np.ndarray, list[str]]:
+    """Features and true colours of every visible marble on ``count`` rendered tables (progress shown)."""
+    xs, ys = [], []
+    prog = Progress("marble colours: tables", count)
+    for i in range(count):
+        seed = first_seed + i
+        scene = render_table(
+            random_layout(np.random.default_rng(seed)), seed, RenderSettings(size=SIZES[i % len(SIZES)])
+        )
+        for o in scene.objects:
+            if o.visible and o.color is not None:
+                c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+                xs.append(features(marble_patch(scene.image, scene.homography, c)))
+                ys.append(o.color)
+        prog.step()
+    return np.array(xs), ys
+
+
+def fit_from_renders(
+    count: int = 300, out: str | Path = DEFAULT_PARAMS, first_seed: int = FIT_SEED_BASE
+) -> Path:
+    """Render tables, fit the colour model and write its parameter file."""
+    x, y = samples(first_seed, count)
+    p = Path(out)
+    doc = fit(x, y).to_json()
+    lines = ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items())
+    p.write_text("{\n" + lines + "\n}\n", encoding="utf-8")
+    return p

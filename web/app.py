@@ -1,0 +1,85 @@
+"""The app factory: configuration, the admin PIN guard, the hub of games, blueprints, headers."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import Flask, Response
+
+from web.hub import Hub, Settings
+from web.security import PinError, PinGuard, check_csrf
+
+DEFAULTS: dict[str, Any] = {
+    "GAMES_DIR": "games",  # one SQLite record per game
+    "ENROL_DIR": None,  # enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)
+    "CAMERA_SOURCE": "",
+    "SERIAL_PORT": "",
+    "FRAME_SOURCE": None,  # web.live.FrameSource
+    "LIVE_RUNNER": None,  # web.live.LiveRunner
+    "PIN_ITERATIONS": 200_000,
+    "PIN_MAX_FAILURES": 5,
+    "PIN_LOCKOUT_S": 30.0,
+    "ADMIN_TTL_S": 600.0,  # an unlocked browser stays unlocked this long (0: ask every time)
+    "SSE_HEARTBEAT_S": 15.0,
+    "SSE_MAX_S": 0.0,
+}
+
+CSP = (
+    "default-src 'self'; img-src 'self' data:; script-src 'self'; style-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    """The dashboard app. ``config`` must hold ``ADMIN_PIN`` (4-64 characters)."""
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    app.config.update(
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Strict",
+        MAX_CONTENT_LENGTH=1 << 20,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.jinja_env.policies["json.dumps_kwargs"] = {}  # keep key order in embedded snapshots
+    app.config.update(config or {})
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = secrets.token_bytes(32)
+    pin = app.config.pop("ADMIN_PIN", None)
+    if pin is None:
+        raise PinError("create_app: ADMIN_PIN is required (the table's admin PIN, 4-64 characters)")
+    app.extensions["gizmos_pin"] = PinGuard(
+        pin,
+        iterations=int(app.config["PIN_ITERATIONS"]),
+        max_failures=int(app.config["PIN_MAX_FAILURES"]),
+        lockout_s=float(app.config["PIN_LOCKOUT_S"]),
+        ttl_s=float(app.config["ADMIN_TTL_S"]),
+    )
+    del pin
+    app.extensions["gizmos_hub"] = Hub(
+        app.config["GAMES_DIR"],
+        frame_source=app.config["FRAME_SOURCE"],
+        runner=app.config["LIVE_RUNNER"],
+        settings=Settings(str(app.config["CAMERA_SOURCE"]), str(app.config["SERIAL_PORT"])),
+    )
+    app.extensions["gizmos_faces"] = {}
+
+    from web import api, errors, pages, streams
+
+    errors.register(app)
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(streams.bp)
+    app.before_request(check_csrf)
+
+    @app.after_request
+    def headers(resp: Response) -> Response:
+        resp.headers.setdefault("Content-Security-Policy", CSP)
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "same-origin")
+        resp.headers.setdefault("X-Frame-Options", "DENY")
+        if resp.mimetype in ("text/html", "application/json"):
+            resp.headers.setdefault("Cache-Control", "no-store")
+        return resp
+
+    return app

@@ -1,0 +1,139 @@
+"""``gizmos-referee serve``: run the dashboard on this machine (127.0.0.1 unless told otherwise).
+
+The admin PIN comes from ``$GIZMOS_ADMIN_PIN``, else it is asked for on the terminal, else (no
+terminal) a random 6-digit PIN is made and printed once. Only its salted hash is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import ipaddress
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+PIN_ENV = "GIZMOS_ADMIN_PIN"
+LOOPBACK_NAMES = ["127.0.0.1", "localhost"]
+
+
+class ServeError(Exception):
+    """A bad option or a server that cannot start: one line, exit status 2."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``serve`` options (``referee/cli.py`` adds them to its ``serve`` command)."""
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
+    p.add_argument("--games-dir", default="games", help="folder of game records (default ./games)")
+    p.add_argument(
+        "--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)"
+    )
+    p.add_argument("--camera-source", default="", help="camera source for the live pipeline (a setting)")
+    p.add_argument("--serial-port", default="", help="serial port of the dispenser sensors (a setting)")
+    p.add_argument(
+        "--demo",
+        type=int,
+        metavar="TURNS",
+        help="open a dealt demo game with TURNS random legal turns played (no table needed)",
+    )
+    p.add_argument(
+        "--trusted-host",
+        action="append",
+        default=[],
+        help="a host name the pages may be reached by (repeatable); with --host 0.0.0.0 give this "
+        "machine's LAN name or address",
+    )
+
+
+def admin_pin(out: Any = sys.stderr) -> str:
+    """The PIN from the environment, the terminal, or a fresh random one (printed)."""
+    from web.security import PinError, check_pin_format
+
+    pin = os.environ.get(PIN_ENV)
+    if pin is None and sys.stdin.isatty():
+        pin = getpass.getpass("Admin PIN for this table (4-64 characters): ")
+        if pin != getpass.getpass("Again: "):
+            raise ServeError("the two PINs differ")
+    if pin is None:
+        pin = f"{secrets.randbelow(10**6):06d}"
+        out.write(f"serve: admin PIN for this session: {pin} (set ${PIN_ENV} to choose one)\n")
+    try:
+        return check_pin_format(pin)
+    except PinError as exc:
+        raise ServeError(str(exc)) from exc
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def config_from(args: argparse.Namespace, pin: str) -> dict[str, Any]:
+    """The app's configuration from the command line."""
+    if not 0 <= args.port < 65536:
+        raise ServeError(f"--port: expected 1..65535 (or 0: any free port), got {args.port}")
+    trusted = list(args.trusted_host)
+    if is_loopback(args.host):
+        trusted += LOOPBACK_NAMES
+    return {
+        "ADMIN_PIN": pin,
+        "GAMES_DIR": args.games_dir,
+        "ENROL_DIR": args.enrol,
+        "CAMERA_SOURCE": args.camera_source,
+        "SERIAL_PORT": args.serial_port,
+        "TRUSTED_HOSTS": trusted or None,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C; a bad option or a busy port is one line and exit status 2."""
+    try:
+        from werkzeug.serving import make_server
+
+        from web import create_app
+
+        app = create_app(config_from(args, admin_pin()))
+        if args.demo is not None:
+            from web.demo import demo_game
+
+            if args.demo < 0:
+                raise ServeError(f"--demo: expected a number of turns >= 0, got {args.demo}")
+            game = demo_game(app.extensions["gizmos_hub"], turns=args.demo)
+            sys.stderr.write(f"serve: demo game {game.id} ({args.demo} turns played)\n")
+        if not is_loopback(args.host):
+            sys.stderr.write(
+                f"serve: listening on {args.host}: anyone on this network can see the game "
+                "(changes still need the PIN)\n"
+            )
+        try:
+            server = make_server(args.host, args.port, app, threaded=True)
+        except OSError as exc:
+            raise ServeError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+        shown = f"[{args.host}]" if ":" in args.host else args.host
+        sys.stderr.write(f"serve: the dashboard is at http://{shown}:{server.port}/ (Ctrl-C stops it)\n")
+        server.serve_forever()
+    except ServeError as exc:
+        sys.stderr.write(f"gizmos-referee serve: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("serve: stopped\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m web.serve", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
