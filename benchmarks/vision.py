@@ -44,6 +44,7 @@ from vision.evaluate import (
     iou,
     match,
     oracle_detections,
+    table_differences,
 )
 from vision.marbles import MarbleColours
 from vision.observe import Assembler, Observer, rotation_at
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     cal_err: list[float] = []
     exact_oracle, exact = Tally(), Tally()
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
+    right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     colour_det, colour_stage, colour_oracle = Tally(), Tally(), Tally()
     unknown = 0
     marble_recall = Tally()
@@ -154,8 +156,10 @@ def main(argv: list[str] | None = None) -> int:
             dt = time.perf_counter() - t0
             exact.add(content(obs) == content(scene.truth))
             exact_by_hand[bool(scene.hands_mm)].add(content(obs) == content(scene.truth))
+            right_table.add(not table_differences(obs, scene))
             if args.show_errors and content(obs) != content(scene.truth):
-                print(f"  pipeline {seed}: {differences(obs, scene.truth)}")
+                vs_table = table_differences(obs, scene)
+                print(f"  pipeline {seed}: {differences(obs, scene.truth)}; vs the table: {vs_table}")
             if scene.image.shape[1] == 1280:
                 latency.append(dt)
                 for k, v in observer.timings.items():
@@ -163,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         except CalibrationError as exc:
             exact.add(False)
             exact_by_hand[bool(scene.hands_mm)].add(False)
+            right_table.add(False)
             if args.show_errors:
                 print(f"  pipeline {seed}: {exc}")
         canon = observer.last_canon if observer.last_canon is not None else rectify(scene.image, h)
@@ -246,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n[pipeline] whole observation")
     print(f"  observations exactly right: {exact}")
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
+    print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
     med = statistics.median(latency)
     print(
         f"  latency per 1280x720 frame, end to end (median of {len(latency)}): "

@@ -198,6 +198,9 @@ class Tracker:
         self._baseline = state  # where the current turn's explanation may be redone from
         self._turn_forced = False  # a rule break was accepted this turn (then it is not redone)
         self._raised: set[tuple[object, ...]] = set()  # uncertain readings already reported
+        # Uncertain warnings a person may confirm: the state they were raised in and the
+        # explanation (with its broken rules) that confirming adopts.
+        self._adoptable: dict[int, tuple[State, Explanation]] = {}
         self._warned_after_end: set[int] = set()
 
     # ------------------------------------------------------------------ creation and resume
@@ -490,6 +493,7 @@ class Tracker:
                 update,
                 f"what is seen would break a rule, but it rests on {zones}, read with low confidence: "
                 "it could be a misreading. Please confirm or correct it.",
+                found,
             )
             return
         key = view.key()
@@ -610,6 +614,7 @@ class Tracker:
                 update,
                 f"{cards} appeared although no such card was in view: a misread card, or taken from a "
                 "deck? Please confirm or correct it.",
+                found,
             )
             return
         if decide and not misread:
@@ -816,28 +821,49 @@ class Tracker:
         self._emit("warning", w.to_json())
         return w
 
-    def _uncertain(self, key: tuple[object, ...], update: Update, message: str) -> None:
+    def _uncertain(
+        self, key: tuple[object, ...], update: Update, message: str, found: Explanation | None = None
+    ) -> None:
         """Ask a person to confirm, once per situation: the same zones in doubt in the same turn
-        are one question, however their readings flicker from frame to frame."""
+        are one question, however their readings flicker from frame to frame. ``found`` is what
+        the table shows if the reading is right; accepting the warning adopts it."""
         if key in self._raised:
             return
         self._raised.add(key)
         with self.record.transaction():
-            update.warnings.append(
-                self._new_warning(
-                    "uncertain",
-                    self.state,
-                    None,
-                    None,
-                    message,
-                    "confirm what is on the table, or correct it",
-                )
+            warning = self._new_warning(
+                "uncertain",
+                self.state,
+                None,
+                None,
+                message,
+                "confirm what is on the table (accept), or correct it",
             )
+            update.warnings.append(warning)
+        if found is not None:
+            self._adoptable[warning.id] = (self.state, found)
 
     def decide(self, warning_id: int, status: str, who: str) -> RefereeWarning:
-        """Accept or dismiss a warning (recorded with who)."""
+        """Accept or dismiss a warning (recorded with who).
+
+        Accepting an uncertain reading confirms the table as seen: the explanation it rested on
+        is adopted, its broken rules warned about, as if the reading had been sure all along
+        (only while nothing else has been accepted since it was raised).
+        """
         warning = self._set_status(warning_id, status, who)
-        self.record.append("warning_status", {"id": warning_id, "status": status, "who": who}, who=who)
+        update = Update()  # what adopting adds reaches listeners as events
+        with self.record.transaction():
+            self.record.append("warning_status", {"id": warning_id, "status": status, "who": who}, who=who)
+            adopt = self._adoptable.pop(warning_id, None)
+            if status == "accepted" and adopt is not None and adopt[0] == self.state:
+                note = f"turn {self.state.turn + 1}: {who} confirmed the reading of warning #{warning_id}"
+                self.notes.append(note)
+                update.notes.append(note)
+                self.record.append("note", {"text": note}, who=who)
+                self._accept(adopt[1], update)
+                self._last_key = None  # the table is explained afresh from the adopted state
+                if self._ends:  # a turn end signalled meanwhile: settle it on the table as it is
+                    self._after_end_signal()
         self._emit("warning", warning.to_json())
         return warning
 
@@ -918,6 +944,7 @@ class Tracker:
             self._last_key = None
             self._suspect = None
             self._raised.clear()
+            self._adoptable.clear()
         self._emit("state", {"turn": state.turn})
 
     def undo_turn(self, who: str) -> State:

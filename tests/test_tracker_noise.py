@@ -137,3 +137,40 @@ def test_noisy_legal_game_gives_no_warning_and_keeps_up() -> None:
     assert tracker.warnings == []
     assert view_of(tracker.state).key()[:3] == view_of(scripts[-1].final).key()[:3]
     assert tracker.state.turn == scripts[-1].final.turn
+
+
+def test_confirming_an_uncertain_reading_adopts_it_and_warns_about_the_rule_it_breaks() -> None:
+    start = table(gizmos={0: [36]}, rings={0: (0, 1, 0, 0)}, display=[14])
+    feeder = referee(start)
+    feeder.play(Step("build", 0, card=14, pay=(0, 1, 0, 0), converters=()), frames=4)
+    t = feeder.tracker
+    for frame in range(10):
+        t.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
+    feeder.end_turn()
+    [w] = warnings_of(feeder, "uncertain")
+    assert t.state.players[0].vp_tokens == 0 and t.state.current == 0
+    t.decide(w.id, "accepted", "Ben")
+    [broken] = warnings_of(feeder)
+    assert (broken.code, broken.player) == ("NOT_TRIGGERED", 0)
+    # The end of turn signalled while the question waited is settled on the confirmed table.
+    assert t.state.players[0].vp_tokens == 1 and t.state.current == 1
+    for frame in range(6):  # and the table as it stands raises nothing more
+        t.observe(_with_vp(perfect_observation(feeder.state, 50.0 + frame), 0, 1, 0.7))
+    assert t.state.current == 1 and [x.id for x in t.warnings] == [w.id, broken.id]
+    assert any("Ben confirmed the reading of warning" in n for n in t.notes)
+    again = Tracker.from_export(t.record.export())  # the adoption is in the record: it replays
+    assert again.state == t.state and [x.code for x in again.warnings] == [x.code for x in t.warnings]
+
+
+def test_dismissing_an_uncertain_reading_adopts_nothing() -> None:
+    start = table(gizmos={0: [36]}, rings={0: (0, 1, 0, 0)}, display=[14])
+    feeder = referee(start)
+    feeder.play(Step("build", 0, card=14, pay=(0, 1, 0, 0), converters=()), frames=4)
+    t = feeder.tracker
+    for frame in range(10):
+        t.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
+    feeder.end_turn()
+    [w] = warnings_of(feeder, "uncertain")
+    before = t.state
+    t.decide(w.id, "dismissed", "Ben")
+    assert t.state == before and warnings_of(feeder) == []

@@ -19,10 +19,11 @@ from vision.evaluate import (
     match,
     oracle_detections,
     scene_for_seed,
+    table_differences,
 )
 from vision.identify import STARTING, assign, built_cards, column_cards, level_cards
-from vision.observe import Assembler, Seen, one_per_object
-from vision.synth import PlayerLayout, RenderSettings, TableLayout, render_table
+from vision.observe import Assembler, Seen, merge_hands, one_per_object
+from vision.synth import PlayerLayout, RenderedScene, RenderSettings, TableLayout, render_table
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +175,36 @@ def test_one_detection_per_physical_object() -> None:
     assert one_per_object([band, again, below]) == [band, below]
     hands = [_seen("hand", (0, 0, 300, 300)), _seen("hand", (10, 10, 310, 310), 0.5)]
     assert one_per_object(hands) == hands
+
+
+def test_partial_boxes_of_one_hand_cover_their_union() -> None:
+    fingers = (100.0, 100.0, 300.0, 200.0)
+    wrist = (310.0, 150.0, 500.0, 260.0)  # 10 mm from the fingers' box: the same hand
+    other = (900.0, 500.0, 1000.0, 600.0)  # a second hand across the table
+    assert merge_hands([fingers, wrist, other]) == [(100.0, 100.0, 500.0, 260.0), other]
+    assert merge_hands([other]) == [other]
+    assert merge_hands([]) == []
+
+
+def _hand_scene(want_hidden: bool) -> RenderedScene:
+    """A held-out scene whose hand's box touches some zone, hiding an object or nothing."""
+    for seed in range(9_000_000, 9_000_200):
+        scene = scene_for_seed(seed, RenderSettings(hand_prob=1.0))
+        if scene.truth != scene.uncovered and bool(scene.hidden) == want_hidden:
+            return scene
+    raise AssertionError(f"no held-out scene with a hand (hiding something: {want_hidden})")
+
+
+def test_table_differences_forgive_a_zone_the_hand_box_touches_but_hides_nothing_of() -> None:
+    scene = _hand_scene(want_hidden=False)
+    assert scene.uncovered is not None
+    assert differences(scene.uncovered, scene.truth)  # the strict measure wants it unseen
+    assert not table_differences(scene.truth, scene)  # unseen is right
+    assert not table_differences(scene.uncovered, scene)  # and so is the true content
+
+
+def test_table_differences_refuse_a_reading_of_what_the_hand_hides() -> None:
+    scene = _hand_scene(want_hidden=True)
+    assert scene.uncovered is not None
+    assert not table_differences(scene.truth, scene)
+    assert table_differences(scene.uncovered, scene)  # nobody can read what is under the hand

@@ -81,7 +81,47 @@ def content(obs: Observation) -> dict[str, Any]:
 
 def differences(got: Observation, truth: Observation) -> list[str]:
     """Human-readable differences between two observations' content (empty when exactly right)."""
-    a, b = content(got), content(truth)
+    return _differences(content(got), content(truth))
+
+
+_SEAT_ZONES = {"ring": "ring", "archive": "archive", "gizmos": "gizmos", "vp_tokens": "vp"}
+
+
+def table_differences(got: Observation, scene: RenderedScene) -> list[str]:
+    """Differences from the table itself, with the hand judged by what it hides, not its box.
+
+    :func:`differences` holds the pipeline to the ground truth's convention: a zone the true
+    hand's bounding box touches must be reported unseen. Here such a zone may also be reported
+    with its true content, unless the hand actually hides an object in it (then only "unseen"
+    is right). Everything reported must still be true, and every zone clear of the hand must
+    be reported.
+    """
+    a, b = content(got), content(scene.truth)
+    if scene.uncovered is None:
+        return _differences(a, b)
+    full = content(scene.uncovered)
+    fd = {(s["level"], s["slot"]): s for s in full["display"]}
+    shown = {(s["level"], s["slot"]) for s in b["display"]}
+    for s in a["display"]:
+        k = (s["level"], s["slot"])
+        if k not in shown and f"display/{k[0]}/{k[1]}" not in scene.hidden and fd.get(k) == s:
+            b["display"].append(s)
+    if b["energy_row"] is None and "energy_row" not in scene.hidden and a["energy_row"] == full["energy_row"]:
+        b["energy_row"] = full["energy_row"]
+    fp = {p["seat"]: p for p in full["players"]}
+    for p in b["players"]:
+        mine = next((x for x in a["players"] if x["seat"] == p["seat"]), {})
+        for zone, key in _SEAT_ZONES.items():
+            if (
+                p.get(zone) is None
+                and f"{p['seat']}/{key}" not in scene.hidden
+                and mine.get(zone) == fp[p["seat"]].get(zone)
+            ):
+                p[zone] = fp[p["seat"]].get(zone)
+    return _differences(a, b)
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     out = []
     da = {(s["level"], s["slot"]): s["card"] for s in a["display"]}
     db = {(s["level"], s["slot"]): s["card"] for s in b["display"]}

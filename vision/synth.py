@@ -28,6 +28,7 @@ from vision.zones import (
     Rect,
     Zones,
     default_zones,
+    inside,
     overlaps,
 )
 
@@ -113,6 +114,10 @@ class RenderedScene:
     homography: np.ndarray  # table mm -> image pixels
     layout: TableLayout
     hands_mm: list[tuple[float, float, float, float]] = field(default_factory=list)
+    #: The observation with nothing hidden (what is on the table under the hand too).
+    uncovered: Observation | None = None
+    #: Zones where the hand hides (mostly covers) an object: no reading can be right there.
+    hidden: frozenset[str] = frozenset()
 
     def yolo_labels(self) -> list[tuple[int, float, float, float, float]]:
         """Labels for the canonical (rectified) image: class, cx, cy, w, h normalised."""
@@ -837,5 +842,15 @@ def render_table(
     if s.effects:
         img = _effects(rng, img)
     seats = tuple(p.seat for p in layout.players)
-    truth = ground_truth(layout, by_zone, covered_zones(z, seats, hands_mm), z)
-    return RenderedScene(img, truth, objects, h_img, layout, hands_mm)
+    covered = covered_zones(z, seats, hands_mm)
+    truth = ground_truth(layout, by_zone, covered, z)
+    uncovered = ground_truth(layout, by_zone, set(), z) if covered else truth
+    rects = zone_rects(z, seats)
+    hidden = frozenset(
+        key
+        for o in objects
+        if not o.visible
+        for key, r in rects.items()
+        if inside(r, (o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+    )
+    return RenderedScene(img, truth, objects, h_img, layout, hands_mm, uncovered, hidden)
