@@ -39,3 +39,27 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
 def test_export_of_missing_weights_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ModelFileError, match="not found"):
         export(tmp_path / "missing.pt", tmp_path)
+
+
+def test_second_stage_from_missing_weights_is_a_clear_error(tmp_path: Path) -> None:
+    cfg = TrainConfig(data=tmp_path / "none.yaml", project=tmp_path, start=tmp_path / "missing.pt")
+    with pytest.raises(ModelFileError, match=r"--from: weights file .*missing\.pt not found"):
+        train(cfg)
+
+
+def test_whole_frame_dataset_keeps_every_label_of_the_canonical_frame(tmp_path: Path) -> None:
+    import cv2
+
+    from vision.dataset import DatasetSpec, generate
+    from vision.synth import CANON_SIZE
+
+    generate(
+        DatasetSpec(tmp_path, train_scenes=1, val_scenes=0, whole=True), workers=1, seed_offset=6_500_000
+    )
+    [image] = (tmp_path / "images" / "train").iterdir()
+    assert cv2.imread(str(image)).shape[:2] == (CANON_SIZE[1], CANON_SIZE[0])
+    rows = (tmp_path / "labels" / "train" / f"{image.stem}.txt").read_text().splitlines()
+    marbles = [r for r in rows if CLASSES[int(r.split()[0])].startswith("marble_")]
+    assert len(rows) > 20 and marbles  # a whole table: cards, marbles and tokens, none cut away
+    again = generate(DatasetSpec(tmp_path, 1, 0, whole=True), workers=1, seed_offset=6_500_000)
+    assert again.is_file() and len(list((tmp_path / "images" / "train").iterdir())) == 1  # resumable

@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--workers", type=int, default=2)
     d.add_argument("--tile", type=int, default=384, help="tile size in canonical pixels")
     d.add_argument("--tiles-per-scene", type=int, default=3)
+    d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
+    d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
+    d.add_argument(
+        "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
+    )
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
     t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"))
     t.add_argument("--epochs", type=int, default=25)
@@ -43,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, default=2, help="torch threads (see docs/vision.md for the choice)")
     t.add_argument("--name", default="detector")
     t.add_argument("--resume", action="store_true")
+    t.add_argument("--from", dest="start", type=Path, help="start from these weights (a second stage)")
+    t.add_argument("--lr0", type=float, default=0.002)
     t.add_argument("--smoke", action="store_true", help="one epoch on a few tiny rendered tiles (CI)")
     x = sub.add_parser("export", help="copy trained weights to models/ and export ONNX")
     x.add_argument("--weights", type=Path, default=Path("runs/detector/weights/best.pt"))
@@ -83,8 +90,16 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "dataset":
         from vision.dataset import DatasetSpec, generate
 
-        spec = DatasetSpec(a.out, a.train, a.val, tile=a.tile, tiles_per_scene=a.tiles_per_scene)
-        print(f"dataset: ready: {generate(spec, workers=a.workers)}")
+        spec = DatasetSpec(
+            a.out,
+            a.train,
+            a.val,
+            tile=a.tile,
+            tiles_per_scene=a.tiles_per_scene,
+            hand_prob=a.hand_prob,
+            whole=a.whole,
+        )
+        print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "train":
         from vision.train import TrainConfig, smoke, train
 
@@ -92,7 +107,10 @@ def _run(a: argparse.Namespace) -> int:
             smoke(threads=a.threads)
             if a.smoke
             else train(
-                TrainConfig(a.data, a.epochs, a.imgsz, a.batch, a.threads, name=a.name), resume=a.resume
+                TrainConfig(
+                    a.data, a.epochs, a.imgsz, a.batch, a.threads, name=a.name, start=a.start, lr0=a.lr0
+                ),
+                resume=a.resume,
             )
         )
         print(f"train: weights at {best}")

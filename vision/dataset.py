@@ -34,6 +34,9 @@ class DatasetSpec:
     tile: int = 384
     tiles_per_scene: int = 3
     hand_prob: float = 0.3
+    #: Whole canonical frames instead of tiles: the only way the detector sees a hand whole
+    #: (a hand and forearm span more than a tile); the second training stage uses them.
+    whole: bool = False
 
 
 def crop_labels(
@@ -59,7 +62,7 @@ def crop_labels(
 
 def _write_scene(job: tuple[Path, str, int, int, int, float]) -> int:
     out, split, seed, tile, per_scene, hand_prob = job
-    marker = out / "labels" / split / f"s{seed}_{per_scene - 1}.txt"
+    marker = out / "labels" / split / f"s{seed}_{max(per_scene, 1) - 1}.txt"
     if marker.exists():
         return 0
     rng = np.random.default_rng(seed)
@@ -67,6 +70,10 @@ def _write_scene(job: tuple[Path, str, int, int, int, float]) -> int:
     scene = render_table(random_layout(rng), seed, RenderSettings(size=size, hand_prob=hand_prob))
     canon = rectify(scene.image, scene.homography)
     labels = scene.yolo_labels()
+    if per_scene == 0:  # the whole canonical frame
+        cv2.imwrite(str(out / "images" / split / f"s{seed}_0.jpg"), canon, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        marker.write_text("".join(f"{c} {a:.6f} {b:.6f} {w:.6f} {h:.6f}\n" for c, a, b, w, h in labels))
+        return 1
     cw, ch = CANON_SIZE
     for k in range(per_scene):
         x0 = int(rng.integers(0, cw - tile + 1))
@@ -99,9 +106,9 @@ def generate(spec: DatasetSpec, workers: int = 2, seed_offset: int = 0) -> Path:
             raise ValueError("dataset: seeds would run into the benchmark's held-out range")
         (spec.out / "images" / split).mkdir(parents=True, exist_ok=True)
         (spec.out / "labels" / split).mkdir(parents=True, exist_ok=True)
+        per_scene = 0 if spec.whole else spec.tiles_per_scene
         jobs += [
-            (spec.out, split, base + seed_offset + i, spec.tile, spec.tiles_per_scene, spec.hand_prob)
-            for i in range(n)
+            (spec.out, split, base + seed_offset + i, spec.tile, per_scene, spec.hand_prob) for i in range(n)
         ]
     prog = Progress("dataset: scenes", len(jobs))
     if workers <= 1:

@@ -210,6 +210,7 @@ def finetune(cfg: FinetuneConfig, resume: bool = False) -> Path:
                 name="finetune",
                 project=cfg.out / "runs",
                 cache=False,
+                start=cfg.base,
             )
         )
         args.update(lr0=cfg.lr0, warmup_epochs=0, close_mosaic=0, mosaic=0.0, **cfg.extra)

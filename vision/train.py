@@ -38,6 +38,10 @@ class TrainConfig:
     name: str = "detector"
     project: Path = RUNS_DIR
     cache: bool | str = "ram"
+    #: Start from these weights (a second stage) instead of from scratch: then no warm-up and
+    #: no mosaic (whole frames are what the stage is for), and the learning rate ``lr0``.
+    start: Path | None = None
+    lr0: float = 0.002
 
 
 def set_threads(threads: int) -> None:
@@ -70,9 +74,10 @@ def _train_args(cfg: TrainConfig) -> dict[str, Any]:
         "cache": cfg.cache,
         "amp": False,
         "plots": False,
-        "pretrained": False,
+        # From scratch, or from ``start``: with False ultralytics discards the weights it is given.
+        "pretrained": str(cfg.start) if cfg.start is not None else False,
         "optimizer": "AdamW",
-        "lr0": 0.002,
+        "lr0": cfg.lr0,
         "cos_lr": False,
         "warmup_epochs": 1,
         "close_mosaic": 5,
@@ -103,6 +108,12 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
             raise ModelFileError(f"train --resume: no checkpoint at {last}; start without --resume")
         model = YOLO(str(last))
         model.train(resume=True, workers=cfg.workers)
+    elif cfg.start is not None:
+        if not Path(cfg.start).is_file():
+            raise ModelFileError(f"train --from: weights file {cfg.start} not found")
+        args = _train_args(cfg)
+        args.update(warmup_epochs=0, close_mosaic=0, mosaic=0.0)
+        YOLO(str(cfg.start)).train(**args)
     else:
         model = YOLO(ARCH)
         model.train(**_train_args(cfg))
