@@ -31,6 +31,8 @@ from referee.gizmos.state import Counts
 from referee.view import TableView, matches, seat_matches, view_of
 
 CARDS = default_cards()
+#: How many marbles beyond the cost a rule-breaking explanation lets a Build take.
+OVERPAY_SLACK = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +187,10 @@ class _Search:
             if sv.ring is not None and sv.gizmos is not None and len(sv.gizmos) > len(p.gizmos):
                 # The Builds still to come take at most their printed costs from the ring (an
                 # exact payment never takes more marbles than the cost; nor does an underpaid
-                # one, so a Build paid with too many marbles is not explained).
+                # one); breaking rules, a Build may also be overpaid by a marble or two.
                 spend = sum(CARDS[c].cost for c in sv.gizmos - set(p.gizmos))
+                if lenient:
+                    spend += OVERPAY_SLACK
                 if sum(p.ring) - spend > sum(sv.ring):
                     return False
             elif sv.ring is not None and sv.gizmos is not None:

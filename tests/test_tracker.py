@@ -102,6 +102,14 @@ BREAKS = [
         False,
     ),
     Break(
+        "overpaying a Build",
+        lambda: table(rings={0: (3, 0, 0, 0)}, display=[12]),
+        (build(0, 12, (2, 0, 0, 0)),),
+        "BAD_PAYMENT",
+        0,
+        False,
+    ),
+    Break(
         "a converter used twice",
         # #8 turns a red into any colour once a turn; #105 grants a Research on a blue Build.
         lambda: table(
@@ -331,3 +339,30 @@ def test_triggered_gizmo_may_wait_while_the_player_thinks() -> None:
     assert feeder.tracker.state.players[0].gizmos == (0, 36, 12) and feeder.tracker.state.triggered == {36}
     feeder.end_turn()  # the VP token was never taken: a choice, not a broken rule
     assert feeder.tracker.warnings == [] and feeder.tracker.state.current == 1
+
+
+def test_an_overpaid_build_in_the_next_turn_behind_a_hand_is_still_found() -> None:
+    # Ana picks; a hand covers the Row while she signals the end of her turn and Ben builds
+    # #12 (cost 1 red) paying 2 red. One explanation spans both turns, the overpaid Build second.
+    from referee.synthetic import perfect_observation
+
+    feeder = referee(table(rings={1: (3, 0, 0, 0)}, display=[12]))
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+
+    def hand_over_the_row(state: State) -> None:
+        for _ in range(8):
+            feeder.time += 0.1
+            t.observe(dataclasses.replace(perfect_observation(state, feeder.time), energy_row=None))
+
+    hand_over_the_row(feeder.state)
+    feeder.end_turn()  # noted; the Row is not seen
+    [after] = tables_of(feeder.state, [Step("end_turn", 0), build(1, 12, (2, 0, 0, 0))], random.Random(0))[
+        -1:
+    ]
+    hand_over_the_row(after)  # Ben's Build happens under the hand
+    assert t.state.current == 0 and not t.warnings
+    feeder.show(after, frames=8)
+    [w] = warnings_of(feeder)
+    assert (w.code, w.player) == ("BAD_PAYMENT", 1)
+    assert t.state.players[1].ring == (1, 0, 0, 0) and 12 in t.state.players[1].gizmos

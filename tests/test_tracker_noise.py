@@ -10,6 +10,7 @@ from referee.gizmos import Step, default_cards
 from referee.observation import MarbleSighting, Observation
 from referee.synthetic import Camera, Feeder, Noise, perfect_observation, simulated_game, tables_of
 from referee.tracker import Tracker, swap_cards
+from referee.verdicts import RefereeWarning
 from referee.view import Stabilizer, view_of, view_of_observation
 from tests.tables import table
 from tests.test_tracker import referee, warnings_of
@@ -70,18 +71,10 @@ def test_stable_view_holds_zone_by_zone() -> None:
 def test_persistent_reading_that_could_be_a_misreading_is_uncertain_not_illegal() -> None:
     # Ana builds a blue card: #36 (VP for a red Build) is not triggered. The camera persistently
     # reads a VP token in front of her, but only with confidence 0.7.
-    start = table(gizmos={0: [36]}, rings={0: (0, 1, 0, 0)}, display=[14])
-    feeder = referee(start)
-    built = feeder.play(Step("build", 0, card=14, pay=(0, 1, 0, 0), converters=()), frames=4)
-    assert built and feeder.tracker.warnings == []
-    t = feeder.tracker
-    for frame in range(10):
-        t.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
-    feeder.end_turn()
+    feeder, w = _doubtful_token_turn()
     assert warnings_of(feeder) == []
-    [w] = warnings_of(feeder, "uncertain")
     assert "low confidence" in w.message and "Ana's VP tokens" in w.message and w.code is None
-    assert t.state.players[0].vp_tokens == 0  # nothing was accepted on a doubtful reading
+    assert feeder.tracker.state.players[0].vp_tokens == 0  # nothing was accepted on a doubtful reading
 
 
 def test_same_reading_read_with_confidence_is_a_rule_break() -> None:
@@ -139,38 +132,38 @@ def test_noisy_legal_game_gives_no_warning_and_keeps_up() -> None:
     assert tracker.state.turn == scripts[-1].final.turn
 
 
-def test_confirming_an_uncertain_reading_adopts_it_and_warns_about_the_rule_it_breaks() -> None:
+def _doubtful_token_turn() -> tuple[Feeder, RefereeWarning]:
+    """Ana builds a blue card (no VP for it) and a VP token is read in front of her at 0.7: the
+    turn ends on an uncertain warning."""
     start = table(gizmos={0: [36]}, rings={0: (0, 1, 0, 0)}, display=[14])
     feeder = referee(start)
     feeder.play(Step("build", 0, card=14, pay=(0, 1, 0, 0), converters=()), frames=4)
-    t = feeder.tracker
     for frame in range(10):
-        t.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
+        feeder.tracker.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
     feeder.end_turn()
     [w] = warnings_of(feeder, "uncertain")
+    return feeder, w
+
+
+def test_confirming_an_uncertain_reading_adopts_it_and_warns_about_the_rule_it_breaks() -> None:
+    feeder, w = _doubtful_token_turn()
+    t = feeder.tracker
     assert t.state.players[0].vp_tokens == 0 and t.state.current == 0
     t.decide(w.id, "accepted", "Ben")
     [broken] = warnings_of(feeder)
     assert (broken.code, broken.player) == ("NOT_TRIGGERED", 0)
+    assert any("Ben confirmed the reading of warning" in n for n in t.notes)
     # The end of turn signalled while the question waited is settled on the confirmed table.
     assert t.state.players[0].vp_tokens == 1 and t.state.current == 1
     for frame in range(6):  # and the table as it stands raises nothing more
         t.observe(_with_vp(perfect_observation(feeder.state, 50.0 + frame), 0, 1, 0.7))
     assert t.state.current == 1 and [x.id for x in t.warnings] == [w.id, broken.id]
-    assert any("Ben confirmed the reading of warning" in n for n in t.notes)
     again = Tracker.from_export(t.record.export())  # the adoption is in the record: it replays
     assert again.state == t.state and [x.code for x in again.warnings] == [x.code for x in t.warnings]
 
 
 def test_dismissing_an_uncertain_reading_adopts_nothing() -> None:
-    start = table(gizmos={0: [36]}, rings={0: (0, 1, 0, 0)}, display=[14])
-    feeder = referee(start)
-    feeder.play(Step("build", 0, card=14, pay=(0, 1, 0, 0), converters=()), frames=4)
-    t = feeder.tracker
-    for frame in range(10):
-        t.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
-    feeder.end_turn()
-    [w] = warnings_of(feeder, "uncertain")
-    before = t.state
-    t.decide(w.id, "dismissed", "Ben")
-    assert t.state == before and warnings_of(feeder) == []
+    feeder, w = _doubtful_token_turn()
+    before = feeder.tracker.state
+    feeder.tracker.decide(w.id, "dismissed", "Ben")
+    assert feeder.tracker.state == before and warnings_of(feeder) == []
