@@ -45,7 +45,7 @@ from referee.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import read_frame
-from vision.motion import MotionGate
+from vision.motion import MOTION_THRESHOLD, MotionGate
 from vision.synth import CANON_PX_PER_MM, CANON_SIZE, CLASS_INDEX, canonical_from_image, rectify
 
 if TYPE_CHECKING:
@@ -524,7 +524,7 @@ class RunOptions:
     """How the loop runs."""
 
     speed: float = 1.0  # files: 1 = their own pace (late frames dropped), 0 = every frame at once
-    motion: float = 0.5  # mean grey-level change (of 255) of the gate's thumbnail that counts as motion
+    motion: float = MOTION_THRESHOLD  # grey-level change of the gate's thumbnail that counts as motion
     settle: int = 2  # still frames after motion before the pipeline runs
     burst: int = 6  # settled frames observed after each motion or sensor event
     show_every: float = 0.25  # seconds between dashboard images while nothing is observed

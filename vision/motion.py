@@ -13,11 +13,15 @@ import numpy as np
 
 from vision.frames import check_frame
 
+#: Mean grey-level change (of 255) of the blurred thumbnail that counts as motion. Measured on
+#: the recording (docs/e2e.md): a hand over the table changes it by 0.3-3, sensor noise by ~0.12.
+MOTION_THRESHOLD = 0.5
+
 
 class MotionGate:
     """Decides which frames of a stream to process."""
 
-    def __init__(self, threshold: float = 2.0, settle: int = 3, thumb_width: int = 160) -> None:
+    def __init__(self, threshold: float = MOTION_THRESHOLD, settle: int = 3, thumb_width: int = 160) -> None:
         self.threshold = threshold
         self.settle = settle
         self.thumb_width = thumb_width
