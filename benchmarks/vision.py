@@ -9,7 +9,7 @@ Measures each stage on its own, then the whole pipeline, on the same held-out fr
   card identification top-1 on its boxes (full faces and top bands);
 * the whole pipeline: the share of frames whose observation is exactly right, and the median
   latency per 1280×720 frame end to end on this CPU, stage by stage;
-* the detector alone with onnxruntime and with OpenCV's DNN module (the faster one ships).
+* the detector alone with onnxruntime, OpenVINO and OpenCV's DNN module (the faster one ships).
 
     .venv/bin/python benchmarks/vision.py [--frames 120] [--model models/detector.onnx]
 """
@@ -32,7 +32,7 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
 from vision.calibrate import Calibration, Calibrator
 from vision.dataset import HELDOUT_SEED_BASE
-from vision.detect import Detector, default_model
+from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import CalibrationError, ModelFileError
 from vision.evaluate import (
     HELDOUT,
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in stages.items())
     )
     print("\n[detector alone] on rectified held-out 1280x720 tables (median of 20 runs each)")
-    for backend in ("onnxruntime", "opencv"):
+    for backend in BACKENDS:
         for threads in (2, 1):
             try:
                 d = Detector(args.model, backend, threads=threads)

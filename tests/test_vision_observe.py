@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from referee.observation import Observation
-from vision.detect import Detector, default_model
+from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import FrameError, ModelFileError
 from vision.evaluate import Tally, content, differences, iou, match, scene_for_seed
 from vision.motion import MotionGate
@@ -19,6 +19,7 @@ from vision.synth import (
     RenderedScene,
     RenderSettings,
     random_layout,
+    rectify,
     render_table,
 )
 
@@ -121,8 +122,26 @@ def test_missing_model_file_is_named(tmp_path: Path) -> None:
         Observer(tmp_path / "nothing.onnx")
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"\x00garbage")
-    with pytest.raises(ModelFileError, match="cannot load"):
-        Detector(broken)
+    for backend in BACKENDS:
+        with pytest.raises(ModelFileError, match="cannot load"):
+            Detector(broken, backend)
+    with pytest.raises(ModelFileError, match="unknown backend 'tensorrt'"):
+        Detector(default_model(), "tensorrt")
+
+
+def test_every_backend_finds_the_same_objects() -> None:
+    scene = scene_for_seed(9_000_001)
+    canon = rectify(scene.image, scene.homography)
+    found = {b: Detector(default_model(), b).detect(canon, conf=0.35) for b in BACKENDS}
+    reference = found["onnxruntime"]
+    assert len(reference) > 50  # a whole table: cards, bands, marbles, tokens
+    for backend, dets in found.items():
+        assert len(dets) == len(reference), backend
+        for d in dets:  # the same object, within a pixel (float rounding differs by backend)
+            assert any(
+                r.cls == d.cls and max(abs(a - b) for a, b in zip(r.box, d.box, strict=True)) < 1.0
+                for r in reference
+            ), (backend, d)
 
 
 def test_detector_refuses_a_wrong_canonical_size() -> None:

@@ -19,7 +19,7 @@ from vision.synth import CANON_SIZE, CLASSES
 
 COMMITTED_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
 MODEL_ENV = "GIZMOS_DETECTOR"
-BACKENDS = ("onnxruntime", "opencv")
+BACKENDS = ("onnxruntime", "openvino", "opencv")
 
 
 def default_model() -> Path:
@@ -108,11 +108,29 @@ class Detector:
                 self.input_name = self.session.get_inputs()[0].name
                 shape = self.session.get_inputs()[0].shape
                 self.input_hw = (int(shape[2]), int(shape[3]))
+            elif backend == "openvino":
+                import openvino as ov
+
+                # f32 inference: on CPUs with bf16 units OpenVINO would otherwise drop to bf16,
+                # which moved raw box outputs by up to 5 px here (a marble is 13 px).
+                compiled = ov.Core().compile_model(
+                    str(p),
+                    "CPU",
+                    {
+                        "INFERENCE_NUM_THREADS": threads,
+                        "PERFORMANCE_HINT": "LATENCY",
+                        "INFERENCE_PRECISION_HINT": "f32",
+                    },
+                )
+                self.request = compiled.create_infer_request()
+                self.output = compiled.output(0)
+                shape = compiled.input(0).shape
+                self.input_hw = (int(shape[2]), int(shape[3]))
             else:
                 cv2.setNumThreads(threads)
                 self.net = cv2.dnn.readNetFromONNX(str(p))
                 self.input_hw = (CANON_SIZE[1], CANON_SIZE[0])
-        except Exception as exc:  # onnxruntime and OpenCV raise their own exception types
+        except Exception as exc:  # onnxruntime, OpenVINO and OpenCV raise their own exception types
             raise ModelFileError(f"detector: cannot load model file {p}: {exc}") from exc
         if self.input_hw != (CANON_SIZE[1], CANON_SIZE[0]):
             raise ModelFileError(
@@ -128,6 +146,8 @@ class Detector:
         blob = np.ascontiguousarray(canon[:, :, ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255.0
         if self.backend == "onnxruntime":
             raw = self.session.run(None, {self.input_name: blob})[0]
+        elif self.backend == "openvino":
+            raw = self.request.infer({0: blob})[self.output]
         else:
             self.net.setInput(blob)
             raw = self.net.forward()
