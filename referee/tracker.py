@@ -59,7 +59,7 @@ from referee.gizmos.steps import describe
 from referee.observation import Observation
 from referee.record import GameRecord, RecordError
 from referee.verdicts import RefereeWarning, describe_violation
-from referee.view import Stabilizer, TableView, matches, mismatches, seat_matches, zone_text
+from referee.view import Stabilizer, TableView, adopt_view, matches, mismatches, seat_matches, zone_text
 
 Listener = Callable[[str, dict[str, Any]], None]
 
@@ -198,9 +198,9 @@ class Tracker:
         self._baseline = state  # where the current turn's explanation may be redone from
         self._turn_forced = False  # a rule break was accepted this turn (then it is not redone)
         self._raised: set[tuple[object, ...]] = set()  # uncertain readings already reported
-        # Uncertain warnings a person may confirm: the state they were raised in and the
-        # explanation (with its broken rules) that confirming adopts.
-        self._adoptable: dict[int, tuple[State, Explanation]] = {}
+        # Uncertain warnings a person may confirm: the state they were raised in and what
+        # confirming adopts: an explanation (with its broken rules), or the table as seen.
+        self._adoptable: dict[int, tuple[State, Explanation | TableView]] = {}
         self._warned_after_end: set[int] = set()
 
     # ------------------------------------------------------------------ creation and resume
@@ -604,6 +604,7 @@ class Tracker:
                     "what is seen cannot be explained by any sequence of steps: "
                     + "; ".join(mismatches(self.state, view)[:3])
                     + f"{hint}. Please confirm or correct it.",
+                    view if view.complete() else None,
                 )
             return
         misread = self._misread_cards(found)
@@ -822,11 +823,16 @@ class Tracker:
         return w
 
     def _uncertain(
-        self, key: tuple[object, ...], update: Update, message: str, found: Explanation | None = None
+        self,
+        key: tuple[object, ...],
+        update: Update,
+        message: str,
+        found: Explanation | TableView | None = None,
     ) -> None:
         """Ask a person to confirm, once per situation: the same zones in doubt in the same turn
         are one question, however their readings flicker from frame to frame. ``found`` is what
-        the table shows if the reading is right; accepting the warning adopts it."""
+        the table shows if the reading is right (the steps, or where no steps explain it, the
+        whole table as seen); accepting the warning adopts it."""
         if key in self._raised:
             return
         self._raised.add(key)
@@ -857,13 +863,16 @@ class Tracker:
             adopt = self._adoptable.pop(warning_id, None)
             if status == "accepted" and adopt is not None and adopt[0] == self.state:
                 note = f"turn {self.state.turn + 1}: {who} confirmed the reading of warning #{warning_id}"
-                self.notes.append(note)
-                update.notes.append(note)
-                self.record.append("note", {"text": note}, who=who)
-                self._accept(adopt[1], update)
-                self._last_key = None  # the table is explained afresh from the adopted state
-                if self._ends:  # a turn end signalled meanwhile: settle it on the table as it is
-                    self._after_end_signal()
+                if isinstance(adopt[1], TableView):
+                    self._adopt_table(adopt[1], who, note)
+                else:
+                    self.notes.append(note)
+                    update.notes.append(note)
+                    self.record.append("note", {"text": note}, who=who)
+                    self._accept(adopt[1], update)
+                    self._last_key = None  # the table is explained afresh from the adopted state
+                    if self._ends:  # a turn end signalled meanwhile: settle it on the table as it is
+                        self._after_end_signal()
         self._emit("warning", warning.to_json())
         return warning
 
@@ -875,6 +884,25 @@ class Tracker:
                 self.warnings[i] = w.with_status(status, who)
                 return self.warnings[i]
         raise TrackerError(f"no warning #{warning_id}")
+
+    def _adopt_table(self, view: TableView, who: str, note: str) -> None:
+        """Take the table as seen (a confirmed reading nothing explains), recorded like a
+        correction so a replay does the same; a view no real table can show is only noted."""
+        try:
+            new = adopt_view(self.state, view)
+        except StateError as exc:
+            text = f"{note}, but it cannot be adopted ({exc}): correct the table by hand"
+            self.notes.append(text)
+            self.record.append("note", {"text": text}, who=who)
+            return
+        now = time.time()
+        entry = {"time": now, "who": who, "what": "adopt_table", "payload": {}, "type": "correction"}
+        self.record.append("correction", entry, who=who, at=now)
+        self.record.append("state", {"state": new.to_json(), "reason": "correction"}, who=who)
+        text = f"{note}: the table was taken as seen"
+        self.notes.append(text)
+        self.record.append("note", {"text": text}, who=who)
+        self._set_state(new, reset=True)
 
     # ------------------------------------------------------------------ people have the last word
 

@@ -12,8 +12,16 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field, replace
 
-from referee.gizmos.cards import COLOR_INDEX, COLORS
-from referee.gizmos.state import DISPLAY_SLOTS, Counts, Player, State
+from referee.gizmos.cards import COLOR_INDEX, COLORS, default_cards
+from referee.gizmos.state import (
+    DISPLAY_SLOTS,
+    MARBLES_PER_COLOR,
+    Counts,
+    Player,
+    State,
+    StateError,
+    check_invariants,
+)
 from referee.observation import CardSighting, MarbleSighting, Observation
 
 Slot = tuple[int, int]  # (level, slot)
@@ -331,3 +339,76 @@ class Stabilizer:
         view = TableView(display=display, row=row, seats=tuple(seats), turn_player=turn)
         known = set(unsure) - set(view.unknown())
         return replace(view, unsure=frozenset(known))
+
+
+def adopt_view(state: State, view: TableView) -> State:
+    """The state with everything visible taken from a complete ``view``: what a person means by
+    "the table is right as it is" when no sequence of steps explains it.
+
+    Cards that came onto the table leave their deck (a Level III card leaves the trimmed deck's
+    count too); cards no longer anywhere in view go to the bottom of their level's deck; the
+    dispenser holds what the Row and the rings do not. The turn stays with the same player and
+    its main action as it was (what changed is not known to be one), with nothing owed or used.
+    Raises :class:`StateError` for an incomplete view or one no real table can show.
+    """
+    if not view.complete():
+        raise StateError(f"cannot adopt the table: {', '.join(view.unknown()[:3])} not seen")
+    if len(view.seats) != len(state.players):
+        raise StateError(
+            f"cannot adopt the table: {len(view.seats)} players seen, {len(state.players)} playing"
+        )
+    row = view.row or (0, 0, 0, 0)
+    rings = [sv.ring or (0, 0, 0, 0) for sv in view.seats]
+    dispenser = tuple(MARBLES_PER_COLOR - row[c] - sum(r[c] for r in rings) for c in range(4))
+    if min(dispenser) < 0:
+        raise StateError(f"cannot adopt the table: more than {MARBLES_PER_COLOR} marbles of a colour seen")
+    shown: set[int] = {c for c in view.display.values() if c is not None}
+    for sv in view.seats:
+        for cards in (sv.archive or frozenset(), sv.gizmos or frozenset()):
+            if shown & cards:
+                raise StateError(f"cannot adopt the table: #{min(shown & cards)} seen in two places")
+            shown |= cards
+    before = {c for row_ in state.display for c in row_ if c is not None}
+    for p in state.players:
+        before |= set(p.archive) | set(p.gizmos)
+    level = {c.id: c.level for c in default_cards()}
+    decks = []
+    for lvl, segs in enumerate(state.decks, start=1):
+        kept = []
+        for cands, n in segs:
+            left = tuple(c for c in cands if c not in shown)
+            if left:
+                kept.append((left, min(n, len(left)) if lvl == 3 else len(left)))
+        gone = tuple(sorted(c for c in before - shown if level[c] == lvl))
+        decks.append(tuple(kept) + (((gone, len(gone)),) if gone else ()))
+    box = tuple(c for c in state.box if c not in shown)
+    players = []
+    for p, sv in zip(state.players, view.seats, strict=True):
+        keep = tuple(c for c in p.gizmos if c in (sv.gizmos or ()))
+        players.append(
+            Player(
+                ring=sv.ring or (0, 0, 0, 0),
+                archive=tuple(c for c in p.archive if c in (sv.archive or ()))
+                + tuple(sorted((sv.archive or frozenset()) - set(p.archive))),
+                gizmos=keep + tuple(sorted((sv.gizmos or frozenset()) - set(keep))),
+                vp_tokens=sv.vp or 0,
+            )
+        )
+    display = tuple(
+        tuple(view.display.get((lvl, s)) for s in range(n)) for lvl, n in enumerate(DISPLAY_SLOTS, start=1)
+    )
+    new = replace(
+        state,
+        players=tuple(players),
+        dispenser=dispenser,  # type: ignore[arg-type]
+        row=row,
+        decks=tuple(decks),  # type: ignore[arg-type]
+        display=display,
+        box=box,
+        triggered=frozenset(),
+        used=frozenset(),
+        pending=None,
+        chance=(),
+    )
+    check_invariants(new, limits=False)
+    return new

@@ -8,9 +8,10 @@ import dataclasses
 import pytest
 
 from referee.events import Correction, EventError
-from referee.gizmos import Step, check_invariants
+from referee.gizmos import State, StateError, Step, check_invariants
 from referee.synthetic import Feeder
 from referee.tracker import Tracker, TrackerError
+from referee.view import adopt_view, view_of
 from tests.tables import table
 from tests.test_tracker import referee, warnings_of
 
@@ -155,3 +156,63 @@ def test_undo_the_last_turn_recorded_and_replayed(tmp_path: object) -> None:
     tracker.record.close()
     reopened = Tracker.open(path)
     assert reopened.state == back2 and reopened.log == tracker.log
+
+
+def _blue_where_red_was(start: State) -> State:
+    """Ana's red marble is really blue (the dispenser keeps the colours adding up to 13)."""
+    return dataclasses.replace(
+        start,
+        players=(dataclasses.replace(start.players[0], ring=(0, 1, 0, 0)), *start.players[1:]),
+        dispenser=(start.dispenser[0] + 1, start.dispenser[1] - 1, *start.dispenser[2:]),
+    )
+
+
+def test_confirming_a_table_nothing_explains_adopts_it_and_refereeing_goes_on() -> None:
+    start = table(rings={0: (1, 0, 0, 0)})
+    feeder = referee(start)
+    t = feeder.tracker
+    blue = _blue_where_red_was(start)
+    feeder.show(blue, frames=8)
+    feeder.end_turn()
+    [w] = warnings_of(feeder, "uncertain")
+    assert "cannot be explained" in w.message and t.state.players[0].ring == (1, 0, 0, 0)
+    t.decide(w.id, "accepted", "Cleo")
+    assert t.state.players[0].ring == (0, 1, 0, 0) and t.state.dispenser == blue.dispenser
+    check_invariants(t.state)
+    assert any("Cleo confirmed" in n and "taken as seen" in n for n in t.notes)
+    feeder.play(Step("pick", 0, color=B), frames=6)  # the game is refereed again from there
+    feeder.end_turn()
+    assert t.state.current == 1 and t.state.players[0].ring == (0, 2, 0, 0)
+    assert [x.kind for x in t.warnings] == ["uncertain"], [x.message for x in t.warnings]
+    again = Tracker.from_export(t.record.export())  # recorded like a correction: it replays
+    assert again.state == t.state
+
+
+def test_adopting_a_table_moves_cards_between_the_decks_and_the_table() -> None:
+    start = table(display=[12])
+    from_deck = start.decks[0][0][0][0]  # the top Level I card, never seen
+    seen = view_of(start)
+    display = dict(seen.display)
+    slot = next(k for k, c in display.items() if c == 12)
+    display[slot] = from_deck  # #12 is gone from view; a deck card lies in its slot
+    adopted = adopt_view(start, dataclasses.replace(seen, display=display))
+    check_invariants(adopted)
+    in_deck = {c for cards, _ in adopted.decks[0] for c in cards}
+    assert from_deck not in in_deck and 12 in in_deck
+    assert adopted.display[slot[0] - 1][slot[1]] == from_deck
+    assert adopted.deck_size(1) == start.deck_size(1)  # one card out, one card back
+
+
+def test_a_table_that_cannot_be_real_is_not_adopted() -> None:
+    start = table()
+    seen = view_of(start)
+    with pytest.raises(StateError, match="row not seen"):
+        adopt_view(start, dataclasses.replace(seen, row=None))
+    fourteen = dataclasses.replace(seen, row=(14, 0, 0, 0))
+    with pytest.raises(StateError, match="more than 13 marbles"):
+        adopt_view(start, fourteen)
+    twice = dataclasses.replace(
+        seen, seats=(dataclasses.replace(seen.seats[0], archive=frozenset({1})), *seen.seats[1:])
+    )
+    with pytest.raises(StateError, match="#1 seen in two places"):
+        adopt_view(start, twice)

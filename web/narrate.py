@@ -448,6 +448,8 @@ def correction_text(payload: dict[str, Any], who: str) -> str:
         return f"Correction by {by}: the whole table was set as entered."
     if what == "undo_turn":
         return f"Correction by {by}: the turn was undone (back to its start)."
+    if what == "adopt_table":
+        return f"Correction by {by}: the table was taken as the camera sees it."
     return f"Correction by {by}: {what}."
 
 
