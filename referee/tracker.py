@@ -155,6 +155,8 @@ class _Suspect:
     found: Explanation | None
     end_last: bool = False
     revised: bool = False  # the turn was tried again from its start
+    doubtful: bool = False  # legal play explains it once the low-confidence zones are unknown
+    unsure: frozenset[str] = frozenset()  # the zones read with low confidence then
 
 
 class Tracker:
@@ -338,6 +340,9 @@ class Tracker:
         if key == self._last_key:
             suspect = self._suspect
             if suspect is not None and suspect.key == key:
+                if suspect.doubtful and view.unsure != suspect.unsure:  # read again, surer
+                    self._explain(view, update, urgent=bool(self._ends))
+                    return update
                 suspect.frames += 1
                 self._conclude(view, update, urgent=bool(self._ends))
             return update
@@ -486,21 +491,13 @@ class Tracker:
                 "show it to the camera, or enter the turn by hand",
             )
             return
-        if view.unsure and self._explains_if_misread(view, hints):
-            zones = ", ".join(zone_text(z, self.names) for z in sorted(view.unsure)[:3])
-            self._uncertain(
-                ("unsure", self.state.turn, tuple(sorted(view.unsure))),
-                update,
-                f"what is seen would break a rule, but it rests on {zones}, read with low confidence: "
-                "it could be a misreading. Please confirm or correct it.",
-                found,
-            )
-            return
+        doubtful = bool(view.unsure) and self._explains_if_misread(view, hints)
         key = view.key()
         if self._suspect is None or self._suspect.key != key:
-            self._suspect = _Suspect(key, 1, found, end_last)
+            self._suspect = _Suspect(key, 1, found, end_last, doubtful=doubtful, unsure=view.unsure)
         else:
-            self._suspect.found = found
+            self._suspect.found, self._suspect.doubtful = found, doubtful
+            self._suspect.unsure = view.unsure
         self._conclude(view, update, urgent)
 
     def _catch_up(self, update: Update) -> bool:
@@ -588,6 +585,19 @@ class Tracker:
             return  # the Row is still being refilled: wait for the table to settle
         codes = {err.code for _, err in found.violations} if found is not None else set()
         decide = urgent or (persisted and (found is None or codes <= CERTAIN_MID_TURN))
+        if suspect.doubtful:
+            # The break rests on a low-confidence reading: the camera gets the rest of the turn
+            # to read it surely (then the break is warned as usual); at the turn's end, ask.
+            if urgent:
+                zones = ", ".join(zone_text(z, self.names) for z in sorted(view.unsure)[:3])
+                self._uncertain(
+                    ("unsure", self.state.turn, tuple(sorted(view.unsure))),
+                    update,
+                    f"what is seen would break a rule, but it rests on {zones}, read with low "
+                    "confidence: it could be a misreading. Please confirm or correct it.",
+                    found,
+                )
+            return
         if decide and not suspect.revised:
             suspect.revised = True
             budget = len(found.violations) - 1 if found is not None else s.max_violations

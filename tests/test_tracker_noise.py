@@ -167,3 +167,33 @@ def test_dismissing_an_uncertain_reading_adopts_nothing() -> None:
     before = feeder.tracker.state
     feeder.tracker.decide(w.id, "dismissed", "Ben")
     assert feeder.tracker.state == before and warnings_of(feeder) == []
+
+
+def test_a_doubtful_reading_is_asked_about_at_the_end_of_the_turn() -> None:
+    # Until the turn ends the camera may still read the token surely (then the break is warned
+    # as usual): one question, at the end of the turn, not one per doubtful moment.
+    start = table(gizmos={0: [36]}, rings={0: (0, 1, 0, 0)}, display=[14])
+    feeder = referee(start)
+    feeder.play(Step("build", 0, card=14, pay=(0, 1, 0, 0), converters=()), frames=4)
+    for frame in range(10):
+        feeder.tracker.observe(_with_vp(perfect_observation(feeder.state, 30.0 + frame), 0, 1, 0.7))
+    assert feeder.tracker.warnings == []
+    feeder.end_turn()
+    assert [w.kind for w in feeder.tracker.warnings] == ["uncertain"]
+
+
+def test_a_doubt_the_camera_later_reads_surely_becomes_the_rule_break_alone() -> None:
+    # Ana takes two marbles (a second main action). At first her ring and the Row read at 0.7: the
+    # break could be a misreading; a few frames later it reads surely: one warning, no question.
+    start = table(rings={0: (0, 0, 0, 0)})
+    feeder = referee(start)
+    [after] = tables_of(start, [Step("pick", 0, color=R), Step("pick", 0, color=B)], random.Random(0))[-1:]
+    t = feeder.tracker
+    for frame in range(8):
+        obs = perfect_observation(after, 40.0 + frame)
+        ring = tuple(MarbleSighting(m.color, 0.7) for m in next(p for p in obs.players if p.seat == 0).ring)
+        row = tuple(MarbleSighting(m.color, 0.7) for m in obs.energy_row or ())
+        t.observe(dataclasses.replace(_with_ring(obs, 0, ring), energy_row=row))
+    assert t.warnings == []  # doubtful, and the turn is not over: wait
+    feeder.show(after, frames=8)
+    assert [(w.kind, w.code) for w in t.warnings] == [("violation", "SECOND_MAIN_ACTION")]

@@ -22,7 +22,7 @@ from vision.evaluate import (
     table_differences,
 )
 from vision.identify import STARTING, assign, built_cards, column_cards, level_cards
-from vision.observe import Assembler, Seen, merge_hands, one_per_object
+from vision.observe import Assembler, Seen, one_per_object
 from vision.synth import PlayerLayout, RenderedScene, RenderSettings, TableLayout, render_table
 
 
@@ -175,15 +175,6 @@ def test_one_detection_per_physical_object() -> None:
     assert one_per_object([band, again, below]) == [band, below]
     hands = [_seen("hand", (0, 0, 300, 300)), _seen("hand", (10, 10, 310, 310), 0.5)]
     assert one_per_object(hands) == hands
-
-
-def test_partial_boxes_of_one_hand_cover_their_union() -> None:
-    fingers = (100.0, 100.0, 300.0, 200.0)
-    wrist = (310.0, 150.0, 500.0, 260.0)  # 10 mm from the fingers' box: the same hand
-    other = (900.0, 500.0, 1000.0, 600.0)  # a second hand across the table
-    assert merge_hands([fingers, wrist, other]) == [(100.0, 100.0, 500.0, 260.0), other]
-    assert merge_hands([other]) == [other]
-    assert merge_hands([]) == []
 
 
 def _hand_scene(want_hidden: bool) -> RenderedScene:

@@ -25,7 +25,7 @@ import numpy as np
 from referee.gizmos.cards import COLORS
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
 from vision.calibrate import Calibrator
-from vision.detect import Detection, Detector
+from vision.detect import DEFAULT_BACKEND, Detection, Detector
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.identify import STARTING, Identifier, assign, built_cards, column_cards, level_cards
 from vision.marbles import MarbleColours
@@ -90,7 +90,7 @@ class Assembler:
     ) -> Observation:
         """The observation of ``frame`` (homography ``h``: table mm -> frame px) from its detections."""
         seen = one_per_object([Seen.of(d) for d in detections])
-        hands = merge_hands([s.box for s in seen if s.cls == "hand"])
+        hands = [s.box for s in seen if s.cls == "hand"]
         covered = covered_zones(self.zones, tuple(seats), hands)
         objs = [s for s in seen if s.cls != "hand"]
 
@@ -234,7 +234,7 @@ class Observer:
         seats: Sequence[int] = (0, 1),
         zones: Zones | None = None,
         enrol_dir: str | None = None,
-        backend: str = "onnxruntime",
+        backend: str = DEFAULT_BACKEND,
         conf: float = 0.35,
         colour_stage: bool = True,
         hand_conf: float = 0.1,
@@ -328,39 +328,6 @@ def one_per_object(seen: list[Seen]) -> list[Seen]:
         if not any(_same_object(s, k) for k in kept):
             kept.append(s)
     return kept
-
-
-#: Hand boxes closer than this (mm) are parts of one hand.
-HAND_GAP_MM = 25.0
-
-
-def merge_hands(boxes: list[tuple[float, float, float, float]]) -> list[tuple[float, float, float, float]]:
-    """One box per hand: the union of hand boxes that overlap or nearly touch.
-
-    The detector saw hands only cut by its training tiles, so a whole hand comes out as several
-    partial boxes whose gaps (between the fingers and the wrist, say) leave zones the hand covers
-    uncovered. Merging can only hide more of the table, never report something unseen.
-    """
-    out = [tuple(b) for b in boxes]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(out)):
-            for j in range(i + 1, len(out)):
-                a, b = out[i], out[j]
-                if (
-                    a[0] - HAND_GAP_MM < b[2]
-                    and b[0] - HAND_GAP_MM < a[2]
-                    and a[1] - HAND_GAP_MM < b[3]
-                    and b[1] - HAND_GAP_MM < a[3]
-                ):
-                    out[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
-                    del out[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return out  # type: ignore[return-value]
 
 
 def _same_object(a: Seen, b: Seen) -> bool:
