@@ -549,12 +549,11 @@ class Tracker:
         with self.record.transaction():
             self.record.append("state", {"state": start.to_json(), "reason": "revise"})
             self._rewind(start)
-            note = (
-                f"turn {start.turn + 1}: re-explained from its start (a later table settled an earlier guess)"
+            self._note(
+                f"turn {start.turn + 1}: re-explained from its start "
+                "(a later table settled an earlier guess)",
+                update,
             )
-            self.notes.append(note)
-            update.notes.append(note)
-            self.record.append("note", {"text": note})
             self._accept(found, update)
         return True
 
@@ -718,13 +717,11 @@ class Tracker:
             if not self.state.game_over and self.state != found.state:
                 raise AssertionError("the accepted steps do not reproduce the explanation's state")
             if found.alternatives > 1:
-                note = (
+                self._note(
                     f"turn {self.state.turn + 1}: {found.alternatives} different step sequences explain "
-                    "this table equally well; one was recorded"
+                    "this table equally well; one was recorded",
+                    update,
                 )
-                self.notes.append(note)
-                update.notes.append(note)
-                self.record.append("note", {"text": note})
         self._suspect = None
         self._last_partial = None
         self._emit("state", {"turn": self.state.turn})
@@ -867,7 +864,6 @@ class Tracker:
         (only while nothing else has been accepted since it was raised).
         """
         warning = self._set_status(warning_id, status, who)
-        update = Update()  # what adopting adds reaches listeners as events
         with self.record.transaction():
             self.record.append("warning_status", {"id": warning_id, "status": status, "who": who}, who=who)
             adopt = self._adoptable.pop(warning_id, None)
@@ -876,10 +872,8 @@ class Tracker:
                 if isinstance(adopt[1], TableView):
                     self._adopt_table(adopt[1], who, note)
                 else:
-                    self.notes.append(note)
-                    update.notes.append(note)
-                    self.record.append("note", {"text": note}, who=who)
-                    self._accept(adopt[1], update)
+                    self._note(note, who=who)
+                    self._accept(adopt[1], Update())  # listeners hear of it through events
                     self._last_key = None  # the table is explained afresh from the adopted state
                     if self._ends:  # a turn end signalled meanwhile: settle it on the table as it is
                         self._after_end_signal()
@@ -901,18 +895,26 @@ class Tracker:
         try:
             new = adopt_view(self.state, view)
         except StateError as exc:
-            text = f"{note}, but it cannot be adopted ({exc}): correct the table by hand"
-            self.notes.append(text)
-            self.record.append("note", {"text": text}, who=who)
+            self._note(f"{note}, but it cannot be adopted ({exc}): correct the table by hand", who=who)
             return
-        now = time.time()
-        entry = {"time": now, "who": who, "what": "adopt_table", "payload": {}, "type": "correction"}
-        self.record.append("correction", entry, who=who, at=now)
-        self.record.append("state", {"state": new.to_json(), "reason": "correction"}, who=who)
-        text = f"{note}: the table was taken as seen"
-        self.notes.append(text)
-        self.record.append("note", {"text": text}, who=who)
+        self._record_correction("adopt_table", who, new, "correction")
+        self._note(f"{note}: the table was taken as seen", who=who)
         self._set_state(new, reset=True)
+
+    def _note(self, text: str, update: Update | None = None, who: str = "referee") -> None:
+        """A note for the move log: kept, recorded, and passed on with ``update``."""
+        self.notes.append(text)
+        if update is not None:
+            update.notes.append(text)
+        self.record.append("note", {"text": text}, who=who)
+
+    def _record_correction(self, what: str, who: str, state: State, reason: str) -> None:
+        """Record a person's change that carries no payload, and the state it leads to."""
+        now = time.time()
+        entry = {"time": now, "who": who, "what": what, "payload": {}, "type": "correction"}
+        with self.record.transaction():
+            self.record.append("correction", entry, who=who, at=now)
+            self.record.append("state", {"state": state.to_json(), "reason": reason}, who=who)
 
     # ------------------------------------------------------------------ people have the last word
 
@@ -987,12 +989,7 @@ class Tracker:
 
     def undo_turn(self, who: str) -> State:
         """Go back to the start of the current turn (or of the previous one if nothing happened yet)."""
-        target = self._undo_target()
-        now = time.time()
-        undo = {"time": now, "who": who, "what": "undo_turn", "payload": {}, "type": "correction"}
-        with self.record.transaction():
-            self.record.append("correction", undo, who=who, at=now)
-            self.record.append("state", {"state": target.to_json(), "reason": "undo"}, who=who)
+        self._record_correction("undo_turn", who, self._undo_target(), "undo")
         return self._undo()
 
     def _undo_target(self) -> State:
