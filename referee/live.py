@@ -46,7 +46,14 @@ from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import read_frame
 from vision.motion import MOTION_THRESHOLD, MotionGate
-from vision.synth import CANON_PX_PER_MM, CANON_SIZE, CLASS_INDEX, canonical_from_image, rectify
+from vision.synth import (
+    CANON_PX_PER_MM,
+    CANON_SIZE,
+    canonical_from_image,
+    rectify,
+    yolo_row,
+    yolo_text,
+)
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
@@ -457,17 +464,8 @@ class FrameSaver:
 
 def yolo_lines(detections: list[Detection]) -> str:
     """Detections in the canonical frame as YOLO label lines (class cx cy w h, normalised)."""
-    cw, ch = CANON_SIZE
-    rows = []
-    for d in detections:
-        x1, y1, x2, y2 = (max(0.0, min(v, lim)) for v, lim in zip(d.box, (cw, ch, cw, ch), strict=True))
-        if x2 - x1 < 2 or y2 - y1 < 2:
-            continue
-        rows.append(
-            f"{CLASS_INDEX[d.cls]} {(x1 + x2) / 2 / cw:.6f} {(y1 + y2) / 2 / ch:.6f} "
-            f"{(x2 - x1) / cw:.6f} {(y2 - y1) / ch:.6f}\n"
-        )
-    return "".join(rows)
+    rows = (yolo_row(d.cls, d.box) for d in detections)
+    return yolo_text(r for r in rows if r is not None)
 
 
 # ============================================================================ the pipeline

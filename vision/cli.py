@@ -139,7 +139,7 @@ def _synth(a: argparse.Namespace) -> None:
     import numpy as np
 
     from vision.faces import face_set
-    from vision.synth import RenderSettings, random_layout, render_table
+    from vision.synth import RenderSettings, random_layout, render_table, yolo_text
 
     a.out.mkdir(parents=True, exist_ok=True)
     w, h = (int(v) for v in a.size.split("x"))
@@ -154,9 +154,7 @@ def _synth(a: argparse.Namespace) -> None:
         )
         cv2.imwrite(str(a.out / f"scene_{seed}.jpg"), scene.image)
         (a.out / f"scene_{seed}.json").write_text(json.dumps(scene.truth.to_json(), indent=1))
-        (a.out / f"scene_{seed}.txt").write_text(
-            "".join(f"{c} {x:.6f} {y:.6f} {bw:.6f} {bh:.6f}\n" for c, x, y, bw, bh in scene.yolo_labels())
-        )
+        (a.out / f"scene_{seed}.txt").write_text(yolo_text(scene.yolo_labels()))
     print(f"synth: wrote {a.count} scenes (image, observation JSON, canonical-frame YOLO labels) to {a.out}")
 
 

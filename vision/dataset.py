@@ -16,7 +16,16 @@ import cv2
 import numpy as np
 
 from vision.progress import Progress
-from vision.synth import CANON_SIZE, CLASSES, SIZES, RenderSettings, random_layout, rectify, render_table
+from vision.synth import (
+    CANON_SIZE,
+    CLASSES,
+    SIZES,
+    RenderSettings,
+    random_layout,
+    rectify,
+    render_table,
+    yolo_text,
+)
 
 TRAIN_SEED_BASE = 1_000_000  # training scenes use seeds from here on
 VAL_SEED_BASE = 2_000_000
@@ -72,7 +81,7 @@ def _write_scene(job: tuple[Path, str, int, int, int, float]) -> int:
     labels = scene.yolo_labels()
     if per_scene == 0:  # the whole canonical frame
         cv2.imwrite(str(out / "images" / split / f"s{seed}_0.jpg"), canon, [cv2.IMWRITE_JPEG_QUALITY, 95])
-        marker.write_text("".join(f"{c} {a:.6f} {b:.6f} {w:.6f} {h:.6f}\n" for c, a, b, w, h in labels))
+        marker.write_text(yolo_text(labels))
         return 1
     cw, ch = CANON_SIZE
     for k in range(per_scene):
@@ -81,9 +90,7 @@ def _write_scene(job: tuple[Path, str, int, int, int, float]) -> int:
         crop = canon[y0 : y0 + tile, x0 : x0 + tile]
         cv2.imwrite(str(out / "images" / split / f"s{seed}_{k}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
         rows = crop_labels(labels, x0, y0, tile)
-        (out / "labels" / split / f"s{seed}_{k}.txt").write_text(
-            "".join(f"{c} {a:.6f} {b:.6f} {w:.6f} {h:.6f}\n" for c, a, b, w, h in rows)
-        )
+        (out / "labels" / split / f"s{seed}_{k}.txt").write_text(yolo_text(rows))
     return 1
 
 

@@ -11,6 +11,7 @@ the rectified (canonical) frame the detector works in.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -119,22 +120,32 @@ class RenderedScene:
     #: Zones where the hand hides (mostly covers) an object: no reading can be right there.
     hidden: frozenset[str] = frozenset()
 
-    def yolo_labels(self) -> list[tuple[int, float, float, float, float]]:
+    def yolo_labels(self) -> list[YoloRow]:
         """Labels for the canonical (rectified) image: class, cx, cy, w, h normalised."""
-        cw, ch = CANON_SIZE
-        out = []
-        for o in self.objects:
-            if not o.visible:
-                continue
-            x1, y1, x2, y2 = (v * CANON_PX_PER_MM for v in o.box_mm)
-            x1, x2 = max(0.0, x1), min(float(cw), x2)
-            y1, y2 = max(0.0, y1), min(float(ch), y2)
-            if x2 - x1 < 2 or y2 - y1 < 2:
-                continue
-            out.append(
-                (CLASS_INDEX[o.cls], (x1 + x2) / 2 / cw, (y1 + y2) / 2 / ch, (x2 - x1) / cw, (y2 - y1) / ch)
-            )
-        return out
+        rows = (
+            yolo_row(o.cls, tuple(v * CANON_PX_PER_MM for v in o.box_mm))  # type: ignore[arg-type]
+            for o in self.objects
+            if o.visible
+        )
+        return [r for r in rows if r is not None]
+
+
+YoloRow = tuple[int, float, float, float, float]
+
+
+def yolo_row(cls: str, box_px: tuple[float, float, float, float]) -> YoloRow | None:
+    """One YOLO label (class, cx, cy, w, h normalised) for a box in canonical pixels, clipped to
+    the frame; ``None`` for a box less than 2 px wide or high once clipped."""
+    cw, ch = CANON_SIZE
+    x1, y1, x2, y2 = (max(0.0, min(v, lim)) for v, lim in zip(box_px, (cw, ch, cw, ch), strict=True))
+    if x2 - x1 < 2 or y2 - y1 < 2:
+        return None
+    return (CLASS_INDEX[cls], (x1 + x2) / 2 / cw, (y1 + y2) / 2 / ch, (x2 - x1) / cw, (y2 - y1) / ch)
+
+
+def yolo_text(rows: Iterable[YoloRow]) -> str:
+    """YOLO label rows as the text of a label file."""
+    return "".join(f"{c} {x:.6f} {y:.6f} {w:.6f} {h:.6f}\n" for c, x, y, w, h in rows)
 
 
 def canonical_from_image(h_table_to_image: np.ndarray) -> np.ndarray:
