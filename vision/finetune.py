@@ -28,7 +28,7 @@ from vision.dataset import DatasetSpec, crop_labels, generate
 from vision.errors import ModelFileError, VisionError
 from vision.frames import read_frame
 from vision.progress import Progress
-from vision.synth import CANON_SIZE, CLASSES
+from vision.synth import CANON_SIZE, CLASSES, yolo_text
 from vision.train import MODELS_DIR, TrainConfig, _train_args, export, set_threads
 
 #: Rendered fine-tuning scenes take their seeds from here (clear of training, validation and the
@@ -132,9 +132,7 @@ def write_saved_tiles(
             (out / "labels" / split).mkdir(parents=True, exist_ok=True)
             crop = image[y0 : y0 + tile, x0 : x0 + tile]
             rows = crop_labels(labels, x0, y0, tile)
-            (out / "labels" / split / f"{stem}_{k}.txt").write_text(
-                "".join(f"{c} {a:.6f} {b:.6f} {w:.6f} {h:.6f}\n" for c, a, b, w, h in rows)
-            )
+            (out / "labels" / split / f"{stem}_{k}.txt").write_text(yolo_text(rows))
             cv2.imwrite(str(target), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
         progress.step()
     return counts[0], counts[1]
@@ -211,9 +209,10 @@ def finetune(cfg: FinetuneConfig, resume: bool = False) -> Path:
                 project=cfg.out / "runs",
                 cache=False,
                 start=cfg.base,
+                lr0=cfg.lr0,
             )
         )
-        args.update(lr0=cfg.lr0, warmup_epochs=0, close_mosaic=0, mosaic=0.0, **cfg.extra)
+        args.update(cfg.extra)
         YOLO(str(cfg.base)).train(**args)
     best = run_dir / "weights" / "best.pt"
     _, onnx = export(best if best.is_file() else last, cfg.out)

@@ -94,6 +94,8 @@ def _train_args(cfg: TrainConfig) -> dict[str, Any]:
         "patience": 100,
         "val": True,
         "verbose": True,
+        # A later stage starts trained: no warm-up, and whole images as they are (no mosaic).
+        **({"warmup_epochs": 0, "close_mosaic": 0, "mosaic": 0.0} if cfg.start is not None else {}),
     }
 
 
@@ -111,9 +113,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
     elif cfg.start is not None:
         if not Path(cfg.start).is_file():
             raise ModelFileError(f"train --from: weights file {cfg.start} not found")
-        args = _train_args(cfg)
-        args.update(warmup_epochs=0, close_mosaic=0, mosaic=0.0)
-        YOLO(str(cfg.start)).train(**args)
+        YOLO(str(cfg.start)).train(**_train_args(cfg))
     else:
         model = YOLO(ARCH)
         model.train(**_train_args(cfg))
