@@ -382,18 +382,21 @@ def adopt_view(state: State, view: TableView) -> State:
         gone = tuple(sorted(c for c in before - shown if level[c] == lvl))
         decks.append(tuple(kept) + (((gone, len(gone)),) if gone else ()))
     box = tuple(c for c in state.box if c not in shown)
-    players = []
-    for p, sv in zip(state.players, view.seats, strict=True):
-        keep = tuple(c for c in p.gizmos if c in (sv.gizmos or ()))
-        players.append(
-            Player(
-                ring=sv.ring or (0, 0, 0, 0),
-                archive=tuple(c for c in p.archive if c in (sv.archive or ()))
-                + tuple(sorted((sv.archive or frozenset()) - set(p.archive))),
-                gizmos=keep + tuple(sorted((sv.gizmos or frozenset()) - set(keep))),
-                vp_tokens=sv.vp or 0,
-            )
+
+    def as_seen(held: tuple[int, ...], seen: frozenset[int] | None) -> tuple[int, ...]:
+        """The cards seen, in the order they were held, the newcomers after them."""
+        seen = seen or frozenset()
+        return tuple(c for c in held if c in seen) + tuple(sorted(seen - set(held)))
+
+    players = [
+        Player(
+            ring=sv.ring or (0, 0, 0, 0),
+            archive=as_seen(p.archive, sv.archive),
+            gizmos=as_seen(p.gizmos, sv.gizmos),
+            vp_tokens=sv.vp or 0,
         )
+        for p, sv in zip(state.players, view.seats, strict=True)
+    ]
     display = tuple(
         tuple(view.display.get((lvl, s)) for s in range(n)) for lvl, n in enumerate(DISPLAY_SLOTS, start=1)
     )
