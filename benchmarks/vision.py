@@ -9,6 +9,8 @@ Measures each stage on its own, then the whole pipeline, on the same held-out fr
   card identification top-1 on its boxes (full faces and top bands);
 * the whole pipeline: the share of frames whose observation is exactly right, and the median
   latency per 1280×720 frame end to end on this CPU, stage by stage;
+* the hand network: mask IoU against the rendered hand, and what the observation would be with
+  the detector's own hand class instead (the way hands were found before the network);
 * the detector alone with onnxruntime, OpenVINO and OpenCV's DNN module (the faster one ships).
 
     .venv/bin/python benchmarks/vision.py [--frames 120] [--model models/detector.onnx]
@@ -46,6 +48,7 @@ from vision.evaluate import (
     oracle_detections,
     table_differences,
 )
+from vision.hands import hand_cells, mask_iou
 from vision.marbles import MarbleColours
 from vision.observe import Assembler, Observer, rotation_at
 from vision.progress import Progress
@@ -95,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=120)
     ap.add_argument("--model", type=Path, help="default: $GIZMOS_DETECTOR, else models/detector.onnx")
+    ap.add_argument("--hand-model", help='default: models/hands.onnx; "detector": the detector\'s hand class')
     ap.add_argument("--first-seed", type=int, default=HELDOUT_SEED_BASE)
     ap.add_argument("--show-errors", action="store_true", help="print what each wrong observation got wrong")
     args = ap.parse_args(argv)
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         f"vision benchmark: {args.frames} held-out frames, model {args.model}, {os.cpu_count()} CPU cores, "
         f"load average {os.getloadavg()[0]:.1f} at the start"
     )
-    observer = Observer(args.model, colour_stage=True)
+    observer = Observer(args.model, colour_stage=True, hand_model=args.hand_model)
     det = observer.detector
     colours = MarbleColours()
     oracle = Assembler(observer.zones, observer.identifier, colours)
@@ -116,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     exact_oracle, exact = Tally(), Tally()
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
+    hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
+    hand_false = Tally()  # frames without a hand where the network marked one
+    exact_det_hands = Tally()  # the same frames, hands from the detector's hand class
     colour_det, colour_stage, colour_oracle = Tally(), Tally(), Tally()
     unknown = 0
     marble_recall = Tally()
@@ -152,8 +159,27 @@ def main(argv: list[str] | None = None) -> int:
         observer.last_canon, observer.assembler.last_cards = None, []
         try:
             t0 = time.perf_counter()
-            obs = observer.observe(scene.image, t=0.0, seats=seats)
+            h_seen, found, notes = observer.detect(scene.image)
+            t1 = time.perf_counter()
+            obs = observer.assembler.assemble(scene.image, h_seen, found, seats, 0.0, None, notes)
             dt = time.perf_counter() - t0
+            observer.timings["assemble"] = time.perf_counter() - t1
+            if observer.hands is not None:
+                hand = observer.last_hand_mask
+                assert hand is not None
+                if scene.hand_mask is None:
+                    hand_false.add(bool(hand.any()))
+                else:
+                    hand_iou.append(mask_iou(hand, hand_cells(scene.hand_mask)))
+                canon_seen = observer.last_canon
+                assert canon_seen is not None
+                by_detector = [d for d in found if d.cls != "hand"] + [
+                    d
+                    for d in det.detect(canon_seen, conf=observer.hand_conf)
+                    if d.cls == "hand" and d.confidence >= observer.hand_conf
+                ]
+                alt = observer.assembler.assemble(scene.image, h_seen, by_detector, seats, 0.0, None, notes)
+                exact_det_hands.add(content(alt) == content(scene.truth))
             right = content(obs) == content(scene.truth)
             vs_table = table_differences(obs, scene)
             exact.add(right)
@@ -253,6 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  observations exactly right: {exact}")
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
     print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
+    if hand_iou:
+        print(
+            f"  hand network: mask IoU median {statistics.median(hand_iou):.3f}, "
+            f"mean {statistics.fmean(hand_iou):.3f} over {len(hand_iou)} frames with a hand; "
+            f"a hand marked where there is none: {hand_false}"
+        )
+        print(f"  observations exactly right with the detector's hand class instead: {exact_det_hands}")
     med = statistics.median(latency)
     print(
         f"  latency per 1280x720 frame, end to end (median of {len(latency)}): "

@@ -54,6 +54,22 @@ def _parser() -> argparse.ArgumentParser:
     x = sub.add_parser("export", help="copy trained weights to models/ and export ONNX")
     x.add_argument("--weights", type=Path, default=Path("runs/detector/weights/best.pt"))
     x.add_argument("--out", type=Path, default=Path("models"))
+    hs = sub.add_parser("hand-set", help="render the hand network's training set (resumable)")
+    hs.add_argument("--out", type=Path, default=Path("data/hands"))
+    hs.add_argument("--train", type=int, default=2400)
+    hs.add_argument("--val", type=int, default=200)
+    hs.add_argument("--workers", type=int, default=2)
+    th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
+    th.add_argument("--data", type=Path, default=Path("data/hands"))
+    th.add_argument("--out", type=Path, default=Path("runs/hands"))
+    th.add_argument("--epochs", type=int, default=30)
+    th.add_argument("--batch", type=int, default=16)
+    th.add_argument("--threads", type=int, default=2)
+    th.add_argument("--resume", action="store_true")
+    th.add_argument("--smoke", type=Path, help="one epoch on a few scenes rendered into this folder (CI)")
+    xh = sub.add_parser("export-hands", help="export trained hand weights to ONNX")
+    xh.add_argument("--weights", type=Path, default=Path("runs/hands/best.pt"))
+    xh.add_argument("--out", type=Path, default=None, help="default: models/hands.onnx")
     fm = sub.add_parser("fit-marbles", help="fit the marble colour stage on rendered tables")
     fm.add_argument("--tables", type=int, default=300)
     fm.add_argument("--out", type=Path, default=None, help="default: vision/data/marble_colours.json")
@@ -119,6 +135,22 @@ def _run(a: argparse.Namespace) -> int:
 
         pt, onnx_path = export(a.weights, a.out)
         print(f"export: {pt} and {onnx_path}")
+    elif a.cmd == "hand-set":
+        from vision.hands import HandSetSpec, render_hand_set
+
+        print(f"hand-set: ready: {render_hand_set(HandSetSpec(a.out, a.train, a.val), workers=a.workers)}")
+    elif a.cmd == "train-hands":
+        from vision.hands import HandTrainConfig, smoke_hands, train_hands
+
+        if a.smoke:
+            print(f"train-hands: smoke export at {smoke_hands(a.smoke, a.threads)}")
+        else:
+            cfg = HandTrainConfig(a.data, a.out, a.epochs, a.batch, threads=a.threads)
+            print(f"train-hands: best weights at {train_hands(cfg, resume=a.resume)}")
+    elif a.cmd == "export-hands":
+        from vision.hands import COMMITTED_HANDS, export_hands
+
+        print(f"export-hands: wrote {export_hands(a.weights, a.out or COMMITTED_HANDS)}")
     elif a.cmd == "fit-marbles":
         from vision.marbles import DEFAULT_PARAMS, fit_from_renders
 

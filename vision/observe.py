@@ -27,6 +27,7 @@ from referee.observation import CardSighting, MarbleSighting, Observation, Playe
 from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
 from vision.frames import SUPPORTED_SIZES, check_frame
+from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import STARTING, Identifier, assign, built_cards, column_cards, level_cards
 from vision.marbles import MarbleColours
 from vision.motion import MotionGate
@@ -237,6 +238,7 @@ class Observer:
         backend: str = DEFAULT_BACKEND,
         conf: float = 0.35,
         colour_stage: bool = True,
+        hand_model: str | Path | None = None,
         hand_conf: float = 0.1,
     ) -> None:
         self.zones = zones or default_zones()
@@ -249,9 +251,14 @@ class Observer:
         self.calibrator = Calibrator(self.zones)
         self.gate = MotionGate()
         self.conf = conf
-        # Hands are bigger than the detector's training tiles and come out as several weak partial
-        # boxes; a lower threshold for them was chosen on development seeds (docs/vision.md).
+        #: Where hands are found: the hand network (``hand_model``: a path, default the committed
+        #: one), or with ``hand_model="detector"`` the detector's own hand class (measured worse:
+        #: a hand is bigger than its training tiles and comes out as several weak partial boxes,
+        #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
+        self.hands = None if hand_model == "detector" else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
+        #: The hand mask of the last frame (network resolution), when the hand network is in use.
+        self.last_hand_mask: np.ndarray | None = None
         self.frames = 0
         #: Diagnostics of the last observed frame: seconds per stage, and the rectified image.
         self.timings: dict[str, float] = {}
@@ -279,13 +286,24 @@ class Observer:
             frame, canonical_from_image(cal.homography), CANON_SIZE, flags=cv2.INTER_LINEAR
         )
         t2 = time.perf_counter()
-        dets = [
-            d
-            for d in self.detector.detect(canon, conf=min(self.conf, self.hand_conf))
-            if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)
-        ]
+        if self.hands is None:
+            dets = [
+                d
+                for d in self.detector.detect(canon, conf=min(self.conf, self.hand_conf))
+                if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)
+            ]
+        else:
+            dets = [d for d in self.detector.detect(canon, conf=self.conf) if d.cls != "hand"]
         t3 = time.perf_counter()
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
+        if self.hands is not None:
+            mask, confidence = self.hands.find(canon)
+            self.last_hand_mask = mask
+            box = mask_box_mm(mask)
+            if box is not None:
+                px = tuple(v * CANON_PX_PER_MM for v in box)
+                dets.append(Detection("hand", round(confidence, 4), px))  # type: ignore[arg-type]
+            self.timings["hands"] = time.perf_counter() - t3
         self.last_canon = canon
         notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes

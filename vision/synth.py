@@ -119,6 +119,8 @@ class RenderedScene:
     uncovered: Observation | None = None
     #: Zones where the hand hides (mostly covers) an object: no reading can be right there.
     hidden: frozenset[str] = frozenset()
+    #: The hand's pixels in the canonical table image (CANON_SIZE, 0 or 255); None without a hand.
+    hand_mask: np.ndarray | None = None
 
     def yolo_labels(self) -> list[YoloRow]:
         """Labels for the canonical (rectified) image: class, cx, cy, w, h normalised."""
@@ -825,6 +827,7 @@ def render_table(
     h_img = camera_homography(rng, z, s)
     img = photograph(canvas, h_img, s.size)
     hands_mm: list[tuple[float, float, float, float]] = []
+    canon = None
     if rng.random() < s.hand_prob:
         mask = _hand(rng, img, h_img, z)
         canon = cv2.warpPerspective(mask, canonical_from_image(h_img), CANON_SIZE, flags=cv2.INTER_NEAREST)
@@ -864,4 +867,5 @@ def render_table(
         for key, r in rects.items()
         if inside(r, (o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
     )
-    return RenderedScene(img, truth, objects, h_img, layout, hands_mm, uncovered, hidden)
+    hand_mask = None if canon is None else np.where(canon > 127, 255, 0).astype(np.uint8)
+    return RenderedScene(img, truth, objects, h_img, layout, hands_mm, uncovered, hidden, hand_mask)

@@ -1,0 +1,111 @@
+"""The hand network: masks against the rendered hand, the box it gives, bad model files, training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.errors import ModelFileError
+from vision.hands import (
+    MASK_PX_PER_MM,
+    MASK_SIZE,
+    MIN_HAND_PX,
+    HandSegmenter,
+    HandTrainConfig,
+    clean_mask,
+    export_hands,
+    hand_cells,
+    mask_box_mm,
+    mask_iou,
+    shrink_mask,
+    smoke_hands,
+    train_hands,
+)
+from vision.synth import CANON_SIZE, RenderSettings, random_layout, rectify, render_table
+
+# Seeds no training set used (the hand set starts at 3_000_000, the held-out benchmark at 9_000_000).
+SEEDS = range(8_300_000, 8_300_012)
+
+
+@pytest.fixture(scope="module")
+def segmenter() -> HandSegmenter:
+    return HandSegmenter()
+
+
+def test_committed_network_finds_rendered_hands(segmenter: HandSegmenter) -> None:
+    ious, empty_right = [], 0
+    for seed in SEEDS:
+        hand_prob = 1.0 if seed % 3 else 0.0
+        size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+        scene = render_table(
+            random_layout(np.random.default_rng(seed)), seed, RenderSettings(size, hand_prob=hand_prob)
+        )
+        mask, confidence = segmenter.find(rectify(scene.image, scene.homography))
+        assert mask.shape == MASK_SIZE[::-1] and mask.dtype == bool
+        if scene.hand_mask is None:
+            empty_right += not mask.any() and confidence == 0.0
+        else:
+            ious.append(mask_iou(mask, hand_cells(scene.hand_mask)))
+            assert confidence > 0.5
+    assert len(ious) == 8 and empty_right == 4
+    assert float(np.median(ious)) > 0.85, ious
+    assert min(ious) > 0.6, ious
+
+
+def test_hand_box_spans_every_hand_pixel() -> None:
+    mask = np.zeros(MASK_SIZE[::-1], bool)
+    mask[10:20, 30:60] = True
+    mask[40:45, 100:104] = True
+    mm = 1 / MASK_PX_PER_MM
+    assert mask_box_mm(mask) == pytest.approx((30 * mm, 10 * mm, 104 * mm, 45 * mm))
+    assert mask_box_mm(np.zeros_like(mask)) is None
+
+
+def test_specks_are_not_hands() -> None:
+    mask = np.zeros(MASK_SIZE[::-1], bool)
+    mask[5, 5] = True  # one stray pixel
+    mask[50 : 50 + MIN_HAND_PX, 80] = True  # a thin patch just big enough
+    cleaned = clean_mask(mask)
+    assert not cleaned[5, 5] and cleaned[50 : 50 + MIN_HAND_PX, 80].all()
+
+
+def test_shrunk_mask_keeps_the_covered_share() -> None:
+    canon = np.zeros(CANON_SIZE[::-1], np.uint8)
+    canon[:, : CANON_SIZE[0] // 2] = 255  # the left half
+    small = shrink_mask(canon)
+    assert small.shape == MASK_SIZE[::-1]
+    assert small[:, : MASK_SIZE[0] // 2].min() == 1.0 and small[:, MASK_SIZE[0] // 2 :].max() == 0.0
+    assert mask_iou(small > 0.5, small > 0.5) == 1.0 and mask_iou(small > 2, small > 2) == 1.0
+    assert (hand_cells(canon) == (small > 0)).all()
+
+
+def test_bad_model_files_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match=r"hand model file .*none\.onnx not found"):
+        HandSegmenter(tmp_path / "none.onnx")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x00garbage")
+    with pytest.raises(ModelFileError, match="cannot load"):
+        HandSegmenter(broken)
+    with pytest.raises(ModelFileError, match=r"hand weights file .*missing\.pt not found"):
+        export_hands(tmp_path / "missing.pt", tmp_path / "out.onnx")
+
+
+def test_training_without_data_or_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match="no samples"):
+        train_hands(HandTrainConfig(tmp_path / "data", tmp_path / "run"))
+    with pytest.raises(ModelFileError, match="nothing to resume"):
+        train_hands(HandTrainConfig(tmp_path / "data", tmp_path / "run"), resume=True)
+
+
+@pytest.mark.slow
+def test_smoke_training_one_epoch_exports_a_working_network(tmp_path: Path) -> None:
+    onnx = smoke_hands(tmp_path, threads=2)
+    assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 1
+    mask, _ = HandSegmenter(onnx).find(np.full((608, 960, 3), 90, np.uint8))
+    assert mask.shape == MASK_SIZE[::-1]
+    # Resuming a finished run trains nothing more and keeps the same best weights.
+    cfg = HandTrainConfig(tmp_path / "data", tmp_path / "run", epochs=1, batch=4)
+    assert train_hands(cfg, resume=True) == tmp_path / "run" / "best.pt"
+    assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 1
