@@ -44,3 +44,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     cv2.imwrite(str(blank), np.zeros((720, 1280, 3), np.uint8))
     assert main(["calibrate", str(blank)]) == 2
     assert "blank image" in capsys.readouterr().err
+    assert main(["train-hands", "--out", str(tmp_path / "run"), "--resume"]) == 2
+    assert capsys.readouterr().err.startswith("error: hand training: nothing to resume in")
+    assert main(["export-hands", "--weights", str(tmp_path / "w.pt")]) == 2
+    assert "hand weights file" in capsys.readouterr().err
