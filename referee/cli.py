@@ -311,8 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
         "video file, or a folder of images); dispenser events from --serial (a device such as "
         "/dev/ttyACM0 or a pyserial URL such as socket://127.0.0.1:7000; none: camera only). The "
         "table layout (marker positions and zones, in mm) comes from --zones (default: the built-in "
-        "table, vision/data/zones.yaml). The dashboard runs on 127.0.0.1 unless --no-serve. Ctrl-C "
-        "ends the run and prints the scores and every warning.",
+        "table, vision/data/zones.yaml). The dashboard runs on 127.0.0.1 (--host to change it) "
+        "unless --no-serve. Ctrl-C ends the run and prints the scores and every warning.",
     )
     s.add_argument("--camera", required=True, help="camera index (0, 1...), video file or image folder")
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
@@ -332,7 +332,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--record", help="game record file (SQLite; default: games/<time>.sqlite)")
     s.add_argument("--games-dir", default="games", help="folder of game records (default ./games)")
     s.add_argument("--no-serve", action="store_true", help="no dashboard; print changes as they happen")
-    s.add_argument("--port", type=int, default=8000, help="dashboard port on 127.0.0.1 (default 8000)")
+    s.add_argument("--port", type=int, default=8000, help="dashboard port (default 8000)")
+    s.add_argument(
+        "--host", default="127.0.0.1", help="dashboard address (default 127.0.0.1: this machine only)"
+    )
+    s.add_argument(
+        "--trusted-host",
+        action="append",
+        default=[],
+        help="a host name the dashboard may be reached by (repeatable); with --host 0.0.0.0 give "
+        "this machine's LAN name or address",
+    )
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser(

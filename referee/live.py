@@ -28,7 +28,7 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -842,17 +842,27 @@ def serve_dashboard(
     err: TextIO,
     camera_source: str = "",
     serial_port: str = "",
+    host: str = "127.0.0.1",
+    trusted_hosts: Sequence[str] = (),
 ) -> tuple[Any, Any, str]:
-    """The dashboard on 127.0.0.1 with this runner attached, served from a thread. Returns the app,
-    the server and its address. The admin PIN is ``$GIZMOS_ADMIN_PIN`` or a random one, printed."""
+    """The dashboard on ``host`` (this machine only unless told otherwise) with this runner
+    attached, served from a thread. Returns the app, the server and its address. The admin PIN
+    is ``$GIZMOS_ADMIN_PIN`` or a random one, printed. Host names the pages may be reached by
+    are checked as ``serve`` checks them (``web/serve.py``)."""
     from werkzeug.serving import make_server
 
     from web import create_app
-    from web.serve import PIN_ENV
+    from web.serve import LOOPBACK_NAMES, PIN_ENV, is_loopback
 
     pin = os.environ.get(PIN_ENV) or f"{secrets.randbelow(10**6):06d}"
     if PIN_ENV not in os.environ:
         err.write(f"admin PIN for the dashboard: {pin} (set ${PIN_ENV} to choose one)\n")
+    trusted = list(trusted_hosts) + (LOOPBACK_NAMES if is_loopback(host) else [])
+    if not is_loopback(host):
+        err.write(
+            f"run: the dashboard listens on {host}: anyone on this network can see the game "
+            "(changes still need the PIN)\n"
+        )
     config = {
         "ADMIN_PIN": pin,
         "GAMES_DIR": str(games_dir),
@@ -860,14 +870,18 @@ def serve_dashboard(
         "LIVE_RUNNER": runner,
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,
+        "TRUSTED_HOSTS": trusted or None,
     }
     app = create_app(config)
     try:
-        server = make_server("127.0.0.1", port, app, threaded=True)
+        server = make_server(host, port, app, threaded=True)
     except OSError:
-        server = make_server("127.0.0.1", 0, app, threaded=True)  # the port is taken: any free one
+        try:
+            server = make_server(host, 0, app, threaded=True)  # the port is taken: any free one
+        except OSError as exc:
+            raise LiveError(f"--host: cannot listen on {host}: {exc.strerror or exc}") from None
     threading.Thread(target=server.serve_forever, name="dashboard", daemon=True).start()
-    return app, server, f"http://127.0.0.1:{server.port}/"
+    return app, server, f"http://{host}:{server.port}/"
 
 
 def write_summary(
@@ -969,7 +983,15 @@ def run_table(args: Any) -> int:
         err.write(f"run: refereeing {feed.source.name}; the game is recorded in {record} (Ctrl-C ends it)\n")
     else:
         app, server, url = serve_dashboard(
-            runner, frames, Path(args.games_dir), args.port, err, str(args.camera), args.serial or ""
+            runner,
+            frames,
+            Path(args.games_dir),
+            args.port,
+            err,
+            str(args.camera),
+            args.serial or "",
+            host=args.host,
+            trusted_hosts=args.trusted_host,
         )
         game = app.extensions["gizmos_hub"].create(names, seed=None, deal=False)
         err.write(f"run: the dashboard is at {url} (game {game.id}); Ctrl-C ends the run\n")

@@ -386,6 +386,8 @@ def test_run_help_says_all_of_it(capsys: pytest.CaptureFixture[str]) -> None:
         "--zones",
         "--players",
         "--save-frames",
+        "--host",
+        "--trusted-host",
     ):
         assert word in text
 
@@ -413,3 +415,31 @@ def test_report_text_lists_scores_and_warnings() -> None:
     write_summary(["Ana", "Ben"], scores, [warning], out)
     text = out.getvalue()
     assert "Ana" in text and "RING_FULL (ruling 9, 12)" in text and "fix: r" in text
+
+
+def test_run_dashboard_listens_where_told_and_checks_host_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from referee.live import serve_dashboard
+
+    monkeypatch.setenv("GIZMOS_ADMIN_PIN", "4321")
+    err = io.StringIO()
+    app, server, url = serve_dashboard(None, None, tmp_path, 0, err, trusted_hosts=["table.local"])  # type: ignore[arg-type]
+    try:
+        assert url.startswith("http://127.0.0.1:") and err.getvalue() == ""
+        assert set(app.config["TRUSTED_HOSTS"]) == {"table.local", "127.0.0.1", "localhost"}
+        client = app.test_client()
+        assert client.get("/", headers={"Host": "evil.example"}).status_code == 400
+        assert client.get("/", headers={"Host": "table.local"}).status_code in (200, 302)
+    finally:
+        server.shutdown()
+    app, server, url = serve_dashboard(
+        None, None, tmp_path, 0, err, host="0.0.0.0", trusted_hosts=["table.local"]
+    )  # type: ignore[arg-type]
+    try:
+        assert (
+            url.startswith("http://0.0.0.0:") and "anyone on this network can see the game" in err.getvalue()
+        )
+        assert app.config["TRUSTED_HOSTS"] == ["table.local"]
+    finally:
+        server.shutdown()
