@@ -248,3 +248,30 @@ def test_the_dashboard_in_chromium(server: dict[str, Any], browser: Any, tmp_pat
     wait(browser, lambda d: "Dana" in d.find_element("id", "status").text)
     assert hub.active is not None and hub.get(hub.active).tracker.names == ["Dana", "Eli"]
     assert "Setting up: 15 card(s)" in browser.find_element("id", "log").text
+
+
+def test_setup_page_follows_the_camera_status(tmp_path: Path, browser: Any) -> None:
+    from web.live import FrameBuffer
+
+    frames = FrameBuffer("camera 0")
+    frames.set_status(True, "markers [0, 1, 2, 3]")
+    app = make_app(tmp_path / "games", FRAME_SOURCE=frames)
+    srv = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        browser.get(f"http://127.0.0.1:{srv.port}/setup")
+        status = browser.find_element("id", "camera-status")
+        assert "calibrated (markers [0, 1, 2, 3])" in status.text and "not" not in status.text
+        frames.set_status(False, "markers [1] not found")  # a hand over a marker, after the page loaded
+        wait(
+            browser,
+            lambda d: "not calibrated (markers [1] not found)" in d.find_element("id", "camera-status").text,
+            timeout=15,
+            message="the setup page kept the camera status of its loading",
+        )
+        strong = browser.find_element("css selector", "#camera-status strong")
+        assert strong.text == "not calibrated"
+    finally:
+        srv.shutdown()
+        thread.join(timeout=10)

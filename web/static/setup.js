@@ -45,6 +45,29 @@
     } catch (err) { fail(err); }
   });
 
+  // The camera's status follows the pipeline while the page is open (calibration found or lost,
+  // the source changed), not only as it was when the page loaded.
+  const cameraStatus = document.getElementById("camera-status");
+  if (cameraStatus && cameraStatus.dataset.poll) {
+    const show = (s) => {
+      const parts = [document.createTextNode(`Camera: ${s.source}, `)];
+      if (s.calibrated) parts.push(document.createTextNode("calibrated"));
+      else {
+        const strong = document.createElement("strong");
+        strong.textContent = "not calibrated";
+        parts.push(strong);
+      }
+      if (s.detail) parts.push(document.createTextNode(` (${s.detail})`));
+      cameraStatus.replaceChildren(...parts);
+    };
+    setInterval(async () => {
+      try {
+        const resp = await fetch(cameraStatus.dataset.poll, { headers: { Accept: "application/json" } });
+        if (resp.ok) show(await resp.json());
+      } catch (err) { /* the server is restarting: the next poll tries again */ }
+    }, 2000);
+  }
+
   const liveButtons = document.getElementById("live-buttons");
   if (liveButtons) {
     for (const b of liveButtons.querySelectorAll("button[data-live]")) {
