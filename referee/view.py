@@ -348,7 +348,9 @@ def adopt_view(state: State, view: TableView) -> State:
     Cards that came onto the table leave their deck (a Level III card leaves the trimmed deck's
     count too); cards no longer anywhere in view go to the bottom of their level's deck; the
     dispenser holds what the Row and the rings do not. The turn stays with the same player and
-    its main action as it was (what changed is not known to be one), with nothing owed or used.
+    its main action as it was (what changed is not known to be one), with nothing owed; the
+    current player's gizmos already used or triggered this turn stay so while still in view (a
+    gizmo used before the muddle cannot be used again just because the table was adopted).
     Raises :class:`StateError` for an incomplete view or one no real table can show.
     """
     if not view.complete():
@@ -400,6 +402,7 @@ def adopt_view(state: State, view: TableView) -> State:
     display = tuple(
         tuple(view.display.get((lvl, s)) for s in range(n)) for lvl, n in enumerate(DISPLAY_SLOTS, start=1)
     )
+    mine = frozenset(players[state.current].gizmos)
     new = replace(
         state,
         players=tuple(players),
@@ -408,8 +411,8 @@ def adopt_view(state: State, view: TableView) -> State:
         decks=tuple(decks),  # type: ignore[arg-type]
         display=display,
         box=box,
-        triggered=frozenset(),
-        used=frozenset(),
+        triggered=state.triggered & mine,
+        used=state.used & mine,
         pending=None,
         chance=(),
     )

@@ -216,3 +216,17 @@ def test_a_table_that_cannot_be_real_is_not_adopted() -> None:
     )
     with pytest.raises(StateError, match="#1 seen in two places"):
         adopt_view(start, twice)
+
+
+def test_adopting_a_table_keeps_what_was_used_this_turn() -> None:
+    # Ana has used #40 and triggered #41 this turn; the table is then adopted as seen, with #41
+    # no longer in view (a muddle at the table). #40 stays used; #41, gone, is forgotten.
+    start = table(gizmos={0: [40, 41]}, main_done=True, used=[40], triggered=[41])
+    seen = view_of(start)
+    mine = seen.seats[0]
+    assert mine.gizmos is not None and 41 in mine.gizmos
+    seats = (dataclasses.replace(mine, gizmos=mine.gizmos - {41}), *seen.seats[1:])
+    adopted = adopt_view(start, dataclasses.replace(seen, seats=seats))
+    check_invariants(adopted)
+    assert adopted.used == frozenset({40}) and adopted.triggered == frozenset()
+    assert adopted.main_done and adopted.current == 0
