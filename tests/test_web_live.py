@@ -273,6 +273,25 @@ def test_the_camera_stream_is_mjpeg(tmp_path: Path) -> None:
     assert decoded is not None and decoded.shape == (72, 128, 3)
 
 
+def test_the_camera_stream_sends_a_waiting_image_until_the_first_frame() -> None:
+    # Without any frame the stream still writes every heartbeat: a viewer sees why the picture
+    # is empty, and a closed connection is noticed (before, the generator waited silently).
+    from web.streams import mjpeg_stream, waiting_image
+
+    frames = FrameBuffer()
+    stream = mjpeg_stream(frames, heartbeat=0.05)
+    t0 = time.monotonic()
+    first = next(stream)
+    assert time.monotonic() - t0 < 5
+    assert first.endswith(waiting_image() + b"\r\n")
+    shown = cv2.imdecode(np.frombuffer(waiting_image(), np.uint8), cv2.IMREAD_COLOR)
+    assert shown is not None and shown.shape == (360, 640, 3)
+    frames.publish_image(jpeg_frame(90))
+    later = next(stream)
+    assert waiting_image() not in later and later.startswith(b"--gizmosframe\r\n")
+    stream.close()
+
+
 def test_no_camera_is_a_clear_404(app: Flask) -> None:
     resp = ApiClient(app).get("/api/camera.mjpg")
     assert resp.status_code == 404 and resp.get_json()["error"].startswith("no camera")

@@ -10,10 +10,13 @@ that long; the browser reconnects by itself and catches up.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Iterator
 
+import cv2
+import numpy as np
 from flask import Blueprint, Response, current_app, request
 
 from web.errors import ApiError
@@ -66,21 +69,35 @@ def events(game_id: str) -> Response:
 
 
 def mjpeg_stream(source: FrameSource, heartbeat: float) -> Iterator[bytes]:
-    """Each new annotated frame as one part of a multipart/x-mixed-replace response."""
+    """Each new annotated frame as one part of a multipart/x-mixed-replace response.
+
+    With no new frame within ``heartbeat`` seconds the last one is sent again, or, before the
+    first, a grey "waiting for the camera" image: the viewer sees why the picture is empty, and
+    a write to a closed connection ends this generator (and its server thread), which waiting
+    silently never would.
+    """
     seen = 0
     last: bytes | None = None
     while True:
         got = source.wait_frame(seen, heartbeat)
         if got is not None:
             seen, last = got
-        elif last is None:
-            continue
-        assert last is not None
+        part = last if last is not None else waiting_image()
         yield (
-            f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(last)}\r\n\r\n".encode()
-            + last
+            f"--{BOUNDARY}\r\nContent-Type: image/jpeg\r\nContent-Length: {len(part)}\r\n\r\n".encode()
+            + part
             + b"\r\n"
         )
+
+
+@functools.cache
+def waiting_image() -> bytes:
+    """The JPEG sent while no camera image has come yet (drawn once, OpenCV's built-in font)."""
+    img = np.full((360, 640, 3), 60, np.uint8)
+    cv2.putText(img, "waiting for the camera", (120, 190), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (220, 220, 220), 2)
+    ok, buf = cv2.imencode(".jpg", img)
+    assert ok
+    return buf.tobytes()
 
 
 @bp.get("/camera.mjpg")
