@@ -852,17 +852,15 @@ def serve_dashboard(
     from werkzeug.serving import make_server
 
     from web import create_app
-    from web.serve import LOOPBACK_NAMES, PIN_ENV, is_loopback
+    from web.serve import PIN_ENV, exposure_warning
+    from web.serve import trusted_hosts as trusted_names
 
     pin = os.environ.get(PIN_ENV) or f"{secrets.randbelow(10**6):06d}"
     if PIN_ENV not in os.environ:
         err.write(f"admin PIN for the dashboard: {pin} (set ${PIN_ENV} to choose one)\n")
-    trusted = list(trusted_hosts) + (LOOPBACK_NAMES if is_loopback(host) else [])
-    if not is_loopback(host):
-        err.write(
-            f"run: the dashboard listens on {host}: anyone on this network can see the game "
-            "(changes still need the PIN)\n"
-        )
+    warning = exposure_warning(host)
+    if warning:
+        err.write(f"run: the dashboard is {warning}\n")
     config = {
         "ADMIN_PIN": pin,
         "GAMES_DIR": str(games_dir),
@@ -870,7 +868,7 @@ def serve_dashboard(
         "LIVE_RUNNER": runner,
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,
-        "TRUSTED_HOSTS": trusted or None,
+        "TRUSTED_HOSTS": trusted_names(host, trusted_hosts),
     }
     app = create_app(config)
     try:

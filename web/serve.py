@@ -77,20 +77,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def trusted_hosts(host: str, names: Sequence[str]) -> list[str] | None:
+    """The app's ``TRUSTED_HOSTS`` for a server on ``host``: the names given, and on a loopback
+    address the loopback names too; ``None`` (any name) when that leaves none."""
+    trusted = list(names) + (LOOPBACK_NAMES if is_loopback(host) else [])
+    return trusted or None
+
+
+def exposure_warning(host: str) -> str | None:
+    """What to tell the person starting a server on ``host`` that others can reach, else None."""
+    if is_loopback(host):
+        return None
+    return f"listening on {host}: anyone on this network can see the game (changes still need the PIN)"
+
+
 def config_from(args: argparse.Namespace, pin: str) -> dict[str, Any]:
     """The app's configuration from the command line."""
     if not 0 <= args.port < 65536:
         raise ServeError(f"--port: expected 1..65535 (or 0: any free port), got {args.port}")
-    trusted = list(args.trusted_host)
-    if is_loopback(args.host):
-        trusted += LOOPBACK_NAMES
     return {
         "ADMIN_PIN": pin,
         "GAMES_DIR": args.games_dir,
         "ENROL_DIR": args.enrol,
         "CAMERA_SOURCE": args.camera_source,
         "SERIAL_PORT": args.serial_port,
-        "TRUSTED_HOSTS": trusted or None,
+        "TRUSTED_HOSTS": trusted_hosts(args.host, args.trusted_host),
     }
 
 
@@ -109,11 +120,9 @@ def run(args: argparse.Namespace) -> int:
                 raise ServeError(f"--demo: expected a number of turns >= 0, got {args.demo}")
             game = demo_game(app.extensions["gizmos_hub"], turns=args.demo)
             sys.stderr.write(f"serve: demo game {game.id} ({args.demo} turns played)\n")
-        if not is_loopback(args.host):
-            sys.stderr.write(
-                f"serve: listening on {args.host}: anyone on this network can see the game "
-                "(changes still need the PIN)\n"
-            )
+        warning = exposure_warning(args.host)
+        if warning:
+            sys.stderr.write(f"serve: {warning}\n")
         try:
             server = make_server(args.host, args.port, app, threaded=True)
         except OSError as exc:
