@@ -156,14 +156,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
         # The whole pipeline (the calibrator primed as a stream would have it).
         observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
-        observer.last_canon, observer.assembler.last_cards = None, []
+        observer.last_canon, observer.last_detections, observer.assembler.last_cards = None, [], []
         try:
             t0 = time.perf_counter()
-            h_seen, found, notes = observer.detect(scene.image)
-            t1 = time.perf_counter()
-            obs = observer.assembler.assemble(scene.image, h_seen, found, seats, 0.0, None, notes)
+            obs = observer.observe(scene.image, t=0.0, seats=seats)
             dt = time.perf_counter() - t0
-            observer.timings["assemble"] = time.perf_counter() - t1
             if observer.hands is not None:
                 hand = observer.last_hand_mask
                 assert hand is not None
@@ -173,12 +170,14 @@ def main(argv: list[str] | None = None) -> int:
                     hand_iou.append(mask_iou(hand, hand_cells(scene.hand_mask)))
                 canon_seen = observer.last_canon
                 assert canon_seen is not None
-                by_detector = [d for d in found if d.cls != "hand"] + [
+                by_detector = [d for d in observer.last_detections if d.cls != "hand"] + [
                     d
                     for d in det.detect(canon_seen, conf=observer.hand_conf)
                     if d.cls == "hand" and d.confidence >= observer.hand_conf
                 ]
-                alt = observer.assembler.assemble(scene.image, h_seen, by_detector, seats, 0.0, None, notes)
+                seen_h = observer.calibrator.last
+                assert seen_h is not None  # the observation above was calibrated
+                alt = observer.assembler.assemble(scene.image, seen_h.homography, by_detector, seats)
                 exact_det_hands.add(content(alt) == content(scene.truth))
             right = content(obs) == content(scene.truth)
             vs_table = table_differences(obs, scene)

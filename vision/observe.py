@@ -259,6 +259,8 @@ class Observer:
         self.hand_conf = hand_conf
         #: The hand mask of the last frame (network resolution), when the hand network is in use.
         self.last_hand_mask: np.ndarray | None = None
+        #: The detections of the last frame, as the assembler was given them.
+        self.last_detections: list[Detection] = []
         self.frames = 0
         #: Diagnostics of the last observed frame: seconds per stage, and the rectified image.
         self.timings: dict[str, float] = {}
@@ -304,7 +306,7 @@ class Observer:
                 px = tuple(v * CANON_PX_PER_MM for v in box)
                 dets.append(Detection("hand", round(confidence, 4), px))  # type: ignore[arg-type]
             self.timings["hands"] = time.perf_counter() - t3
-        self.last_canon = canon
+        self.last_canon, self.last_detections = canon, dets
         notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
 
