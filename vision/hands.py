@@ -25,15 +25,9 @@ import cv2
 import numpy as np
 
 from vision.errors import ModelFileError
+from vision.evaluate import scene_for_seed
 from vision.progress import Progress
-from vision.synth import (
-    CANON_PX_PER_MM,
-    CANON_SIZE,
-    RenderSettings,
-    random_layout,
-    rectify,
-    render_table,
-)
+from vision.synth import CANON_PX_PER_MM, CANON_SIZE, RenderSettings, rectify
 
 HAND_SCALE = 2  # canonical pixels per mask pixel
 MASK_SIZE = (CANON_SIZE[0] // HAND_SCALE, CANON_SIZE[1] // HAND_SCALE)  # (w, h)
@@ -47,7 +41,6 @@ MIN_HAND_PX = round(150 * MASK_PX_PER_MM**2)
 HAND_SHARE = 0.1  #: a patch under this share of the largest one is a stray false patch
 TRAIN_SEED_BASE = 3_000_000  # hand-set seeds: apart from the detector's sets and the held-out range
 VAL_SEED_BASE = 3_500_000
-SIZES = ((1280, 720), (1920, 1080))
 
 
 class HandSegmenter:
@@ -144,8 +137,7 @@ def _render_one(job: tuple[Path, str, int, float]) -> None:
     img_path = out / split / f"s{seed}.jpg"
     if img_path.exists():  # resumable: each sample is written last-file-first
         return
-    rng = np.random.default_rng(seed)
-    scene = render_table(random_layout(rng), seed, RenderSettings(size=SIZES[seed % 2], hand_prob=hand_prob))
+    scene = scene_for_seed(seed, RenderSettings(hand_prob=hand_prob))  # the size follows the seed
     canon = rectify(scene.image, scene.homography)
     cover = np.zeros(MASK_SIZE[::-1], np.float32) if scene.hand_mask is None else shrink_mask(scene.hand_mask)
     cv2.imwrite(str(out / split / f"s{seed}.png"), np.round(cover * 255).astype(np.uint8))
