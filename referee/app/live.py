@@ -45,15 +45,8 @@ from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import read_frame
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
-from vision.training.synth import (
-    CANON_PX_PER_MM,
-    CANON_SIZE,
-    canonical_from_image,
-    rectify,
-    yolo_row,
-    yolo_text,
-)
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
