@@ -445,6 +445,8 @@ def state_from_text(text: str) -> State:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateError(f"state: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise StateError("state: not valid JSON: nested too deeply") from exc
     return state_from_json(raw)
 
 
@@ -562,6 +564,15 @@ def _check_pending(s: State) -> None:
         raise StateError(f"impossible state: pending picks count {p.count} (a gizmo grants 1 or {MAX_PICKS})")
     if p.kind == "free_build" and p.level != FREE_BUILD_LEVEL:
         raise StateError(f"impossible state: a free Build of Level {p.level} (only Level I is granted)")
+    prof = s.players[s.current].profile
+    if (p.kind == "file" and prof.forbid_file) or (
+        p.kind in ("research_offer", "research") and not p.chosen and prof.forbid_research
+    ):
+        action = "File" if p.kind == "file" else "Research"
+        raise StateError(
+            f"impossible state: seat {s.current} is owed a {action} but has built an upgrade that "
+            f"forbids {action} (ruling 23), so legal play cannot reach this choice"
+        )
     if p.kind == "research":
         if p.level not in (1, 2, 3):
             raise StateError(f"impossible state: a Research hand from deck level {p.level}")
