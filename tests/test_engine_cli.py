@@ -67,7 +67,7 @@ def test_legal_json_and_text(game: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0 and steps and all(s["player"] == 0 for s in steps)
     assert {s["kind"] for s in steps} >= {"file", "pick", "research"}
     code, text, _ = run(["legal", str(game), "--text"], capsys)
-    assert code == 0 and len(text.splitlines()) == len(steps) and text.startswith("P1 ")
+    assert code == 0 and len(text.splitlines()) == len(steps) and text.startswith("seat 0 ")
 
 
 def test_legal_reads_standard_input(

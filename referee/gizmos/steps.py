@@ -210,8 +210,9 @@ def _marbles(pay: Counts) -> str:
 
 
 def describe(step: Step, name: str | None = None) -> str:
-    """A plain sentence for the move log, e.g. "P1 builds #57 paying 1 red, 1 yellow"."""
-    who = name if name is not None else (f"P{step.player + 1}" if step.player is not None else "Chance")
+    """A plain sentence for the move log, e.g. "Ana builds #57 paying 1 red, 1 yellow"; without a
+    name the player is "seat N", N being the step's ``player`` (as in the JSON, from 0)."""
+    who = name if name is not None else (f"seat {step.player}" if step.player is not None else "Chance")
     k = step.kind
     if k == "file":
         return f"{who} files #{step.card}"
