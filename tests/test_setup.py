@@ -48,9 +48,10 @@ def test_what_the_running_referee_imports_needs_no_training_stack() -> None:
         f"        if name.split('.')[0] in {TRAINING!r}:\n"
         "            raise ImportError(f'{name} is a training package')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import referee.cli, referee.demo, referee.live, vision.detect, vision.observe, vision.recording\n"
+        "import referee.app.cli, referee.app.demo, referee.app.live, vision.detect, vision.observe\n"
+        "import vision.training.recording\n"
         "import hardware.cli, web.app, web.serve\n"
-        "from referee.cli import main\n"
+        "from referee.app.cli import main\n"
         "raise SystemExit(main(['demo', '--help']))\n"
     )
     proc = subprocess.run(

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from flask import Flask
 
-from referee.cli import main as cli_main
+from referee.app.cli import main as cli_main
+from tests.web_testing import ApiClient, hub_of, make_app
 from vision.faces import face_set
 from web.live import FrameBuffer
 from web.serve import ServeError, config_from, is_loopback, make_dashboard_server
-from web.testing import ApiClient, hub_of, make_app
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -213,7 +213,7 @@ def test_serve_runs_the_dashboard(tmp_path: Path) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "referee.cli",
+        "referee.app.cli",
         "serve",
         "--port",
         "0",
