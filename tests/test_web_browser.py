@@ -51,7 +51,7 @@ def need_browser() -> None:
     try:
         import selenium  # noqa: F401
     except ImportError:
-        pytest.fail("the browser test needs selenium: run scripts/setup.sh --dev (it installs the dev extras)")
+        pytest.fail("the browser test needs selenium: run scripts/setup.sh --dev (it installs the extras)")
 
 
 def test_a_missing_browser_fails_and_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
