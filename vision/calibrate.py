@@ -21,6 +21,9 @@ from vision.zones import Zones, default_zones
 
 ARUCO_DICT = cv2.aruco.DICT_4X4_50
 MAX_REPROJ_MM = 4.0
+#: Above this mean reprojection error the markers are not where the zones file puts them (the
+#: printed marker sheet itself gives about 219 px; a table seen by a camera, under 2 px).
+MAX_REPROJ_PX = 10.0
 
 
 @dataclass(frozen=True, slots=True)
