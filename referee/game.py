@@ -2,8 +2,8 @@
 
 Modelled on OpenSpiel: a game makes initial states, lists legal steps, applies a step (with an
 optional random source for chance), says when a state is terminal and what the returns are, and
-moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`; a second
-game (seed 004, Contrivance) would add a module with its own implementation and register it.
+moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`, Contrivance
+(seed 004) in :mod:`referee.contrivance`; :func:`get_game` knows both by name.
 """
 
 from __future__ import annotations
@@ -48,6 +48,10 @@ class Game(Protocol[S, A]):
         """The scoring table, best first, as JSON-ready rows."""
         ...
 
+    def describe(self, step: A) -> str:
+        """The step as a plain sentence for the move log and ``legal --text``."""
+        ...
+
     def state_to_json(self, state: S) -> dict[str, Any]: ...
 
     def state_from_json(self, raw: Any) -> S: ...
@@ -57,11 +61,17 @@ class Game(Protocol[S, A]):
     def step_from_json(self, raw: Any) -> A: ...
 
 
-def get_game(name: str) -> Game[Any, Any]:
-    """The registered game called ``name``."""
+def registered_games() -> dict[str, Game[Any, Any]]:
+    """Every game the referee hosts, by name."""
+    from referee.contrivance import CONTRIVANCE
     from referee.gizmos import GIZMOS
 
-    games: dict[str, Game[Any, Any]] = {GIZMOS.name: GIZMOS}
+    return {GIZMOS.name: GIZMOS, CONTRIVANCE.name: CONTRIVANCE}
+
+
+def get_game(name: str) -> Game[Any, Any]:
+    """The registered game called ``name``."""
+    games = registered_games()
     if name not in games:
         raise KeyError(f"unknown game {name!r}; known: {sorted(games)}")
     return games[name]

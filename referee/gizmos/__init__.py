@@ -84,6 +84,9 @@ class GizmosGame:
     def score_table(self, state: State) -> list[dict[str, Any]]:
         return [line.to_json() for line in ranking(state)]
 
+    def describe(self, step: Step) -> str:
+        return describe(step)
+
     def state_to_json(self, state: State) -> dict[str, Any]:
         return state.to_json()
 
