@@ -43,7 +43,7 @@ RULES: dict[str, Rule] = {
         ),
         Rule("SWITCH_ON_FIRST", (11, 12), "A Switch On card drawn is played at once, before anything else."),
         Rule("WRONG_SWITCH_ON_VALUE", (6, 11), "The Switch On card played is not the one drawn."),
-        Rule("NO_SUCH_SQUARE", (1, 2), "The square is not on an active row of the Workbench."),
+        Rule("NO_SUCH_SQUARE", (1, 2, 14), "The square is not on an active row of the Workbench."),
         Rule("COLUMN_FIVE_IN_BUILDING", (10,), "Column 5 is not used in the building phase."),
         Rule("SQUARE_TAKEN", (10, 14), "A tile already occupies that square."),
         Rule("SQUARE_EMPTY", (14,), "There is no tile on that square to use the Tool on."),
@@ -60,7 +60,7 @@ RULES: dict[str, Rule] = {
         Rule("NOTHING_TO_TAKE", (14,), "The hand to take from is empty."),
         Rule(
             "IMPOSSIBLE_OUTCOME",
-            (2, 5, 6, 7, 9, 13),
+            (2, 5, 6, 7, 9, 13, 14),
             "A random outcome that cannot happen from what remains.",
         ),
     )

@@ -255,6 +255,8 @@ def apply(state: State, step: Step, rng: random.Random | None = None) -> State:
     check_shape(step, state.num_players)
     t = _Table(state)
     try:
+        if state.phase in ("scoring", "over") and not step.is_chance:
+            _fail("GAME_OVER", "the game is over; nothing more can be played (ruling 17)")
         if state.chance:
             if not step.is_chance:
                 _fail(
@@ -380,8 +382,6 @@ def _resolve(t: _Table, step: Step) -> None:
 
 def _player_step(state: State, t: _Table, step: Step) -> None:
     seat = step.player if step.player is not None else state.current
-    if state.phase in ("scoring", "over"):
-        _fail("GAME_OVER", "the game is over; nothing more can be played (ruling 17)")
     if seat != state.current:
         _fail("NOT_YOUR_TURN", f"it is player {state.current + 1}'s turn, not player {seat + 1}'s")
     k = step.kind

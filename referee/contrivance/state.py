@@ -504,5 +504,12 @@ def _check_chance(s: State) -> None:
             raise StateError(f"{where}: a Builder takes from another's hand")
         if kind == "reveal" and s.phase != "scoring":
             raise StateError(f"{where}: the Contrivance is revealed when the game ends")
+    head = s.chance[0] if s.chance else ("",)
+    if head[0] in ("deal", "draw", "redraw") and not s.deck:
+        raise StateError(f"impossible state: chance[0] {list(head)} draws from an empty deck")
+    if head[0] == "deal" and len(s.deck[0][0]) <= s.deck[0][1]:
+        raise StateError("impossible state: no card is left to deal under the set-aside pile (ruling 9)")
+    if head[0] == "take" and not s.hands[head[2]]:
+        raise StateError(f"impossible state: chance[0] {list(head)} takes from an empty hand")
     if s.phase == "scoring" and s.chance != (("reveal",),):
         raise StateError("impossible state: the game ended; only the Contrivance's reveal is awaited")
