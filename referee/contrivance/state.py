@@ -467,6 +467,11 @@ def check_invariants(s: State) -> None:
     if set(seen) != expected:
         missing = sorted(expected - set(seen))
         raise StateError(f"impossible state: tile(s) {missing[:4]} are nowhere")
+    for t in (*s.tile_box, *(t for tiles in s.supply for t in tiles), *(t for _, t in s.squares())):
+        if not MIN_VALUE <= t.value <= MAX_VALUE or not 0 <= t.facing < 4:
+            raise StateError(
+                f"impossible state: {t.id} has value {t.value} (0-6, ruling 4), facing {t.facing}"
+            )
     placed = sum(1 for _ in s.squares())
     building_turns = TILES_PER_BUILDER * n
     if s.phase == "building":
