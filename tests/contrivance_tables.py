@@ -68,11 +68,11 @@ def table(
                 r, c = free.pop(0)
                 grid[r][c] = replace(t, facing=1) if t.double else t  # the Double across the row
     fresh = new_game(players)
-    hands = [
+    held = [
         tuple(sorted(h)) for h in (hands or [("move", "rotate", "swap_component", "swap_points")] * players)
     ]
     rest = Counter(tool_deck()) + Counter(DEFAULT_EDITION.switch_on_cards(players))
-    rest.subtract(Counter(c for h in hands for c in h))
+    rest.subtract(Counter(c for h in held for c in h))
     rest.subtract(Counter(discard))
     assert all(n >= 0 for n in rest.values()), rest
     deck_cards = tuple(sorted(rest.elements()))
@@ -80,7 +80,7 @@ def table(
         builders=names,
         supply=((),) * players,
         workbench=tuple(tuple(row) for row in grid),
-        hands=tuple(hands),
+        hands=tuple(held),
         deck=((deck_cards, len(deck_cards)),) if deck_cards else (),
         discard=tuple(sorted(discard)),
         box=fresh.box,

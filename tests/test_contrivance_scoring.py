@@ -150,8 +150,8 @@ def test_the_scoring_json_names_every_tile_set_and_line() -> None:
     s = score_workbench(bench(2, bonus_table("Mechanic")), ("Mechanic", "Engineer"), 0, 2)
     raw = s.to_json()
     assert raw["sets"] == [[[1, 1], [1, 2]], [[2, 1], [2, 2]]]
-    assert len(raw["tiles"]) == 8 and all("reason" in t for t in raw["tiles"])  # type: ignore[union-attr]
-    assert [(r["builder"], r["total"], r["rank"], r["won"]) for r in raw["ranking"]] == [  # type: ignore[index,union-attr]
+    assert len(raw["tiles"]) == 8 and all("reason" in t for t in raw["tiles"])
+    assert [(r["builder"], r["total"], r["rank"], r["won"]) for r in raw["ranking"]] == [
         ("Mechanic", 9, 1, True),
         ("Engineer", 6, 2, False),  # row 2: base 0; 2 Engineer tiles qualify; 2:1 (3) + 2:2 (3)
     ]

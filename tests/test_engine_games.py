@@ -114,6 +114,8 @@ class Nim:
     name = "nim"
     min_players = 2
     max_players = 4
+    error_type = ValueError
+    illegal_step_type = ValueError
 
     def new_game(self, players: int, rng: random.Random | None = None) -> NimState:
         return NimState(heap=10 + (rng.randrange(5) if rng else 0), to_move=0, players=players)
@@ -144,6 +146,9 @@ class Nim:
 
     def state_from_json(self, raw: Any) -> NimState:
         return NimState(**raw)
+
+    def score_report(self, state: NimState) -> str:
+        return f"winner: seat {self.returns(state).index(1.0)}"
 
     def describe(self, step: int) -> str:
         return f"take {step}"

@@ -32,6 +32,7 @@ from referee.contrivance.scoring import (
     burn_outs,
     interlocked_sets,
     interlocks,
+    report,
     returns,
     score,
     score_workbench,
@@ -83,6 +84,8 @@ class ContrivanceGame:
     name: str = "contrivance"
     min_players: int = 2
     max_players: int = 6
+    error_type: type[Exception] = ContrivanceError
+    illegal_step_type: type[Exception] = IllegalStep
     edition: Edition = DEFAULT_EDITION
 
     def new_game(self, players: int, rng: random.Random | None = None) -> State:
@@ -105,7 +108,15 @@ class ContrivanceGame:
         return returns(state)
 
     def score_table(self, state: State) -> list[dict[str, Any]]:
-        return [line.to_json() for line in score(state).lines]
+        """The ranking, each row with the reasons of every tile in its Builder's row."""
+        scoring = score(state)
+        return [
+            line.to_json() | {"tiles": [v.reason for v in scoring.verdicts if v.square[0] == line.row]}
+            for line in scoring.lines
+        ]
+
+    def score_report(self, state: State) -> str:
+        return report(score(state))
 
     def describe(self, step: Step) -> str:
         return describe(step)

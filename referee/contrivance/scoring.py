@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from referee.contrivance.data import DESTROYED_AT, REPAIRED_AT, E, N, S, W
 from referee.contrivance.state import Square, State, Tile, Workbench
@@ -236,7 +237,7 @@ class Scoring:
     damage: int
     requirement: int | None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "damage": self.damage,
             "requirement": self.requirement,
@@ -282,6 +283,34 @@ def score_workbench(
         damage=damage,
         requirement=requirement,
     )
+
+
+def report(scoring: Scoring) -> str:
+    """The whole scoring as plain text: the end, the interlocked sets, every tile's verdict with
+    its reason, then the ranking with each bonus explained (the CLI's ``score``)."""
+    d = scoring.damage
+    end = (
+        f"repaired (damage {d})"
+        if d <= REPAIRED_AT
+        else f"destroyed (damage {d})"
+        if d >= DESTROYED_AT
+        else f"not switched on yet (damage {d})"
+    )
+    need = "not revealed" if scoring.requirement is None else f"requires {scoring.requirement}"
+    out = [f"Contrivance: {end}; {need}"]
+    out.append("interlocked sets: " + ("; ".join(set_text(s) for s in scoring.sets) or "none"))
+    out += [f"  {v.reason}" for v in scoring.verdicts]
+    out.append(f"{'rank':<5}{'seat':<6}{'builder':<12}{'row':>4}{'base':>6}{'bonus':>7}{'total':>7}")
+    for line in scoring.lines:
+        won = "  wins" + (" (shared)" if sum(x.won for x in scoring.lines) > 1 else "") if line.won else ""
+        out.append(
+            f"{line.rank:<5}{'P' + str(line.seat + 1):<6}{line.builder:<12}{line.row:>4}{line.base:>6}"
+            f"{line.bonus:>7}{line.total:>7}{won}"
+        )
+        kept = " + ".join(line.survivors) or "no surviving tile"
+        out.append(f"     base: {kept} = {line.base}")
+        out.append(f"     bonus: {line.bonus_reason}")
+    return "\n".join(out) + "\n"
 
 
 def score(state: State) -> Scoring:
