@@ -303,6 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--oracle", action="store_true", help="the recording's true boxes instead of YOLO (a stage check)"
     )
     s.add_argument("--workers", type=int, default=2, help="processes rendering the recording on first use")
+    s.add_argument(
+        "--camera-only",
+        action="store_true",
+        help="the camera alone: no dispenser board, so no sensor events and no end-of-turn button; "
+        "turns are inferred from the table",
+    )
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser(
