@@ -80,8 +80,20 @@ def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
     out.write(json.dumps(obj, indent=1 if pretty else None) + "\n")
 
 
+def _edition_game(path: str) -> Game[Any, Any]:
+    """Contrivance with a table's own edition (the assumed Switch On values, requirements, Double)."""
+    from referee.contrivance import ContrivanceGame, EditionError, edition_from_json
+
+    try:
+        return ContrivanceGame(edition=edition_from_json(_json(_read_text(path, "edition"), "edition")))
+    except EditionError as exc:
+        raise CliError(str(exc)) from exc
+
+
 def cmd_new(args: argparse.Namespace) -> int:
-    game = get_game(args.game)
+    if args.edition and args.game != "contrivance":
+        raise CliError("--edition: only Contrivance has an edition")
+    game = _edition_game(args.edition) if args.edition else get_game(args.game)
     state = game.new_game(args.players, None if args.observed else random.Random(args.seed))
     _emit_state(game, state, args.out)
     return 0
@@ -243,6 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--players", type=int, default=2, help="Gizmos 2-4, Contrivance 2-6 players (default 2)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random setup (default 0)")
     s.add_argument("--observed", action="store_true", help="leave the setup's random outcomes to be supplied")
+    s.add_argument(
+        "--edition",
+        help="Contrivance: a JSON file of the assumed parts of your box (docs/contrivance.md)",
+    )
     s.add_argument("--out", help="write the state here instead of standard output")
     s.set_defaults(func=cmd_new)
 
