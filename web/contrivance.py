@@ -29,9 +29,9 @@ from referee.contrivance import (
     BUILDERS,
     CONTRIVANCE,
     DEFAULT_EDITION,
+    RULES,
     IllegalStep,
     InvalidStep,
-    RULES,
     State,
     Tile,
     report,
@@ -221,7 +221,9 @@ def games() -> Games:
 def check_names(raw: Any) -> list[str]:
     """Players' names in seat order (seat 0 owns row 1): 2-6 distinct, short, printable."""
     if not isinstance(raw, list) or not MIN_PLAYERS <= len(raw) <= MAX_PLAYERS:
-        raise ApiError(400, f"names: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} players' names in seat order")
+        raise ApiError(
+            400, f"names: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} players' names in seat order"
+        )
     names = []
     for i, n in enumerate(raw):
         if not isinstance(n, str) or not n.strip():
@@ -246,7 +248,9 @@ def workbench_from_json(raw: Any) -> tuple[list[str], tuple[tuple[Tile | None, .
     of 5 squares each ``null`` or ``{"builder", "double", "value", "facing"}``."""
     builders = raw.get("builders")
     if not isinstance(builders, list) or not MIN_PLAYERS <= len(builders) <= MAX_PLAYERS:
-        raise ApiError(400, f"builders: expected the Builder of each row, {MIN_PLAYERS} to {MAX_PLAYERS} rows")
+        raise ApiError(
+            400, f"builders: expected the Builder of each row, {MIN_PLAYERS} to {MAX_PLAYERS} rows"
+        )
     for i, b in enumerate(builders):
         if b not in BUILDERS:
             raise ApiError(400, f"builders[{i}]: expected one of {list(BUILDERS)}, got {b!r}")
@@ -268,7 +272,9 @@ def workbench_from_json(raw: Any) -> tuple[list[str], tuple[tuple[Tile | None, .
             if not isinstance(t, dict) or set(t) - {"builder", "double", "value", "facing"}:
                 raise ApiError(400, f'{where}: expected null or {{"builder", "double", "value", "facing"}}')
             if t.get("builder") not in BUILDERS:
-                raise ApiError(400, f"{where}.builder: expected one of {list(BUILDERS)}, got {t.get('builder')!r}")
+                raise ApiError(
+                    400, f"{where}.builder: expected one of {list(BUILDERS)}, got {t.get('builder')!r}"
+                )
             double = t.get("double", False)
             if not isinstance(double, bool):
                 raise ApiError(400, f"{where}.double: expected true or false")
@@ -378,8 +384,12 @@ def play(game_id: str) -> Response:
             raise ApiError(422, str(exc)) from exc
         except IllegalStep as exc:
             raise ApiError(
-                409, exc.message, code=exc.code, rulings=list(RULES[exc.code].rulings),
-                rule=RULES[exc.code].summary, player=exc.player,
+                409,
+                exc.message,
+                code=exc.code,
+                rulings=list(RULES[exc.code].rulings),
+                rule=RULES[exc.code].summary,
+                player=exc.player,
             ) from exc
         except ScorekeeperError as exc:
             raise ApiError(409, str(exc)) from exc
