@@ -132,9 +132,9 @@
     }
 
     async function send(step) {
+      sel = {}; // before the answer: the step's snapshot may arrive first, over the event stream
       try {
         const out = await api("POST", `/api/contrivance/games/${encodeURIComponent(gameId)}/steps`, { step });
-        sel = {};
         if (out.seq > seq) await refresh();
       } catch (err) {
         fail(err);
