@@ -50,7 +50,10 @@ def enter(driver: Any, step: dict[str, Any]) -> None:
         if "to" in step:
             tap_square(driver, step["to"])
     want = json.dumps(step, separators=(",", ":"))
-    find = "return [...document.querySelectorAll('#ct-actions .ct-action')].find(b => b.dataset.step === arguments[0]) || null"
+    find = (
+        "return [...document.querySelectorAll('#ct-actions .ct-action')]"
+        ".find(b => b.dataset.step === arguments[0]) || null"
+    )
     button = driver.execute_script(find, want)
     shown = driver.execute_script(
         "return [...document.querySelectorAll('#ct-actions .ct-action')].map(b => b.dataset.step)"
@@ -62,8 +65,10 @@ def enter(driver: Any, step: dict[str, Any]) -> None:
 
 
 def test_a_whole_contrivance_game_in_manual_mode(
-    server: dict[str, Any], browser: Any, tmp_path: Path
-) -> None:  # noqa: F811
+    server: dict[str, Any],  # noqa: F811 (the fixture imported above)
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+) -> None:
     d = browser
     d.set_window_size(1400, 900)
     d.get(server["url"] + "/contrivance")
