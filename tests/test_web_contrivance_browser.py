@@ -120,7 +120,12 @@ def test_a_whole_contrivance_game_in_manual_mode(
     d.execute_script("arguments[0].scrollIntoView()", final)
     shot(d, tmp_path, "contrivance-final.png", 1400, 900)
     shot(d, tmp_path, "contrivance-phone.png", 412, 900)
-    assert d.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    wide = d.execute_script(
+        "const w = document.documentElement.clientWidth;"
+        "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1)"
+        ".filter(e => !e.closest('.ct-bench')).map(e => e.tagName + '.' + e.className + '#' + e.id)"
+    )
+    assert wide == [], f"wider than a phone (412 px): {wide}"
 
     # Score a finished table: two tiles interlocked in row 1, the Contrivance repaired.
     d.set_window_size(1400, 900)
