@@ -39,11 +39,14 @@ def tap_square(driver: Any, square: list[int]) -> None:
     driver.find_element("css selector", f'#ct-bench button[data-square="{square[0]}:{square[1]}"]').click()
 
 
-def enter(driver: Any, step: dict[str, Any]) -> None:
+def enter(driver: Any, step: dict[str, Any], tapped: Any = None) -> None:
     """Manual mode: tap the tile (from the supply, or on the Workbench), its other square if
-    the step has one, then the action; wait for the step's snapshot."""
+    the step has one, then the action; wait for the step's snapshot. ``tapped()`` runs once
+    the tile is selected."""
     if "tile" in step:
         driver.find_element("css selector", f'#ct-supply button[data-tile="{step["tile"]}"]').click()
+        if tapped is not None:
+            tapped()
         tap_square(driver, step["to"])
     elif "at" in step:
         tap_square(driver, step["at"])
@@ -85,9 +88,11 @@ def test_a_whole_contrivance_game_in_manual_mode(
 
     steps = short_game()
     for i, step in enumerate(steps):
-        enter(d, step)
-        if i == 3:
-            shot(d, tmp_path, "contrivance-manual.png", 1400, 900)
+        if i == 4:  # a tile selected: the squares it may go to are outlined
+            assert "tile" in step
+            enter(d, step, lambda: shot(d, tmp_path, "contrivance-manual.png", 1400, 900))
+        else:
+            enter(d, step)
     wait(d, lambda x: x.find_element("id", "game").get_attribute("data-over") == "1")
 
     state = CONTRIVANCE.new_game(2, random.Random(SEED))

@@ -105,7 +105,7 @@
         "table",
         { class: "ct-ranking" },
         h("caption", {}, "Ranking: base (surviving tiles in the row) + the Builder's bonus"),
-        h("thead", {}, h("tr", {}, ["Rank", "Player", "Base", "Bonus", "Total"].map((t) => h("th", { scope: "col" }, t)))),
+        h("thead", {}, h("tr", {}, ["#", "Player", "Base", "Bonus", "Total"].map((t) => h("th", { scope: "col" }, t)))),
         h("tbody", {}, rows),
       ),
       h("details", { open: true }, h("summary", {}, "Every tile's test"), h("ul", { class: "ct-reasons" }, scoring.tiles.map((v) => h("li", { class: v.burnt ? "burnt" : "survives" }, v.reason)))),
@@ -162,12 +162,14 @@
       const targets = needTo.map(({ step }) => step.to);
       drawBench(el("ct-bench"), st.workbench, owners, { pick: view.legal.length ? pick : null, selected: sel.at || sel.to, targets });
       const who = view.current === null ? "" : `${names[view.current]}'s turn`;
+      const parts = [
+        view.game_over ? null : who || view.awaiting,
+        `damage ${st.damage}`,
+        st.requirement !== null ? `requirement ${st.requirement}` : null,
+      ].filter(Boolean);
       el("ct-status").replaceChildren(
-        h("span", { class: "round" }, `${st.phase} phase, round ${view.round}`),
-        ` · ${who || view.awaiting || ""}`,
-        h("span", { class: "damage" }, ` · damage ${st.damage}`),
-        st.requirement !== null ? ` · requirement ${st.requirement}` : "",
-        view.game_over ? h("span", { class: "over" }, " · game over") : "",
+        view.game_over ? h("span", { class: "over" }, "Game over") : h("span", { class: "round" }, `${st.phase} phase, round ${view.round}`),
+        ...parts.map((p) => ` · ${p}`),
       );
       el("ct-side").replaceChildren(
         h("p", {}, `Deck ${view.deck_size} · discard ${st.discard.length}${st.discard.length ? ` (top: ${st.discard[st.discard.length - 1]})` : ""}`),
