@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from referee.contrivance import CONTRIVANCE, score, score_workbench
+from referee.contrivance import CONTRIVANCE, Tile, score, score_workbench
 from tests.test_web_browser import DOCS_IMG, browser, server, wait  # noqa: F401 (fixtures)
 from tests.test_web_contrivance import SEED, short_game
 from tests.web_testing import TEST_PIN
@@ -145,8 +145,6 @@ def test_a_whole_contrivance_game_in_manual_mode(
     d.find_element("css selector", 'select[name="requirement"] option[value="1"]').click()
     d.find_element("css selector", '#ct-score-form button[type="submit"]').click()
     wait(d, lambda x: x.find_element("id", "ct-final").is_displayed(), message="no scoring shown")
-    from referee.contrivance import Tile
-
     bench = (
         (
             Tile("Engineer-1", "Engineer", (0,), 2, 1),
@@ -155,8 +153,8 @@ def test_a_whole_contrivance_game_in_manual_mode(
             None,
             None,
         ),
+        (None, None, None, None, None),
     )
-    bench += ((None,) * 5,)
     table = score_workbench(bench, ["Engineer", "Mechanic"], 0, 1)
     reasons = [e.text for e in d.find_elements("css selector", "#ct-final .ct-reasons li")]
     assert reasons == [v.reason for v in table.verdicts]
