@@ -28,7 +28,10 @@ before the tracker moves on, so a restart (:meth:`Tracker.open`) resumes where t
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
+import functools
 import random
 import time
 from collections import Counter
@@ -57,7 +60,7 @@ from referee.gizmos.errors import RULES, GizmosError, StateError
 from referee.gizmos.steps import describe
 from referee.observation import Observation
 from referee.tracker.explain import Explanation, Hints, Limits, explain, fold_research, visible_cards
-from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.record import GameRecord, RecordError, writable
 from referee.tracker.verdicts import RefereeWarning, describe_violation
 from referee.tracker.view import (
     Stabilizer,
@@ -167,6 +170,27 @@ class _Suspect:
     unsure: frozenset[str] = frozenset()  # the zones read with low confidence then
 
 
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a public entry point as one record transaction; if its write fails (disk full), the
+    tracker is put back as it was before the call, so memory never runs ahead of the record."""
+
+    @functools.wraps(method)
+    def wrapped(self: Tracker, *args: Any, **kwargs: Any) -> Any:
+        with self.atomic():
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
+#: What a call may change in place besides containers: the sensor tallies (copied deeply) and
+#: the suspect reading (its frame count; copied shallowly, its explanation is never changed).
+_DEEP = frozenset({"_sensed", "_done", "_closed"})
+_SHALLOW = frozenset({"_suspect"})
+#: Not part of what a failed write restores: the record itself, wiring, and the frame history
+#: (a frame that was seen stays seen).
+_KEPT = frozenset({"record", "listeners", "settings", "stabilizer", "_atomic_depth"})
+
+
 class Tracker:
     """Referees one game. Not thread-safe: call it from one thread (the web app locks around it)."""
 
@@ -212,6 +236,7 @@ class Tracker:
         # confirming adopts: an explanation (with its broken rules), or the table as seen.
         self._adoptable: dict[int, tuple[State, Explanation | TableView]] = {}
         self._warned_after_end: set[int] = set()
+        self._atomic_depth = 0
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -243,11 +268,16 @@ class Tracker:
         return cls(record, names, state, settings)
 
     @classmethod
-    def open(cls, path: str | Path, settings: TrackerSettings | None = None) -> Tracker:
-        """Resume a recorded game: replay every entry to the state it stood in."""
+    def open(
+        cls, path: str | Path, settings: TrackerSettings | None = None, readonly: bool | None = None
+    ) -> Tracker:
+        """Resume a recorded game: replay every entry to the state it stood in. A record that
+        cannot be written (read-only media) is opened read-only, for viewing and export."""
         if str(path) != ":memory:" and not Path(path).exists():
             raise RecordError(f"{path}: no such game record")
-        return cls._from_record(GameRecord(path), settings)
+        if readonly is None:
+            readonly = str(path) != ":memory:" and not writable(path)
+        return cls._from_record(GameRecord(path, readonly=readonly), settings)
 
     @classmethod
     def from_export(
@@ -324,8 +354,50 @@ class Tracker:
         for listener in list(self.listeners):
             listener(kind, data)
 
+    # ------------------------------------------------------------------ atomic changes
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One record transaction for everything done inside; if it fails (a write or the
+        COMMIT: disk full, read-only media), the record rolls back and every attribute the
+        tracker keeps is restored, then the error (a :class:`RecordError`) goes on. Re-entrant."""
+        if self._atomic_depth:
+            yield
+            return
+        saved = self._snapshot()
+        self._atomic_depth += 1
+        try:
+            with self.record.transaction():
+                yield
+        except BaseException:
+            self._restore(saved)
+            raise
+        finally:
+            self._atomic_depth -= 1
+
+    def _snapshot(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in vars(self).items():
+            if key in _KEPT:
+                continue
+            if key in _DEEP:
+                out[key] = copy.deepcopy(value)
+            elif key in _SHALLOW:
+                out[key] = copy.copy(value)
+            elif isinstance(value, list | set | dict):
+                out[key] = type(value)(value)  # the items are immutable or replaced, never changed
+            else:
+                out[key] = value
+        return out
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        for key, value in saved.items():
+            setattr(self, key, value)
+        self._emit("state", {"turn": self.state.turn})
+
     # ------------------------------------------------------------------ inputs
 
+    @_atomic
     def observe(self, obs: Observation) -> Update:
         """A new observation. Only stable views count; see the module docstring."""
         update = Update()
@@ -361,12 +433,14 @@ class Tracker:
         self._explain(view, update, urgent=bool(self._ends))
         return update
 
+    @_atomic
     def end_of_turn(self, event: EndOfTurn, who: str = "referee") -> Update:
         """An end-of-turn signal: the current turn must end in the explanation."""
         self.record.append("event", event.to_json(), who=who)
         self._on_end_signal()
         return self._after_end_signal()
 
+    @_atomic
     def dispenser(self, event: DispenserEvent) -> Update:
         """A dispenser sensor event: it corroborates colours and counts (never a warning alone);
         the board's button ends the turn."""
@@ -864,6 +938,7 @@ class Tracker:
         if found is not None:
             self._adoptable[warning.id] = (self.state, found)
 
+    @_atomic
     def decide(self, warning_id: int, status: str, who: str) -> RefereeWarning:
         """Accept or dismiss a warning (recorded with who).
 
@@ -926,6 +1001,7 @@ class Tracker:
 
     # ------------------------------------------------------------------ people have the last word
 
+    @_atomic
     def play(self, step: Step, who: str = "manual") -> Update:
         """Manual mode: apply one step chosen by a person; an illegal step raises IllegalStep."""
         if self.ended_by is not None:
@@ -941,6 +1017,7 @@ class Tracker:
         """The steps a person may enter now (manual mode)."""
         return [] if self.ended_by is not None else legal_steps(self.state)
 
+    @_atomic
     def correct(self, correction: Correction) -> State:
         """Apply a person's correction and record it with who and when.
 
@@ -995,6 +1072,7 @@ class Tracker:
             self._adoptable.clear()
         self._emit("state", {"turn": state.turn})
 
+    @_atomic
     def undo_turn(self, who: str) -> State:
         """Go back to the start of the current turn (or of the previous one if nothing happened yet)."""
         self._record_correction("undo_turn", who, self._undo_target(), "undo")
@@ -1014,6 +1092,7 @@ class Tracker:
         self._set_state(target, reset=True)
         return target
 
+    @_atomic
     def end_game(self, who: str) -> None:
         """A person ends the game now (recorded); scoring is final from here."""
         self.ended_by = who
