@@ -10,6 +10,7 @@ the log it lacks (finished log entries never change).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -217,7 +218,12 @@ class Hub:
         """A new game, recorded in the games folder; it becomes the active one."""
         names = check_names(names)
         with self._lock:
-            self.games_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self.games_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HubError(
+                    503, f"cannot create the games folder {self.games_dir}: {exc.strerror or exc}"
+                ) from exc
             base = time.strftime("%Y%m%d-%H%M%S")
             game_id, n = base, 1
             while self.record_path(game_id).exists() or game_id in self._games:
@@ -228,6 +234,11 @@ class Hub:
                 tracker = Tracker.create(path, names, seed=seed, observed=not deal)
             except TrackerError as exc:
                 raise HubError(400, str(exc)) from exc
+            except RecordError as exc:  # a read-only or full disk: say so, leave nothing behind
+                with contextlib.suppress(OSError):
+                    if path.exists() and path.stat().st_size == 0:
+                        path.unlink()
+                raise HubError(503, f"cannot create a game record in {self.games_dir}: {exc}") from exc
             game = LiveGame(game_id, path, tracker)
             self._games[game_id] = game
             self.active = game_id
@@ -287,7 +298,7 @@ def _record_summary(path: Path) -> dict[str, Any]:
     """Names, creation time and whether it ended, read from a record without replaying it."""
     record = None
     try:
-        record = GameRecord(path)
+        record = GameRecord(path, readonly=True)
         setup = next(iter(record.entries("setup")), None)
         if setup is None:
             return {"error": "not a game record (no setup entry)"}

@@ -257,14 +257,23 @@ class Tracker:
             raise TrackerError(f"players: Gizmos is for 2-4 players, got {len(names)}")
         if state is not None and state.num_players != len(names):
             raise TrackerError(f"players: {len(names)} names for a {state.num_players}-player table")
-        record = GameRecord(path)
-        if len(record):
-            raise TrackerError(f"{path} already holds a game; open it to resume")
-        if state is None:
-            state = new_game(len(names))
-            if not observed:
-                state = resolve_chance(state, random.Random(seed))
-        record.append("setup", {"names": names, "seed": seed, "observed": observed, "state": state.to_json()})
+        fresh = str(path) != ":memory:" and not Path(path).exists()
+        try:
+            record = GameRecord(path)
+            if len(record):
+                raise TrackerError(f"{path} already holds a game; open it to resume (run --resume)")
+            if state is None:
+                state = new_game(len(names))
+                if not observed:
+                    state = resolve_chance(state, random.Random(seed))
+            setup = {"names": names, "seed": seed, "observed": observed, "state": state.to_json()}
+            record.append("setup", setup)
+        except RecordError:
+            if fresh:  # a full or read-only disk: leave no half-made record behind
+                for leftover in (str(path), f"{path}-wal", f"{path}-shm"):
+                    with contextlib.suppress(OSError):
+                        Path(leftover).unlink()
+            raise
         return cls(record, names, state, settings)
 
     @classmethod
