@@ -114,7 +114,7 @@ def _print_scores(state: State, out: TextIO) -> None:
     )
     for r in ranking(state):
         out.write(
-            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
+            f"{r.rank:<5}{r.seat:<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
             f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}\n"
         )
 
@@ -318,7 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
     s.add_argument(
-        "--players", dest="names", nargs="+", required=True, metavar="NAME", help="2-4 names in seat order"
+        "--players",
+        dest="names",
+        nargs="+",
+        metavar="NAME",
+        help="2-4 names in seat order (required unless --resume)",
     )
     s.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
     s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")
@@ -329,7 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--save-frames", metavar="DIR", help="save accepted frames with YOLO labels here (for finetune)"
     )
-    s.add_argument("--record", help="game record file (SQLite; default: games/<time>.sqlite)")
+    s.add_argument("--record", help="new game record file (SQLite; default: games/<time>.sqlite)")
+    s.add_argument(
+        "--resume",
+        metavar="RECORD",
+        help="continue the game recorded in RECORD (after a crash, a full disk or Ctrl-C); the "
+        "players' names come from the record",
+    )
     s.add_argument("--games-dir", default="games", help="folder of game records (default ./games)")
     s.add_argument("--no-serve", action="store_true", help="no dashboard; print changes as they happen")
     s.add_argument("--port", type=int, default=8000, help="dashboard port (default 8000)")
