@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -395,7 +396,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Native libraries' own chatter, off unless the user set it: ffmpeg's "moov atom not found"
+#: and OpenCV's warnings would otherwise come beside the one line the referee prints.
+QUIET_NATIVE_LOGS = {"OPENCV_FFMPEG_LOGLEVEL": "-8", "OPENCV_LOG_LEVEL": "ERROR"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for key, value in QUIET_NATIVE_LOGS.items():
+        os.environ.setdefault(key, value)
     parser = build_parser()
     args = parser.parse_args(argv)
     for name in ("players",):
