@@ -16,6 +16,7 @@ import numpy as np
 
 from vision.errors import CalibrationError
 from vision.frames import check_frame
+from vision.geometry import zone_rects
 from vision.zones import Zones, default_zones
 
 ARUCO_DICT = cv2.aruco.DICT_4X4_50
@@ -90,8 +91,6 @@ class Calibrator:
 
 def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) -> np.ndarray:
     """The frame with the markers, the play-area outline and every zone drawn on it."""
-    from vision.training.synth import zone_rects
-
     z = zones or default_zones()
     out = frame.copy()
     h = cal.homography

@@ -45,15 +45,8 @@ from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import read_frame
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
-from vision.training.synth import (
-    CANON_PX_PER_MM,
-    CANON_SIZE,
-    canonical_from_image,
-    rectify,
-    yolo_row,
-    yolo_text,
-)
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
@@ -989,9 +982,7 @@ def run_table(args: Any) -> int:
     if resume is not None:
         if args.record:
             raise LiveError("--resume and --record: give one (--resume continues the record it names)")
-        resumed = Tracker.open(
-            resume, settings=TrackerSettings(turn_signals=bool(serial) or not args.no_serve)
-        )
+        resumed = Tracker.open(resume)
         if args.names and [" ".join(n.split()) for n in args.names] != resumed.names:
             raise LiveError(f"--players: the record {resume} is a game of {', '.join(resumed.names)}")
         args.names = resumed.names
@@ -1043,11 +1034,10 @@ def run_table(args: Any) -> int:
     if args.no_serve:
         record = Path(args.record) if args.record else games / f"{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
         record = resume or record
-        # With neither a dispenser board nor a dashboard nobody can signal the end of a turn:
-        # the tracker then lets a turn end when the table shows the next one has begun.
-        settings = TrackerSettings(turn_signals=bool(feed.dispenser))
+        # With neither a dispenser board nor a dashboard nobody signals the end of a turn: the
+        # tracker infers each from the table (as it always may).
         try:
-            tracker = resumed or Tracker.create(record, names, settings=settings)
+            tracker = resumed or Tracker.create(record, names)
         except (TrackerError, RecordError):
             feed.close()
             raise

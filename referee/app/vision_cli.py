@@ -136,11 +136,11 @@ def _run(a: argparse.Namespace) -> int:
         pt, onnx_path = export(a.weights, a.out)
         print(f"export: {pt} and {onnx_path}")
     elif a.cmd == "hand-set":
-        from vision.hands import HandSetSpec, render_hand_set
+        from vision.training.hands import HandSetSpec, render_hand_set
 
         print(f"hand-set: ready: {render_hand_set(HandSetSpec(a.out, a.train, a.val), workers=a.workers)}")
     elif a.cmd == "train-hands":
-        from vision.hands import HandTrainConfig, smoke_hands, train_hands
+        from vision.training.hands import HandTrainConfig, smoke_hands, train_hands
 
         if a.smoke:
             print(f"train-hands: smoke export at {smoke_hands(a.smoke, a.threads)}")
@@ -148,11 +148,13 @@ def _run(a: argparse.Namespace) -> int:
             cfg = HandTrainConfig(a.data, a.out, a.epochs, a.batch, threads=a.threads)
             print(f"train-hands: best weights at {train_hands(cfg, resume=a.resume)}")
     elif a.cmd == "export-hands":
-        from vision.hands import COMMITTED_HANDS, export_hands
+        from vision.hands import COMMITTED_HANDS
+        from vision.training.hands import export_hands
 
         print(f"export-hands: wrote {export_hands(a.weights, a.out or COMMITTED_HANDS)}")
     elif a.cmd == "fit-marbles":
-        from vision.marbles import DEFAULT_PARAMS, fit_from_renders
+        from vision.marbles import DEFAULT_PARAMS
+        from vision.training.marbles import fit_from_renders
 
         print(f"fit-marbles: wrote {fit_from_renders(a.tables, a.out or DEFAULT_PARAMS)}")
     elif a.cmd == "calibrate":
@@ -171,7 +173,8 @@ def _synth(a: argparse.Namespace) -> None:
     import numpy as np
 
     from vision.faces import face_set
-    from vision.training.synth import RenderSettings, random_layout, render_table, yolo_text
+    from vision.geometry import yolo_text
+    from vision.training.synth import RenderSettings, random_layout, render_table
 
     a.out.mkdir(parents=True, exist_ok=True)
     w, h = (int(v) for v in a.size.split("x"))
