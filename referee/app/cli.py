@@ -65,6 +65,8 @@ def _json(text: str, what: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if what == "state" else f"column {exc.colno}"
         raise CliError(f"{what}: not valid JSON: {exc.msg} at {where}") from exc
+    except RecursionError as exc:
+        raise CliError(f"{what}: not valid JSON: nested too deeply") from exc
 
 
 def _load_state(arg: str) -> tuple[Game[Any, Any], Any]:
