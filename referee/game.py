@@ -18,9 +18,16 @@ A = TypeVar("A")
 class Game(Protocol[S, A]):
     """A rule set. States and steps are immutable values; every method is pure."""
 
-    name: str
-    min_players: int
-    max_players: int
+    @property
+    def name(self) -> str:
+        """The game's registry name (``"gizmos"``)."""
+        ...
+
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
 
     def new_game(self, players: int, rng: random.Random | None = None) -> S:
         """The initial state; with ``rng`` its setup randomness is resolved, else left to the caller."""

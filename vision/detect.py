@@ -80,7 +80,10 @@ def decode(raw: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detecti
     hand = CLASSES.index("hand")
     offset = (cls == hand)[:, None] * 10_000.0  # hands never suppress objects, nor the reverse
     keep = nms(boxes + offset, best, iou)
-    return [Detection(CLASSES[int(cls[i])], float(best[i]), tuple(float(v) for v in boxes[i])) for i in keep]
+    return [
+        Detection(CLASSES[int(cls[i])], float(best[i]), tuple(float(v) for v in boxes[i]))  # type: ignore[arg-type]
+        for i in keep
+    ]
 
 
 class Detector:

@@ -213,8 +213,9 @@ class Hub:
             raise HubError(404, f"no game {game_id!r} (game ids are letters, digits, '-' and '_')")
         return self.games_dir / f"{game_id}{RECORD_SUFFIX}"
 
-    def create(self, names: list[str], seed: int | None, deal: bool) -> LiveGame:
-        """A new game, recorded in the games folder; it becomes the active one."""
+    def create(self, names: Any, seed: int | None, deal: bool) -> LiveGame:
+        """A new game, recorded in the games folder; it becomes the active one (``names`` as
+        received: :func:`check_names` vouches for them)."""
         names = check_names(names)
         with self._lock:
             self.games_dir.mkdir(parents=True, exist_ok=True)

@@ -214,9 +214,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """The dashboard (web/serve.py)."""
+    from referee.app.card_art import DrawnCardArt
     from web.serve import run
 
-    return run(args)
+    return run(args, card_art=DrawnCardArt())
 
 
 def _delegate(module: str) -> Callable[[argparse.Namespace], int]:

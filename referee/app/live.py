@@ -500,7 +500,7 @@ class OraclePipeline:
     def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
         cal = self.calibrator.update(frame.image)
         dets = [
-            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))  # type: ignore[arg-type]
+            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))
             for cls, box in self.recording.objects(frame.index)
         ]
         notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
@@ -844,6 +844,7 @@ def serve_dashboard(
     are checked as ``serve`` checks them (``web/serve.py``)."""
     from werkzeug.serving import make_server
 
+    from referee.app.card_art import DrawnCardArt
     from web import create_app
     from web.serve import PIN_ENV, exposure_warning
     from web.serve import trusted_hosts as trusted_names
@@ -859,6 +860,7 @@ def serve_dashboard(
         "GAMES_DIR": str(games_dir),
         "FRAME_SOURCE": frames,
         "LIVE_RUNNER": runner,
+        "CARD_ART": DrawnCardArt(),
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,
         "TRUSTED_HOSTS": trusted_names(host, trusted_hosts),

@@ -499,9 +499,9 @@ def check_invariants(s: State, limits: bool = True) -> None:
                         f"impossible state: card #{c} (Level {cards[c].level}) in the Level {lvl + 1} deck"
                     )
     for lvl, slots in enumerate(s.display):
-        for c in slots:
-            if c is not None and cards[c].level != lvl + 1:
-                raise StateError(f"impossible state: card #{c} in the Level {lvl + 1} Display row")
+        for shown in slots:
+            if shown is not None and cards[shown].level != lvl + 1:
+                raise StateError(f"impossible state: card #{shown} in the Level {lvl + 1} Display row")
     for i, p in enumerate(s.players):
         if i not in p.gizmos:
             raise StateError(f"impossible state: player {i} lacks Starting Gizmo #{i}")

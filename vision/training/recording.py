@@ -543,7 +543,7 @@ def _hand_draws(
     return edge, (float(starts[edge][0]), float(starts[edge][1])), target
 
 
-Waypoint = tuple[tuple[float, float], int | None, list[tuple[str, dict[str, Any]]]]
+Waypoint = tuple[tuple[float, float], TableLayout | None, list[tuple[str, dict[str, Any]]]]
 
 
 class _Director:
@@ -745,7 +745,10 @@ def _film_step(
                 ),
             )
             pay = [(_centre(z.seat(seat).ring), picked_up, []), (DISPENSER_TOP, None, ret)]
-        take = [(_card_place(before, card, z), None, []), (_column_mm(z, seat, card), look(state), [])]
+        take: list[Waypoint] = [
+            (_card_place(before, card, z), None, []),
+            (_column_mm(z, seat, card), look(state), []),
+        ]
         d.gesture(seat, pay + take)
     elif k == "research":
         d.gesture(seat, [(_deck_mm(z, step.level or 1), None, [])])
@@ -1031,7 +1034,7 @@ class Recording:
 
     def hand(self, index: int) -> tuple[float, float, float, float] | None:
         box = self.doc["frames"][index][2]
-        return tuple(box) if box else None  # type: ignore[return-value]
+        return tuple(box) if box else None
 
     def table(self, index: int) -> int:
         return int(self.doc["frames"][index][1])
@@ -1052,7 +1055,7 @@ class Recording:
                 out.append((cls, tuple(box)))
         if hand is not None:
             out.append(("hand", hand))
-        return out  # type: ignore[return-value]
+        return out
 
     def events(self) -> list[dict[str, Any]]:
         return list(self.doc["events"])
