@@ -220,21 +220,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args, card_art=DrawnCardArt())
 
 
-def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        import importlib
+def cmd_vision(args: argparse.Namespace) -> int:
+    """A ``vision`` command (referee/app/vision_cli.py)."""
+    from referee.app import vision_cli
 
-        try:
-            mod = importlib.import_module(module)
-        except ImportError as exc:
-            raise CliError(f"{module} is not available: {exc}") from exc
-        return int(mod.main(list(args.rest)))
+    return vision_cli.run(args)
 
-    return run
+
+def cmd_hardware(args: argparse.Namespace) -> int:
+    """A ``hardware`` command (hardware/cli.py)."""
+    from hardware import cli
+
+    return cli.run(args)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help shows its default, unless it has none or the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action) or text
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every command and group: subparsers inherit it, so all use :class:`HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    """The whole command tree: argparse subparsers all the way down (tests walk it for ``--help``)."""
+    p = Parser(
         prog="gizmos-referee",
         description="A rule-enforcing referee for physical games of Gizmos.",
     )
@@ -267,9 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_score)
 
     s = sub.add_parser("simulate", help="N random legal games from a seed, with a summary")
-    s.add_argument("--games", type=int, default=10)
-    s.add_argument("--players", type=int, default=2)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--games", type=int, default=10, help="games to play")
+    s.add_argument("--players", type=int, default=2, help="players per game (2-4)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the first game (then +1 each)")
     s.add_argument("--log", help="write every step as JSON lines here")
     s.add_argument("--quiet", action="store_true", help="no progress line")
     s.set_defaults(func=cmd_simulate)
@@ -372,17 +392,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve_arguments(s)
     s.set_defaults(func=cmd_serve)
 
-    for name, module, text in (
-        ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),
-        (
-            "vision",
-            "referee.app.vision_cli",
-            "camera pipeline: faces, synth, dataset, train, calibrate, observe",
-        ),
-    ):
-        s = sub.add_parser(name, help=text, add_help=False)
-        s.add_argument("rest", nargs=argparse.REMAINDER)
-        s.set_defaults(func=_delegate(module))
+    from hardware.cli import add_commands as hardware_commands
+    from referee.app.vision_cli import add_commands as vision_commands
+
+    s = sub.add_parser("hardware", help="dispenser sensors: simulate, listen, calibrate, vectors")
+    hardware_commands(s.add_subparsers(dest="hardware_command", required=True, metavar="COMMAND"))
+    s.set_defaults(func=cmd_hardware)
+    s = sub.add_parser("vision", help="camera pipeline: faces, synth, dataset, train, calibrate, observe")
+    vision_commands(s.add_subparsers(dest="cmd", required=True, metavar="COMMAND"))
+    s.set_defaults(func=cmd_vision)
     return p
 
 
