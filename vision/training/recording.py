@@ -358,7 +358,7 @@ def _rewound(rng_state: Any) -> random.Random:
 
 
 @dataclass(frozen=True, slots=True)
-class GameRecord:
+class PlayedGame:
     """The game as played: every step (chance included), the injected violations, the final state."""
 
     steps: tuple[Played, ...]
@@ -366,7 +366,7 @@ class GameRecord:
     final: State
 
 
-def play_game(spec: RecordingSpec) -> GameRecord:
+def play_game(spec: RecordingSpec) -> PlayedGame:
     """Play the recording's game (deterministic given the spec).
 
     A rule break is played on the first turn at or after its planned turn that allows it
@@ -404,7 +404,7 @@ def play_game(spec: RecordingSpec) -> GameRecord:
         raise RecordingError(
             f"the game ended before these rule breaks could be played: {[c for c, _ in plan]}"
         )
-    return GameRecord(tuple(game.log), tuple(done), game.state)
+    return PlayedGame(tuple(game.log), tuple(done), game.state)
 
 
 # ============================================================================ 2. the film
@@ -642,7 +642,7 @@ def _column_mm(zones: Zones, seat: int, card: int) -> tuple[float, float]:
     return sz.to_table(3.0 + 66.0 * col + 31.5, 120.0)
 
 
-def film_game(spec: RecordingSpec, game: GameRecord, h: np.ndarray, zones: Zones | None = None) -> Film:
+def film_game(spec: RecordingSpec, game: PlayedGame, h: np.ndarray, zones: Zones | None = None) -> Film:
     """The frames, sensor events and step moments of a played game (no pixels yet)."""
     z = zones or default_zones()
     first = game.steps[0].before
@@ -976,7 +976,7 @@ def render(spec: RecordingSpec, out: Path, workers: int = 2, quiet: bool = False
     return out
 
 
-def _steps_json(game: GameRecord, film: Film) -> list[dict[str, Any]]:
+def _steps_json(game: PlayedGame, film: Film) -> list[dict[str, Any]]:
     at = {m.step: m.frame for m in film.moments}
     return [
         {
