@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hardware.calibration import Calibration, CalibrationAborted, CalibrationError, walk_through
+from hardware.calibration import Calibration, CalibrationAborted, ColourCalibrationError, walk_through
 from hardware.driver import DispenserDriver, StatusEvent
 from hardware.simulator import Faults, PtyLink, Simulator, TcpLink, VirtualBoard
 from hardware.vectors import VECTORS_PATH, VectorsError, check_python, load_vectors
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     commands = {"simulate": _simulate, "listen": _listen, "calibrate": _calibrate, "vectors": _vectors}
     try:
         return commands[args.hardware_command](args)
-    except (CalibrationError, VectorsError, ValueError, OSError) as exc:
+    except (ColourCalibrationError, VectorsError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -72,7 +72,7 @@ class Frame:
     image: np.ndarray
 
 
-class FrameSource(Protocol):
+class FrameFeed(Protocol):
     """Where frames come from; ``frames()`` ends when the source does (a camera never does)."""
 
     name: str
@@ -191,7 +191,7 @@ class RecordingFrames:
         pass
 
 
-def open_source(text: str, fps: float = 10.0) -> FrameSource:
+def open_source(text: str, fps: float = 10.0) -> FrameFeed:
     """A frame source from what a user types: a camera index, a video file, or a folder of images
     (a folder holding ``recording.json`` is a rendered recording)."""
     text = text.strip()
@@ -561,7 +561,7 @@ class RunStats:
 class Feed:
     """What a run reads: frames, and the dispenser (a port, or the recording's simulated board)."""
 
-    source: FrameSource
+    source: FrameFeed
     dispenser: DispenserFeed | None = None
     board: SimulatedDispenser | None = None
 
