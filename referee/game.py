@@ -64,6 +64,14 @@ class Game(Protocol[S, A]):
     def step_from_json(self, raw: Any) -> A: ...
 
 
+def players_problem(game: Game[Any, Any], count: int) -> str | None:
+    """Why ``count`` players cannot play ``game`` (``"Gizmos is for 2-4 players, got 5"``), or
+    ``None``: the one place a player count is checked against the game's own limits."""
+    if game.min_players <= count <= game.max_players:
+        return None
+    return f"{game.name.capitalize()} is for {game.min_players}-{game.max_players} players, got {count}"
+
+
 def get_game(name: str) -> Game[Any, Any]:
     """The registered game called ``name``."""
     from referee.gizmos import GIZMOS

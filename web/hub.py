@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.game import get_game, players_problem
 from referee.gizmos import state_from_json
 from referee.tracker import Tracker, TrackerError
 from referee.tracker.record import GameRecord, RecordError
@@ -87,7 +88,7 @@ class Snapshot:
 
 def check_names(raw: Any) -> list[str]:
     """Players' names in seat order (seat 1 plays first): 2-4 distinct, short, printable."""
-    if not isinstance(raw, list) or not 2 <= len(raw) <= 4:
+    if not isinstance(raw, list) or players_problem(get_game("gizmos"), len(raw)):
         raise HubError(400, "names: expected a list of 2 to 4 players' names in seat order")
     names = []
     for i, n in enumerate(raw):

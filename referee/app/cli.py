@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from referee.game import get_game, players_problem
 from referee.gizmos import (
     GizmosError,
     IllegalStep,
@@ -407,10 +408,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("players",):
-        value = getattr(args, name, None)
-        if value is not None and not 2 <= value <= 4:
-            parser.error(f"--players: Gizmos is for 2-4 players, got {value}")
+    players = getattr(args, "players", None)
+    problem = None if players is None else players_problem(get_game("gizmos"), players)
+    if problem:
+        parser.error(f"--players: {problem}")
     if getattr(args, "games", 1) < 1:
         parser.error("--games: must be at least 1")
     try:

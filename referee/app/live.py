@@ -37,6 +37,7 @@ import cv2
 import numpy as np
 
 from referee.events import DispenserEvent
+from referee.game import get_game, players_problem
 from referee.gizmos import State
 from referee.observation import Observation
 from referee.tracker import Tracker, TrackerSettings, Update
@@ -920,8 +921,9 @@ def run_table(args: Any) -> int:
     from vision.zones import load_zones
 
     names = [" ".join(n.split()) for n in args.names]
-    if not 2 <= len(names) <= 4:
-        raise LiveError(f"--players: Gizmos is for 2-4 players, got {len(names)} names")
+    problem = players_problem(get_game("gizmos"), len(names))
+    if problem:
+        raise LiveError(f"--players: {problem} names")
     if len({n.casefold() for n in names}) != len(names) or not all(names):
         raise LiveError("--players: every player needs a different, non-empty name")
     zones = load_zones(args.zones)
