@@ -4,6 +4,13 @@ Modelled on OpenSpiel: a game makes initial states, lists legal steps, applies a
 optional random source for chance), says when a state is terminal and what the returns are, and
 moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`; a second
 game (seed 004, Contrivance) would add a module with its own implementation and register it.
+
+The interface, kept small: ``name``, ``min_players``/``max_players`` (read-only; the one check of a
+player count is :func:`players_problem`), ``new_game``, ``legal_steps``, ``apply``,
+``current_player``, ``is_terminal``, ``returns``, ``score_table``, ``describe_step`` (a step in
+words) and JSON in and out for states and steps. Issue 12 made the player limits read-only
+properties and added ``describe_step``; the command line (``new``, ``legal``, ``apply``, ``score``)
+reaches the rules through it.
 """
 
 from __future__ import annotations
@@ -62,6 +69,10 @@ class Game(Protocol[S, A]):
     def step_to_json(self, step: A) -> dict[str, Any]: ...
 
     def step_from_json(self, raw: Any) -> A: ...
+
+    def describe_step(self, state: S, step: A) -> str:
+        """The step in plain words for people (the move log, ``legal --text``), e.g. "P1 files #12"."""
+        ...
 
 
 def players_problem(game: Game[Any, Any], count: int) -> str | None:

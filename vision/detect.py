@@ -16,8 +16,9 @@ import numpy as np
 
 from vision.errors import FrameError, ModelFileError
 from vision.geometry import CANON_SIZE, CLASSES
+from vision.paths import DETECTOR_ONNX
 
-COMMITTED_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
+COMMITTED_MODEL = DETECTOR_ONNX
 MODEL_ENV = "GIZMOS_DETECTOR"
 #: Runtimes for the ONNX export, the shipped one first: OpenVINO measured fastest on this CPU
 #: (benchmarks/vision.py: 31 ms against onnxruntime 38 ms and OpenCV DNN 64 ms, 2 threads,

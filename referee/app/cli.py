@@ -17,15 +17,11 @@ from referee.gizmos import (
     IllegalStep,
     State,
     Step,
-    apply,
-    legal_steps,
-    new_game,
     ranking,
-    resolve_chance,
 )
 from referee.gizmos.simulate import GameDidNotEnd, random_game
 from referee.gizmos.state import state_from_text
-from referee.gizmos.steps import describe, step_from_text
+from referee.gizmos.steps import step_from_text
 
 
 class CliError(Exception):
@@ -56,8 +52,12 @@ def _write_text(path: str, text: str) -> None:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+#: The rules the commands reach through the game interface (referee/game.py).
+GAME = get_game("gizmos")
+
+
 def _emit_state(state: State, out: str | None) -> None:
-    text = json.dumps(state.to_json(), indent=1) + "\n"
+    text = json.dumps(GAME.state_to_json(state), indent=1) + "\n"
     if out:
         _write_text(out, text)
     else:
@@ -73,21 +73,19 @@ def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    state = new_game(args.players)
-    if not args.observed:
-        state = resolve_chance(state, random.Random(args.seed))
+    state = GAME.new_game(args.players, None if args.observed else random.Random(args.seed))
     _emit_state(state, args.out)
     return 0
 
 
 def cmd_legal(args: argparse.Namespace) -> int:
     state = _load_state(args.state)
-    steps = legal_steps(state)
+    steps = GAME.legal_steps(state)
     if args.text:
         for s in steps:
-            print(describe(s))
+            print(GAME.describe_step(state, s))
     else:
-        _emit([s.to_json() for s in steps], sys.stdout, pretty=False)
+        _emit([GAME.step_to_json(s) for s in steps], sys.stdout, pretty=False)
     return 0
 
 
@@ -96,7 +94,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     step = step_from_text(_read_text(args.step, "step"))
     seeded = random.Random(args.seed) if args.seed is not None else None
     try:
-        after = apply(state, step, seeded)
+        after = GAME.apply(state, step, seeded)
     except IllegalStep as exc:
         _emit(exc.to_json(), sys.stdout, pretty=False)
         return 1
@@ -104,26 +102,22 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_rows(state: State) -> list[dict[str, Any]]:
-    return [line.to_json() for line in ranking(state)]
-
-
 def _print_scores(state: State, out: TextIO) -> None:
     out.write(
         f"{'rank':<5}{'seat':<6}{'printed':>8}{'tokens':>8}{'end':>5}{'total':>7}{'gizmos':>8}{'energy':>8}"
         "  tie-break\n"
     )
-    for r in ranking(state):
+    for r in GAME.score_table(state):
         out.write(
-            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
-            f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}\n"
+            f"{r['rank']:<5}{'P' + str(r['seat'] + 1):<6}{r['printed_vp']:>8}{r['token_points']:>8}"
+            f"{r['end_cards']:>5}{r['total']:>7}{r['gizmos']:>8}{r['energy']:>8}  {r['decided_by'] or '-'}\n"
         )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
     state = _load_state(args.state)
     if args.json:
-        _emit({"game_over": state.game_over, "ranking": _score_rows(state)}, sys.stdout)
+        _emit({"game_over": GAME.is_terminal(state), "ranking": GAME.score_table(state)}, sys.stdout)
     else:
         _print_scores(state, sys.stdout)
     return 0

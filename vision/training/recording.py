@@ -56,6 +56,7 @@ from referee.gizmos.rules import chance_outcomes
 from referee.observation import Observation, PlayerSighting
 from vision.errors import VisionError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
+from vision.paths import DATA_DIR, REPO_ROOT
 from vision.progress import Progress
 from vision.training.synth import (
     PlayerLayout,
@@ -71,8 +72,8 @@ from vision.training.synth import (
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 CARDS = default_cards()
-REPO = Path(__file__).resolve().parents[2]
-RECORDING_ROOT = REPO / "data" / "recording"
+REPO = REPO_ROOT
+RECORDING_ROOT = DATA_DIR / "recording"
 FORMAT = "gizmos-recording"
 VERSION = 1
 NAMES: tuple[str, ...] = ("Ana", "Ben", "Cleo", "Dev")
