@@ -23,16 +23,6 @@ from web.security import PinGuard
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path / "games")
-
-
-@pytest.fixture
-def api(app: Flask) -> ApiClient:
-    return ApiClient(app)
-
-
-@pytest.fixture
 def gid(app: Flask) -> str:
     """A new game, made by another browser (so ``api`` holds no admin session)."""
     return ApiClient(app).new_game()

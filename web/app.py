@@ -15,6 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "ENROL_DIR": None,  # enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)
     "CAMERA_SOURCE": "",
     "SERIAL_PORT": "",
+    "CARD_ART": None,  # face(card_id, enrol_dir) and back(level) images (referee.app.card_art)
     "FRAME_SOURCE": None,  # web.live.FrameSource
     "LIVE_RUNNER": None,  # web.live.LiveRunner
     "PIN_ITERATIONS": 200_000,

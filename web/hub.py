@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.game import get_game, players_problem
 from referee.gizmos import state_from_json
 from referee.tracker import Tracker, TrackerError
 from referee.tracker.record import GameRecord, RecordError
@@ -88,7 +89,7 @@ class Snapshot:
 
 def check_names(raw: Any) -> list[str]:
     """Players' names in seat order (seat 0 plays first): 2-4 distinct, short, printable."""
-    if not isinstance(raw, list) or not 2 <= len(raw) <= 4:
+    if not isinstance(raw, list) or players_problem(get_game("gizmos"), len(raw)):
         raise HubError(400, "names: expected a list of 2 to 4 players' names in seat order")
     names = []
     for i, n in enumerate(raw):
@@ -214,8 +215,9 @@ class Hub:
             raise HubError(404, f"no game {game_id!r} (game ids are letters, digits, '-' and '_')")
         return self.games_dir / f"{game_id}{RECORD_SUFFIX}"
 
-    def create(self, names: list[str], seed: int | None, deal: bool) -> LiveGame:
-        """A new game, recorded in the games folder; it becomes the active one."""
+    def create(self, names: Any, seed: int | None, deal: bool) -> LiveGame:
+        """A new game, recorded in the games folder; it becomes the active one (``names`` as
+        received: :func:`check_names` vouches for them)."""
         names = check_names(names)
         with self._lock:
             try:

@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 
 from referee.events import DispenserEvent
+from referee.game import get_game, players_problem
 from referee.gizmos import State
 from referee.observation import Observation
 from referee.tracker import Tracker, TrackerSettings, Update
@@ -72,7 +73,7 @@ class Frame:
     image: np.ndarray
 
 
-class FrameSource(Protocol):
+class FrameFeed(Protocol):
     """Where frames come from; ``frames()`` ends when the source does (a camera never does)."""
 
     name: str
@@ -195,7 +196,7 @@ class RecordingFrames:
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
 
 
-def open_source(text: str, fps: float = 10.0) -> FrameSource:
+def open_source(text: str, fps: float = 10.0) -> FrameFeed:
     """A frame source from what a user types: a camera index, a video file, or a folder of images
     (a folder holding ``recording.json`` is a rendered recording)."""
     text = text.strip()
@@ -509,7 +510,7 @@ class OraclePipeline:
     def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
         cal = self.calibrator.update(frame.image)
         dets = [
-            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))  # type: ignore[arg-type]
+            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))
             for cls, box in self.recording.objects(frame.index)
         ]
         notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
@@ -571,7 +572,7 @@ class RunStats:
 class Feed:
     """What a run reads: frames, and the dispenser (a port, or the recording's simulated board)."""
 
-    source: FrameSource
+    source: FrameFeed
     dispenser: DispenserFeed | None = None
     board: SimulatedDispenser | None = None
 
@@ -881,6 +882,7 @@ def serve_dashboard(
     attached, served from a thread. Returns the app, the server and its address. The admin PIN
     is ``$GIZMOS_ADMIN_PIN`` or a random one, printed. Host names the pages may be reached by
     are checked as ``serve`` checks them (``web/serve.py``)."""
+    from referee.app.card_art import DrawnCardArt
     from web import create_app
     from web.security import random_pin
     from web.serve import PIN_ENV, ServeError, exposure_warning, make_dashboard_server
@@ -897,6 +899,7 @@ def serve_dashboard(
         "GAMES_DIR": str(games_dir),
         "FRAME_SOURCE": frames,
         "LIVE_RUNNER": runner,
+        "CARD_ART": DrawnCardArt(),
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,
         "TRUSTED_HOSTS": trusted_names(host, trusted_hosts),
@@ -989,8 +992,9 @@ def run_table(args: Any) -> int:
     if not args.names:
         raise LiveError("--players: give 2-4 names in seat order (or --resume a recorded game)")
     names = [" ".join(n.split()) for n in args.names]
-    if not 2 <= len(names) <= 4:
-        raise LiveError(f"--players: Gizmos is for 2-4 players, got {len(names)} names")
+    problem = players_problem(get_game("gizmos"), len(names))
+    if problem:
+        raise LiveError(f"--players: {problem} names")
     if len({n.casefold() for n in names}) != len(names) or not all(names):
         raise LiveError("--players: every player needs a different, non-empty name")
     zones = load_zones(args.zones)

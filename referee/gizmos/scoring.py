@@ -64,9 +64,7 @@ def ranking(state: State) -> list[ScoreLine]:
         if i + 1 < len(lines):
             a, b = _key(line), _key(lines[i + 1])
             decided = next(name for name, x, y in zip(TIE_BREAKS, a, b, strict=True) if x != y)
-        out.append(
-            ScoreLine(**{**asdict(line), "rank": i + 1, "decided_by": decided})  # type: ignore[arg-type]
-        )
+        out.append(ScoreLine(**{**asdict(line), "rank": i + 1, "decided_by": decided}))
     return out
 
 
