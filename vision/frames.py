@@ -20,6 +20,9 @@ SUPPORTED_SIZES: tuple[tuple[int, int], ...] = ((1280, 720), (1920, 1080))
 #: (a 40000 × 40000 PNG is 4.8 GB decoded) is refused from its header, before any decoding.
 MAX_PIXELS = 8192 * 8192
 
+#: Still-image files the camera pipeline reads (a folder of frames, enrolled card photos).
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+
 
 def check_frame(frame: object, sizes: tuple[tuple[int, int], ...] | None = None) -> np.ndarray:
     """Return the frame if it is a non-empty BGR uint8 image (of a supported size when asked)."""

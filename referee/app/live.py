@@ -45,7 +45,7 @@ from referee.tracker.record import RecordWriteError
 from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
-from vision.frames import read_frame
+from vision.frames import IMAGE_SUFFIXES, read_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
 
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from vision.observe import Assembler, Observer
     from web.live import FrameBuffer
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
 
 
 class LiveError(Exception):
@@ -190,10 +189,6 @@ class RecordingFrames:
 
     def close(self) -> None:
         pass
-
-
-#: Still-image files: a folder of them is a frame source, one alone is not a video.
-IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
 
 
 def open_source(text: str, fps: float = 10.0) -> FrameFeed:
