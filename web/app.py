@@ -67,12 +67,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["gizmos_faces"] = {}
 
-    from web import api, errors, pages, streams
+    from web import api, contrivance, errors, pages, streams
 
     errors.register(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(streams.bp)
+    app.register_blueprint(contrivance.bp)
     app.before_request(check_csrf)
 
     @app.after_request
