@@ -548,7 +548,9 @@ class Tracker:
         doubtful = bool(view.unsure) and self._explains_if_misread(view, hints)
         key = view.key()
         if self._suspect is None or self._suspect.key != key:
-            self._suspect = _Suspect(key, 1, found, end_last, doubtful=doubtful, unsure=view.unsure, view=view)
+            self._suspect = _Suspect(
+                key, 1, found, end_last, doubtful=doubtful, unsure=view.unsure, view=view
+            )
         else:
             self._suspect.found, self._suspect.doubtful = found, doubtful
             self._suspect.unsure = view.unsure
@@ -826,14 +828,11 @@ class Tracker:
         turn says how it was known (``ended``; by default a pending signal, else the table)."""
         before = self.state
         after = force(before, step)[0] if forced else apply(before, step)
-        if step.kind == "end_turn":
-            ended = ended or ("signal" if self._ends else "table")
-        else:
-            ended = None
+        how = ended or ("signal" if self._ends else "table") if step.kind == "end_turn" else None
         if live:
             entry = {"step": step.to_json(), "forced": forced, "turn": before.turn}
-            if ended is not None:
-                entry["ended"] = ended
+            if how is not None:
+                entry["ended"] = how
             self.record.append("step", entry)
         self.state = after
         done = self._done
@@ -857,7 +856,7 @@ class Tracker:
                     describe(step, self.names[seat]),
                     step.to_json(),
                     forced,
-                    ended,
+                    how,
                 )
             )
         elif self.log:
