@@ -485,7 +485,7 @@ class _Search:
     def _passes(self, node: _Node, after: State) -> bool:
         """Whether ``after`` is the next waypoint's table."""
         marks = self.hints.waypoints
-        return node.passed < len(marks) and not after.chance and matches(after, marks[node.passed])
+        return node.passed < len(marks) and matches(after, marks[node.passed])
 
     def _unseen_end(self, node: _Node, step: Step) -> bool:
         """An unsignalled end of a turn whose main action left no trace on the table (a

@@ -217,9 +217,12 @@ class Tracker:
         self._adoptable: dict[int, tuple[State, Explanation | TableView]] = {}
         self._warned_after_end: set[int] = set()
         self._still = 0  # frames the table stayed as accepted in the game's last turn
-        # Complete tables seen steadily since the last accepted one, explained only by a move out
-        # of turn still awaiting its verdict: a later explanation passes through them in order.
-        self._waypoints: list[TableView] = []
+        # Complete tables seen steadily since the last accepted one, explained only by a rule
+        # break still awaiting its verdict: a later explanation passes through them in order
+        # (what was seen first happened first). Each with whether it binds: a move out of turn's
+        # does; another's is set aside if play explains the new table with fewer broken rules
+        # without it (a Build seen underpaid, then paid in full).
+        self._waypoints: list[tuple[TableView, bool]] = []
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -375,8 +378,8 @@ class Tracker:
         if suspect is not None and suspect.found is not None and suspect.view is not None:
             # A move out of turn seen steadily: its order with what follows is what tells.
             out_of_turn = any(e.code == "NOT_YOUR_TURN" for _, e in suspect.found.violations)
-            if out_of_turn and len(self._waypoints) < 2 and suspect.frames >= self.settings.confirm:
-                self._waypoints.append(suspect.view)
+            if len(self._waypoints) < 2:
+                self._waypoints.append((suspect.view, out_of_turn))
         if not self._ends and matches(self.state, view, turn=False):
             self._suspect = None
             return
@@ -474,6 +477,7 @@ class Tracker:
         fresh: bool = False,
         recalled: bool = True,
         sensed: bool = True,
+        waypoints: bool = True,
     ) -> Hints:
         """What the signals and sensors add to the view. ``fresh``: for an explanation from the
         start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
@@ -503,7 +507,7 @@ class Tracker:
             end_turns=self._ends,
             unsignalled_ends=s.inferred_ends,
             free_until_end=self._turn_forced,
-            waypoints=tuple(self._waypoints),
+            waypoints=tuple(view for view, binds in self._waypoints if binds or waypoints),
             end_last=end_last,
             checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
         )
@@ -551,9 +555,10 @@ class Tracker:
             self._suspect = _Suspect(
                 key, 1, found, end_last, doubtful=doubtful, unsure=view.unsure, view=view
             )
-        else:
+        else:  # the same table read again (its doubtful zones read differently): it persists
             self._suspect.found, self._suspect.doubtful = found, doubtful
             self._suspect.unsure = view.unsure
+            self._suspect.frames += 1
         self._conclude(view, update, urgent)
 
     def _catch_up(self, update: Update) -> bool:
@@ -588,6 +593,8 @@ class Tracker:
             out.append({"recalled": False})
         if sensed and recalled:
             out.append({"sensed": False, "recalled": False})
+        if not all(binds for _, binds in self._waypoints):
+            out += [{**relax, "waypoints": False} for relax in out]
         return out
 
     def _revise(self, view: TableView, update: Update, urgent: bool, end_last: bool, budget: int) -> bool:
