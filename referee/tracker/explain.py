@@ -595,7 +595,7 @@ class _Search:
             paid=paid,
             refills=node.refills,
             ends=node.ends + (step.kind == "end_turn"),
-            player_steps=node.player_steps + _cost(step, forced),
+            player_steps=node.player_steps + _cost(step, forced, step.player not in (None, before.current)),
             research=research,
             order=order,
             folds=folds,
@@ -614,14 +614,16 @@ def _use_key(step: Step) -> int:
     return step.gizmo if CARDS[step.gizmo].effect.reward in ("vp_tokens", "draw_random") else -1
 
 
-def _cost(step: Step, forced: bool) -> int:
+def _cost(step: Step, forced: bool, out_of_turn: bool = False) -> int:
     """Player steps that count towards an explanation's length. The forced order of the cards
     going under a deck (one canonical order is tried) is free. A gizmo used against the rules
     counts double: among explanations breaking as many rules, a plain action taken wrongly (a
-    second marble from the Row) is likelier than an effect claimed without its trigger."""
+    second marble from the Row) is likelier than an effect claimed without its trigger. So does
+    a move out of turn: a player's own area changing is likelier their own turn going on (a
+    second marble) than a move after their turn ended."""
     if step.is_chance or step.kind == "bottom":
         return 0
-    return 2 if forced and step.kind == "use" else 1
+    return 2 if forced and (step.kind == "use" or out_of_turn) else 1
 
 
 def fold_research(state: State, level: int, returned: tuple[int, ...]) -> State:
