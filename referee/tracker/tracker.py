@@ -217,6 +217,7 @@ class Tracker:
         self._adoptable: dict[int, tuple[State, Explanation | TableView]] = {}
         self._warned_after_end: set[int] = set()
         self._still = 0  # frames the table stayed as accepted in the game's last turn
+        self._signalled = False  # an end-of-turn signal came in this game: turns are signalled here
         # Complete tables seen steadily since the last accepted one, explained only by a rule
         # break still awaiting its verdict: a later explanation passes through them in order
         # (what was seen first happened first). Each with whether it binds: a move out of turn's
@@ -393,7 +394,8 @@ class Tracker:
         ``eot_wait`` frames). A signal pending settles it the usual way."""
         s = self.state
         last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
-        if not last or s.game_over or s.chance or s.pending or self._ends or not matches(s, view, turn=False):
+        settled = not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
+        if not (last and settled and matches(s, view, turn=False)):
             self._still = 0
             return
         self._still += 1
@@ -432,6 +434,7 @@ class Tracker:
 
     def _on_end_signal(self) -> None:
         self._ends += 1
+        self._signalled = True
         # Recall only what a single bad frame blanked (it stays out of the window ``frames``
         # frames): a zone covered longer is under a hand, and may be changing there.
         recent = self.settings.frames
@@ -478,6 +481,7 @@ class Tracker:
         recalled: bool = True,
         sensed: bool = True,
         waypoints: bool = True,
+        inferred: bool = False,
     ) -> Hints:
         """What the signals and sensors add to the view. ``fresh``: for an explanation from the
         start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
@@ -505,7 +509,7 @@ class Tracker:
             strict_rows=refills is not None,
             strict_draws=self._sensed_draws and not ring_seen,
             end_turns=self._ends,
-            unsignalled_ends=s.inferred_ends,
+            unsignalled_ends=s.inferred_ends if inferred or not self._signalled else 0,
             free_until_end=self._turn_forced,
             waypoints=tuple(view for view, binds in self._waypoints if binds or waypoints),
             end_last=end_last,
@@ -521,6 +525,8 @@ class Tracker:
         found: Explanation | None = None
         unsensed = False  # found only by setting the sensors' counts aside
         for relax in self._relaxations(hints):
+            if relax.get("inferred") and found is not None:
+                break  # where turns are signalled, a turn ends unsignalled only as a last resort
             tried = explain(
                 self.state, view, self._hints(view, urgent, end_last, **relax), s.max_violations, s.limits
             )
@@ -595,6 +601,8 @@ class Tracker:
             out.append({"sensed": False, "recalled": False})
         if not all(binds for _, binds in self._waypoints):
             out += [{**relax, "waypoints": False} for relax in out]
+        if self._signalled:  # only if nothing else explains the table (see _explain)
+            out.append({"inferred": True, "waypoints": False})
         return out
 
     def _revise(self, view: TableView, update: Update, urgent: bool, end_last: bool, budget: int) -> bool:
