@@ -131,14 +131,16 @@ def _gate(film, settle: int = 2, burst: int = 6):  # type: ignore[no-untyped-def
             yield i
 
 
-def test_recorded_game_is_refereed_exactly_from_perfect_observations(played) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("sensors", [True, False], ids=["with the dispenser log", "camera only"])
+def test_recorded_game_is_refereed_exactly_from_perfect_observations(played, sensors: bool) -> None:  # type: ignore[no-untyped-def]
     """The script alone (no pixels): what a perfect camera sees of settled frames, and the
-    dispenser's log, give the tracker the recorded game: the final scores, each rule break on its
-    turn with its code, and no other warning."""
+    dispenser's log (or nothing else: no sensor events, no end-of-turn button, turns inferred
+    from the table), give the tracker the recorded game: the final scores, each rule break on its
+    turn with its code and player, and no other warning."""
     game, film = played
     tracker = Tracker.create(":memory:", list(SPEC.names), settings=replay_settings())
     kinds = {"row": "row_refill", "draw": "draw", "return": "return", "button": "button"}
-    pending = list(film.events)
+    pending = list(film.events) if sensors else []
     for i in _gate(film):
         while pending and pending[0].frame <= i:
             e = pending.pop(0)
@@ -148,7 +150,9 @@ def test_recorded_game_is_refereed_exactly_from_perfect_observations(played) -> 
     for e in pending:
         tracker.dispenser(DispenserEvent(kinds[e.kind], e.time, e.color, e.count or 1, e.colors))
     assert tracker.state.game_over
-    assert [(w.turn, w.code) for w in tracker.warnings] == [(i.turn, i.code) for i in game.injections]
+    assert [(w.turn, w.player, w.code) for w in tracker.warnings] == [
+        (i.turn, i.player, i.code) for i in game.injections
+    ]
     assert [(r["seat"], r["total"]) for r in tracker.scores()] == [
         (r.seat, r.total) for r in __import__("referee.gizmos", fromlist=["ranking"]).ranking(game.final)
     ]
