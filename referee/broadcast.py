@@ -191,6 +191,7 @@ class BroadcastStats:
     republished: int = 0
     connects: int = 0
     confirmed: int = 0
+    resumed_from: int | None = None  # the confirmed entry the first publication followed
 
 
 class Broadcaster:
@@ -354,6 +355,8 @@ class Broadcaster:
         rows = tail.after(start, self.batch)
         if rows:
             with self._lock:
+                if self.stats.resumed_from is None:
+                    self.stats.resumed_from = start
                 if self._sent <= self._acked:  # nothing outstanding: the resend clock starts now
                     self._ack_at = time.monotonic()
         prev = tail.prev_of(rows[0][0]) if rows else start
@@ -375,9 +378,7 @@ class Broadcaster:
         if (rows or summary_due) and self.summary is not None:
             body = dict(self.summary())
             body.update(table=self.table, game=self.game, seq=prev, sent=time.time())
-            self._client.publish(
-                summary_topic(self.table, self.root), json.dumps(body), qos=QOS, retain=True
-            )
+            self._client.publish(summary_topic(self.table, self.root), json.dumps(body), qos=QOS, retain=True)
 
 
 def gizmos_summary(

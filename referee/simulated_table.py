@@ -67,7 +67,9 @@ class SimulatedTable:
             before, step, after = self._moves[self._next]
             self._next += 1
             with self.record.transaction():
-                seq = self.record.append("step", {"step": step.to_json(), "forced": False, "turn": before.turn})
+                seq = self.record.append(
+                    "step", {"step": step.to_json(), "forced": False, "turn": before.turn}
+                )
                 if self.warn_every and self._next % self.warn_every == 0:
                     self._warning_ids += 1
                     self._warnings_open.append(self._warning_ids)

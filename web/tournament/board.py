@@ -55,7 +55,11 @@ class Board:
         self._standings_version = 0
         for game in store.games():  # the latest game of each table, as stored
             if game["summary"] is not None:
-                self._tables[game["table"]] = {"summary": game["summary"], "online": False, "seen": game["updated"]}
+                self._tables[game["table"]] = {
+                    "summary": game["summary"],
+                    "online": False,
+                    "seen": game["updated"],
+                }
                 self._versions[game["table"]] = 0
         self._standings = standings(store.games())
 

@@ -78,7 +78,9 @@ class Mosquitto:
     def __post_init__(self) -> None:
         exe = find_mosquitto()
         if exe is None:
-            raise BrokerError("mosquitto is not installed (scripts/setup.sh installs it: apt-get install mosquitto)")
+            raise BrokerError(
+                "mosquitto is not installed (scripts/setup.sh installs it from Debian's packages)"
+            )
         self.exe = exe
         if self.folder is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="gizmos-broker-")
@@ -146,26 +148,32 @@ class Mosquitto:
 
     def start(self, timeout: float = 10.0) -> Mosquitto:
         assert self.folder is not None
-        self._proc = subprocess.Popen(
-            [self.exe, "-c", str(self.folder / "mosquitto.conf")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        log = self.folder / "mosquitto.log"
+        with log.open("ab") as sink:
+            self._proc = subprocess.Popen(
+                [self.exe, "-c", str(self.folder / "mosquitto.conf")],
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+            )
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self._proc.poll() is not None:
-                err = (self._proc.stderr.read() if self._proc.stderr else b"").decode(errors="replace")
-                raise BrokerError(f"mosquitto exited at start (status {self._proc.returncode}): {err.strip()}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                err = log.read_text(errors="replace").strip().splitlines()[-1:]
+                raise BrokerError(f"mosquitto exited at start (status {self._proc.returncode}): {err}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
                 return self
             time.sleep(0.05)
         self.stop()
         raise BrokerError(f"mosquitto did not listen on 127.0.0.1:{self.port} within {timeout} s")
 
-    def stop(self) -> None:
-        """Stop the broker (SIGTERM: it saves its persistent state, as a restart would)."""
+    def stop(self, crash: bool = False) -> None:
+        """Stop the broker: SIGTERM saves its persistent state; ``crash`` (SIGKILL) loses what it
+        had not saved yet (up to a second of retained confirmations and queued messages)."""
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
+            if crash:
+                self._proc.kill()
+            else:
+                self._proc.terminate()
             try:
                 self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:

@@ -64,7 +64,14 @@ class EntryMessage:
         if not 0 <= d["prev"] < d["seq"]:
             raise ValueError(f"seq {d['seq']} must follow prev {d['prev']}")
         return cls(
-            table, d["game"], d["seq"], d["prev"], float(d["time"]), d["kind"], d["who"], d["payload"],
+            table,
+            d["game"],
+            d["seq"],
+            d["prev"],
+            float(d["time"]),
+            d["kind"],
+            d["who"],
+            d["payload"],
             float(d["sent"]),
         )
 
@@ -128,8 +135,17 @@ class SqliteStore:
                 db.executemany(
                     "INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (e.table, e.game, e.seq, e.prev, e.time, e.kind, e.who,
-                         json.dumps(e.payload, separators=(",", ":")), now)
+                        (
+                            e.table,
+                            e.game,
+                            e.seq,
+                            e.prev,
+                            e.time,
+                            e.kind,
+                            e.who,
+                            json.dumps(e.payload, separators=(",", ":")),
+                            now,
+                        )
                         for e in entries
                     ],
                 )

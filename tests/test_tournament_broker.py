@@ -1,0 +1,217 @@
+"""Tables -> a real Mosquitto -> the hub: delivery, outages and the access list.
+
+Each test starts Mosquitto on a free loopback port with the tournament's password and ACL
+files. Skipped, saying why, only where mosquitto is not installed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from referee.broadcast import QOS, Broadcaster, entries_topic, summary_topic
+from tests.tournament_net import Cable, PlayingTable
+from web.tournament.board import Board
+from web.tournament.broker import Mosquitto, find_mosquitto
+from web.tournament.receiver import Receiver
+from web.tournament.store import SqliteStore
+
+pytestmark = pytest.mark.skipif(
+    find_mosquitto() is None,
+    reason="mosquitto is not installed (scripts/setup.sh: apt-get install mosquitto)",
+)
+
+USERS = {"hub": "hub-secret", "t1": "pw-one", "t2": "pw-two"}
+#: The outage of the offline-table test; the issue's minute by default.
+OUTAGE_S = float(os.environ.get("GIZMOS_TOURNAMENT_OUTAGE_S", "60"))
+
+
+class Hub:
+    """The hub's storage, board and receiver, as ``gizmos-referee hub`` wires them."""
+
+    def __init__(self, broker: Mosquitto, folder: Path) -> None:
+        self.store = SqliteStore(folder / "hub.sqlite")
+        self.board = Board(self.store)
+        self.log = io.StringIO()
+        self.receiver = Receiver(broker.config("hub"), self.store, self.board, log=self.log).start()
+        assert self.receiver.wait_connected(10), "the hub could not log in to the broker"
+
+    def close(self) -> None:
+        self.receiver.stop()
+        self.store.close()
+
+
+@pytest.fixture
+def broker() -> Iterator[Mosquitto]:
+    with Mosquitto(USERS) as b:
+        yield b
+
+
+@pytest.fixture
+def hub(broker: Mosquitto, tmp_path: Path) -> Iterator[Hub]:
+    h = Hub(broker, tmp_path)
+    yield h
+    h.close()
+
+
+def wait_for(check, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return bool(check())
+
+
+def assert_same_copy(hub: Hub, table: PlayingTable, game: str) -> None:
+    """The hub holds exactly the table's record: every entry once, none missing, none extra."""
+    assert hub.store.entries(table.caster.table, game) == table.entries()
+
+
+def test_publish_and_receive(broker: Mosquitto, hub: Hub, tmp_path: Path) -> None:
+    table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=3, pace=0.005)
+    time.sleep(1.0)
+    last = table.halt()
+    assert last > 20
+    assert table.caster.wait_confirmed(last, 10), f"hub confirmed {table.caster.confirmed} of {last}"
+    assert_same_copy(hub, table, "game-3")
+    kinds = {kind for _, kind, _ in table.entries()}
+    assert {"setup", "step", "warning"} <= kinds
+    assert wait_for(
+        lambda: (hub.board.snapshot()["tables"] or [{}])[0].get("summary", {}).get("seq") == last, 5
+    )
+    row = hub.board.snapshot()["tables"][0]
+    assert row["table"] == "t1" and row["online"] is True
+    summary = row["summary"]
+    assert summary["kind"] == "gizmos" and summary["game"] == "game-3"
+    assert [p["name"] for p in summary["players"]] == table.sim.names
+    assert summary["round"] == table.sim.state.round
+    table.caster.stop()
+
+
+def test_broker_restart_mid_game_loses_and_doubles_nothing(
+    broker: Mosquitto, hub: Hub, tmp_path: Path
+) -> None:
+    table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=5, pace=0.01)
+    assert wait_for(lambda: table.caster.confirmed > 10, 10)
+    broker.stop(crash=True)  # SIGKILL: what it had queued or not yet saved is gone
+    during = len(table.sim.record)
+    time.sleep(3.0)  # the table goes on refereeing into its record
+    assert len(table.sim.record) > during + 20, "the table stopped refereeing while the broker was down"
+    broker.start()
+    time.sleep(1.5)
+    last = table.halt()
+    assert table.caster.wait_confirmed(last, 20), f"hub confirmed {table.caster.confirmed} of {last}"
+    assert table.caster.stats.connects >= 2
+    assert_same_copy(hub, table, "game-5")
+    table.caster.stop()
+
+
+def test_table_offline_for_a_minute_loses_and_doubles_nothing(
+    broker: Mosquitto, hub: Hub, tmp_path: Path
+) -> None:
+    cable = Cable(broker.port)
+    config = replace(broker.config("t2"), port=cable.port)
+    table = PlayingTable(tmp_path, config, "t2", seed=8, pace=max(0.05, OUTAGE_S / 300))
+    assert wait_for(lambda: table.caster.confirmed > 5, 10)
+    cable.unplug()
+    offline_from = len(table.sim.record)
+    # The broker publishes the table's will: the organiser sees it offline.
+    assert wait_for(lambda: hub.board.snapshot()["tables"][0]["online"] is False, 5)
+    time.sleep(OUTAGE_S)
+    written = len(table.sim.record) - offline_from
+    assert written > 10, "the table stopped refereeing while offline"
+    assert table.caster.confirmed <= offline_from
+    cable.plug()
+    time.sleep(1.0)
+    last = table.halt()
+    assert table.caster.wait_confirmed(last, 30), f"hub confirmed {table.caster.confirmed} of {last}"
+    assert_same_copy(hub, table, "game-8")
+    assert wait_for(lambda: hub.board.snapshot()["tables"][0]["online"] is True, 5)
+    table.caster.stop()
+    cable.close()
+
+
+def test_a_restarted_referee_resumes_from_the_hubs_confirmation(
+    broker: Mosquitto, hub: Hub, tmp_path: Path
+) -> None:
+    table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=9, pace=0.01)
+    assert wait_for(lambda: table.caster.confirmed > 10, 10)
+    broker.stop()
+    last = table.halt()
+    table.caster.stop()  # the referee's process ends: its client's queue is gone
+    broker.start()
+    caster = Broadcaster(broker.config("t1"), "t1", "game-9", table.path, table.sim.summary).start()
+    assert caster.wait_confirmed(last, 20), f"hub confirmed {caster.confirmed} of {last}"
+    assert hub.store.entries("t1", "game-9") == table.entries()
+    # It started from the hub's confirmation, not from the first entry.
+    assert caster.stats.resumed_from is not None and caster.stats.resumed_from > 10
+    caster.stop()
+
+
+def _publish_as(broker: Mosquitto, user: str, topic: str, payload: dict) -> int:
+    """Publish once with QoS 1 as ``user``; the broker's PUBACK reason code (MQTT 5)."""
+    client = broker.config(user).client(f"probe-{user}")
+    acked = threading.Event()
+    codes: list[int] = []
+
+    def on_publish(_c, _u, _mid, reason, _p) -> None:  # type: ignore[no-untyped-def]
+        codes.append(reason.value)
+        acked.set()
+
+    client.on_publish = on_publish
+    client.connect(broker.config(user).host, broker.port)
+    client.loop_start()
+    client.publish(topic, json.dumps(payload), qos=QOS).wait_for_publish(5)
+    assert acked.wait(5)
+    client.disconnect()
+    client.loop_stop()
+    return codes[0]
+
+
+def test_a_table_cannot_publish_as_another(broker: Mosquitto, hub: Hub, tmp_path: Path) -> None:
+    forged = {
+        "table": "t2",
+        "game": "g",
+        "seq": 1,
+        "prev": 0,
+        "time": 1.0,
+        "kind": "setup",
+        "who": "referee",
+        "sent": time.time(),
+        "payload": {},
+    }
+    # t1 writes on t2's topic: the broker refuses it (0x87 Not authorized) and the hub never sees it.
+    assert _publish_as(broker, "t1", entries_topic("t2"), forged) == 0x87
+    assert _publish_as(broker, "t1", summary_topic("t2"), {"table": "t2", "game": "g"}) == 0x87
+    # On its own topic, a payload that claims to be t2 is refused by the hub.
+    assert _publish_as(broker, "t1", entries_topic("t1"), forged) == 0
+    assert wait_for(lambda: hub.receiver.stats.refused == 1, 5)
+    assert "table 't2' published on table 't1'" in hub.log.getvalue()
+    # t2's own publication goes through.
+    assert _publish_as(broker, "t2", entries_topic("t2"), forged) == 0
+    assert wait_for(lambda: hub.store.entries("t2", "g") == [(1, "setup", {})], 5)
+    assert hub.store.entries("t1", "g") == []
+
+
+def test_wrong_password_and_anonymous_are_refused(broker: Mosquitto) -> None:
+    for config in (
+        replace(broker.config("t1"), password="wrong"),
+        replace(broker.config("t1"), username=None),
+    ):
+        client = config.client("intruder")
+        answers: list[object] = []
+        client.on_connect = lambda _c, _u, _f, reason, _p, answers=answers: answers.append(reason)
+        client.connect(config.host, config.port)
+        client.loop_start()
+        assert wait_for(lambda answers=answers: bool(answers), 5)
+        client.loop_stop()
+        assert answers[0].is_failure, f"{config.username!r} logged in: {answers[0]}"
