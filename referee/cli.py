@@ -219,6 +219,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_hub(args: argparse.Namespace) -> int:
+    """The tournament hub (web/tournament/cli.py)."""
+    from web.tournament.cli import ERRORS, run
+
+    try:
+        return run(args)
+    except ERRORS as exc:
+        raise CliError(str(exc)) from exc
+
+
 def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         import importlib
@@ -370,6 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="the dashboard in a browser (127.0.0.1:8000 unless told otherwise)")
     serve_arguments(s)
     s.set_defaults(func=cmd_serve)
+
+    from web.tournament.cli import add_arguments as hub_arguments
+
+    s = sub.add_parser("hub", help="tournament hub: every table through an MQTT broker, one live page")
+    hub_arguments(s)
+    s.set_defaults(func=cmd_hub)
 
     for name, module, text in (
         ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),

@@ -8,12 +8,15 @@ Broadcaster` publishes it exactly as it publishes a live table's.
 
 from __future__ import annotations
 
+import heapq
 import random
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.broadcast import gizmos_summary
+from referee.broadcast import Broadcaster, BrokerConfig, gizmos_summary
 from referee.gizmos import State, Step
 from referee.gizmos.simulate import random_game
 from referee.record import GameRecord
@@ -106,3 +109,92 @@ class SimulatedTable:
 
     def close(self) -> None:
         self.record.close()
+
+
+class Fleet:
+    """``configs`` tables (table id -> broker login) playing game after game into records under
+    ``folder``, one accepted entry per table every ``pace`` seconds (with jitter), each game
+    broadcast by its own :class:`Broadcaster`. ``on_play(table, seq)`` sees every entry written.
+    """
+
+    def __init__(
+        self,
+        folder: str | Path,
+        configs: dict[str, BrokerConfig],
+        pace: float,
+        seed: int = 0,
+        players: int = 3,
+        rounds: int = 0,
+        on_play: Callable[[str, int], None] | None = None,
+    ) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.configs = configs
+        self.pace = pace
+        self.seed = seed
+        self.players = players
+        self.rounds = rounds  # 0: no limit
+        self.on_play = on_play
+        self.written = 0
+        self.tables: dict[str, tuple[SimulatedTable, Broadcaster, int]] = {}
+        self._rng = random.Random(seed)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fleet", daemon=True)
+        self._retired: list[threading.Thread] = []
+
+    def _new_game(self, table: str, number: int) -> None:
+        game = f"{table}-r{number}"
+        sim = SimulatedTable(
+            self.folder / f"{game}.sqlite",
+            seed=self.seed * 100_000 + hash_id(table) * 100 + number,
+            players=self.players,
+        )
+        caster = Broadcaster(self.configs[table], table, game, sim.record.path, sim.summary).start()
+        self.tables[table] = (sim, caster, number)
+
+    def start(self) -> Fleet:
+        for table in self.configs:
+            self._new_game(table, 1)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        due = [(time.monotonic() + self._rng.uniform(0, self.pace), t) for t in self.configs]
+        heapq.heapify(due)
+        while due and not self._stop.is_set():
+            at, table = heapq.heappop(due)
+            wait = at - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return
+            sim, caster, number = self.tables[table]
+            if sim.finished:
+                retire = threading.Thread(target=caster.stop, kwargs={"drain_s": 30.0}, daemon=True)
+                retire.start()
+                self._retired.append(retire)
+                if self.rounds and number >= self.rounds:
+                    continue
+                self._new_game(table, number + 1)
+                heapq.heappush(due, (time.monotonic() + 3 * self.pace, table))
+                continue
+            seq = sim.play()
+            self.written += 1
+            caster.changed()
+            if self.on_play is not None:
+                self.on_play(table, seq)
+            heapq.heappush(due, (at + self.pace * self._rng.uniform(0.5, 1.5), table))
+
+    def stop(self, drain_s: float = 0.0) -> None:
+        """Stop playing, then each table's broadcaster (after up to ``drain_s`` s of confirming)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        end = time.monotonic() + drain_s
+        for sim, caster, _ in self.tables.values():
+            caster.stop(drain_s=max(0.0, end - time.monotonic()))
+            sim.close()
+        for retire in self._retired:
+            retire.join(timeout=1)
+
+
+def hash_id(table: str) -> int:
+    """A small stable number from a table id (``hash`` differs between runs)."""
+    return sum((i + 1) * ord(ch) for i, ch in enumerate(table)) % 1000
