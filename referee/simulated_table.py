@@ -183,10 +183,14 @@ class Fleet:
                 self.on_play(table, seq)
             heapq.heappush(due, (at + self.pace * self._rng.uniform(0.5, 1.5), table))
 
-    def stop(self, drain_s: float = 0.0) -> None:
-        """Stop playing, then each table's broadcaster (after up to ``drain_s`` s of confirming)."""
+    def halt(self) -> None:
+        """Stop playing (the broadcasters go on publishing what was written)."""
         self._stop.set()
         self._thread.join(timeout=5)
+
+    def stop(self, drain_s: float = 0.0) -> None:
+        """Stop playing, then each table's broadcaster (after up to ``drain_s`` s of confirming)."""
+        self.halt()
         end = time.monotonic() + drain_s
         for sim, caster, _ in self.tables.values():
             caster.stop(drain_s=max(0.0, end - time.monotonic()))

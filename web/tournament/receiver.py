@@ -17,6 +17,7 @@ import queue
 import sys
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,17 +25,39 @@ from referee.broadcast import QOS, ROOT, BrokerConfig, ack_topic
 from web.tournament.board import Board
 from web.tournament.store import EntryMessage, TournamentStore
 
+LAGS_KEPT = 50_000
+
+
+def percentiles(values: Any) -> dict[str, float | int | None]:
+    """Median and 99th percentile (nearest rank) of some lags, in seconds."""
+    ordered = sorted(values)
+    if not ordered:
+        return {"n": 0, "median": None, "p99": None}
+    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"n": len(ordered), "median": at(0.5), "p99": at(0.99)}
+
 
 @dataclass(slots=True)
 class ReceiverStats:
-    """Counts and the lag of each stored entry (publish to committed, seconds)."""
+    """Counts, and the lags of the last stored entries: from the table's publishing (``sent``)
+    and from its record (the entry's ``time``) to the hub's commit, in seconds."""
 
     received: int = 0
     stored: int = 0
     duplicates: int = 0
     refused: int = 0
-    store_lags: list[float] = field(default_factory=list)
-    keep_lags: bool = False
+    store_lags: deque[float] = field(default_factory=lambda: deque(maxlen=LAGS_KEPT))
+    record_lags: deque[float] = field(default_factory=lambda: deque(maxlen=LAGS_KEPT))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "received": self.received,
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "refused": self.refused,
+            "publish_to_stored": percentiles(self.store_lags),
+            "recorded_to_stored": percentiles(self.record_lags),
+        }
 
 
 class Receiver:
@@ -146,8 +169,8 @@ class Receiver:
             fresh = [e for e in entries if e.seq > before[(e.table, e.game)]]
             self.stats.stored += len(fresh)
             self.stats.duplicates += len(entries) - len(fresh)
-            if self.stats.keep_lags:
-                self.stats.store_lags.extend(now - e.sent for e in fresh)
+            self.stats.store_lags.extend(now - e.sent for e in fresh)
+            self.stats.record_lags.extend(now - e.time for e in fresh)
             for (table, game), seq in touched.items():
                 self._confirmed[(table, game)] = seq
                 self._client.publish(
