@@ -29,7 +29,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -409,3 +409,65 @@ def gizmos_summary(
         "health": {"camera": camera, "sensors": sensors},
         "dashboard": dashboard,
     }
+
+
+def add_broker_arguments(p: Any, table: bool) -> None:
+    """The broker options of ``run`` (a table, with ``table``) and ``hub``: one place for both."""
+    p.add_argument(
+        "--broker",
+        help="MQTT broker of a tournament: mqtt://USER:PASSWORD@HOST[:PORT] (mqtts:// for TLS; the "
+        "password may come from $GIZMOS_BROKER_PASSWORD)" + ("" if table else ". Required unless --demo"),
+    )
+    if table:
+        p.add_argument("--table", help="this table's id at the tournament (its broker user name)")
+    p.add_argument("--broker-ca", help="CA certificate (PEM) that signed the broker's certificate")
+    p.add_argument("--broker-cert", help="client certificate (PEM), if the broker asks for one")
+    p.add_argument("--broker-key", help="the client certificate's key (PEM)")
+    p.add_argument(
+        "--broker-insecure",
+        action="store_true",
+        help="allow plain MQTT to another machine (trusted LAN only)",
+    )
+
+
+def broker_from_args(args: Any) -> BrokerConfig:
+    """The broker of ``--broker`` and its TLS options; the password may come from the environment."""
+    import os
+
+    config = BrokerConfig.from_url(
+        args.broker, args.broker_ca, args.broker_cert, args.broker_key, insecure_ok=args.broker_insecure
+    )
+    if config.password is None and os.environ.get("GIZMOS_BROKER_PASSWORD"):
+        config = replace(config, password=os.environ["GIZMOS_BROKER_PASSWORD"])
+    return config
+
+
+def broadcast_live_game(args: Any, game: Any, runner: Any, dashboard: str | None) -> Broadcaster | None:
+    """``run --broker URL --table ID``: broadcast the live game's record (None without --broker).
+
+    ``game`` is the live runner's game (``locked()`` yields its tracker); the game id is its
+    record's file name. The summary is taken under the game's lock.
+    """
+    if not getattr(args, "broker", None):
+        return None
+    if not args.table:
+        raise BroadcastError("--table: a table at a tournament needs its id (its broker user name)")
+    config = broker_from_args(args)
+    if config.username is None:
+        config = replace(config, username=args.table)
+    if config.username != args.table:
+        raise BroadcastError(f"--broker user {config.username!r}: a table logs in as itself ({args.table!r})")
+    with game.locked() as tracker:
+        path = Path(tracker.record.path)
+        caster = Broadcaster(config, args.table, check_table_id(path.stem, "game id"), path)
+        tracker.subscribe(lambda _kind, _data: caster.changed())  # wake it at once, not at its next poll
+    sensors = "on" if getattr(args, "serial", None) else "none"
+
+    def summary() -> dict[str, Any]:
+        with game.locked() as tracker:
+            open_warnings = sum(w.status == "open" for w in tracker.warnings)
+            camera = "ok" if runner.stats.frames else "no frames yet"
+            return gizmos_summary(tracker.names, tracker.state, open_warnings, camera, sensors, dashboard)
+
+    caster.summary = summary
+    return caster.start()

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from referee.broadcast import BroadcastError, add_broker_arguments
 from referee.gizmos import (
     GizmosError,
     IllegalStep,
@@ -193,7 +194,7 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
 
     try:
         return int(getattr(importlib.import_module(module), function)(args))
-    except (LiveError, VisionError, RecordError, TrackerError) as exc:
+    except (LiveError, VisionError, RecordError, TrackerError, BroadcastError) as exc:
         raise CliError(str(exc)) from exc
 
 
@@ -353,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a host name the dashboard may be reached by (repeatable); with --host 0.0.0.0 give "
         "this machine's LAN name or address",
     )
+    add_broker_arguments(s, table=True)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser(

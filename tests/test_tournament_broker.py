@@ -215,3 +215,38 @@ def test_wrong_password_and_anonymous_are_refused(broker: Mosquitto) -> None:
         assert wait_for(lambda answers=answers: bool(answers), 5)
         client.loop_stop()
         assert answers[0].is_failure, f"{config.username!r} logged in: {answers[0]}"
+
+
+def test_a_live_table_broadcasts_its_tracker_record(broker: Mosquitto, hub: Hub, tmp_path: Path) -> None:
+    """``run --broker --table``: the tracker's own record goes out, with a summary from the tracker."""
+    from argparse import Namespace
+    from types import SimpleNamespace
+
+    from referee.broadcast import BroadcastError, broadcast_live_game
+    from referee.events import EndOfTurn
+    from referee.live import LocalGame
+    from referee.tracker import Tracker
+
+    game = LocalGame(Tracker.create(tmp_path / "night-1.sqlite", ["Ann", "Bo"], seed=4, observed=False))
+    runner = SimpleNamespace(stats=SimpleNamespace(frames=12))
+    url = f"mqtt://t1:{USERS['t1']}@127.0.0.1:{broker.port}"
+    args = Namespace(
+        broker=url, table="t1", broker_ca=None, broker_cert=None, broker_key=None, broker_insecure=False
+    )
+    with pytest.raises(BroadcastError, match="logs in as itself"):
+        broadcast_live_game(Namespace(**{**vars(args), "table": "t2"}), game, runner, None)
+    assert broadcast_live_game(Namespace(**{**vars(args), "broker": None}), game, runner, None) is None
+    caster = broadcast_live_game(args, game, runner, "http://127.0.0.1:8000/")
+    assert caster is not None
+    with game.locked() as tracker:
+        tracker.end_of_turn(EndOfTurn(time=1.0))  # the live tracker writes; the broadcast follows
+        last = len(tracker.record)
+    assert last >= 2
+    assert caster.wait_confirmed(last, 10)
+    kinds = [k for _, k, _ in hub.store.entries("t1", "night-1")]
+    assert kinds[:2] == ["setup", "event"] and len(kinds) == last
+    assert wait_for(lambda: bool(hub.board.snapshot()["tables"]), 5)
+    summary = hub.board.snapshot()["tables"][0]["summary"]
+    assert summary["players"][0]["name"] == "Ann" and summary["health"]["camera"] == "ok"
+    assert summary["dashboard"] == "http://127.0.0.1:8000/"
+    caster.stop()

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from referee.broadcast import BroadcastError, BrokerConfig
+from referee.broadcast import BroadcastError, add_broker_arguments, broker_from_args
 from web.security import PinError, check_pin_format
 from web.tournament.board import Board
 from web.tournament.broker import BrokerError, Mosquitto
@@ -34,19 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "and the organiser's page (read-only without the organiser's PIN: $GIZMOS_ADMIN_PIN, "
         "else a random one, printed)."
     )
-    p.add_argument(
-        "--broker",
-        help="mqtt://hub:PASSWORD@HOST[:PORT] (mqtts:// for TLS; the password may come from "
-        "$GIZMOS_BROKER_PASSWORD). Required unless --demo",
-    )
-    p.add_argument("--broker-ca", help="CA certificate (PEM) that signed the broker's certificate")
-    p.add_argument("--broker-cert", help="client certificate (PEM), if the broker asks for one")
-    p.add_argument("--broker-key", help="the client certificate's key (PEM)")
-    p.add_argument(
-        "--broker-insecure",
-        action="store_true",
-        help="allow plain MQTT to another machine (trusted LAN only)",
-    )
+    add_broker_arguments(p, table=False)
     p.add_argument(
         "--store",
         default="tournament.sqlite",
@@ -60,17 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--pace", type=float, default=1.0, help="--demo: seconds between a table's accepted steps (default 1)"
     )
     p.add_argument("--seconds", type=float, help="stop after this many seconds (default: at Ctrl-C)")
-
-
-def _broker_config(args: argparse.Namespace) -> BrokerConfig:
-    config = BrokerConfig.from_url(
-        args.broker, args.broker_ca, args.broker_cert, args.broker_key, insecure_ok=args.broker_insecure
-    )
-    if config.password is None and os.environ.get("GIZMOS_BROKER_PASSWORD"):
-        from dataclasses import replace
-
-        config = replace(config, password=os.environ["GIZMOS_BROKER_PASSWORD"])
-    return config
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         config = broker.config("hub")
         store_at = args.store if args.store != "tournament.sqlite" else str(Path(work.name) / "hub.sqlite")
     else:
-        config = _broker_config(args)
+        config = broker_from_args(args)
         store_at = args.store
     store = open_store(store_at)
     board = Board(store)
