@@ -6,9 +6,13 @@ files. Skipped, saying why, only where mosquitto is not installed.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import shutil
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -250,3 +254,46 @@ def test_a_live_table_broadcasts_its_tracker_record(broker: Mosquitto, hub: Hub,
     assert summary["players"][0]["name"] == "Ann" and summary["health"]["camera"] == "ok"
     assert summary["dashboard"] == "http://127.0.0.1:8000/"
     caster.stop()
+
+
+def _self_signed(folder: Path) -> tuple[str, str, str]:
+    """A CA and a broker certificate for 127.0.0.1 signed by it (openssl, no network)."""
+    run = lambda *a: subprocess.run(a, cwd=folder, check=True, capture_output=True)  # noqa: E731
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test CA",
+        "-keyout", "ca.key", "-out", "ca.pem")  # fmt: skip
+    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+        "-keyout", "broker.key", "-out", "broker.csr")  # fmt: skip
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("openssl", "x509", "-req", "-in", "broker.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", "broker.pem")  # fmt: skip
+    return str(folder / "ca.pem"), str(folder / "broker.pem"), str(folder / "broker.key")
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
+def test_tls_broker_with_a_self_signed_certificate(tmp_path: Path) -> None:
+    tls = _self_signed(tmp_path)
+    with Mosquitto(USERS, tls=tls) as broker:
+        hub = Hub(broker, tmp_path)  # verifies the broker against the CA
+        try:
+            table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=2, pace=0.01)
+            time.sleep(0.5)
+            last = table.halt()
+            assert table.caster.wait_confirmed(last, 10)
+            assert_same_copy(hub, table, "game-2")
+            table.caster.stop()
+            # Without the CA the broker's certificate is not trusted: no connection.
+            stranger = replace(broker.config("t2"), ca_file=None).client("stranger")
+            with pytest.raises(ssl.SSLError):
+                stranger.connect("127.0.0.1", broker.port)
+            # Plain MQTT to a TLS listener gets nowhere either.
+            plain = replace(broker.config("t2"), tls=False).client("plain")
+            answers: list[object] = []
+            plain.on_connect = lambda *a: answers.append(a)
+            with contextlib.suppress(OSError):
+                plain.connect("127.0.0.1", broker.port)
+                plain.loop_start()
+                time.sleep(1.0)
+                plain.loop_stop()
+            assert answers == []
+        finally:
+            hub.close()

@@ -118,8 +118,12 @@ class Mosquitto:
             f"listener {self.port} 127.0.0.1",
         ]
         if self.tls is not None:
-            ca, cert, key = self.tls
-            lines += [f"cafile {ca}", f"certfile {cert}", f"keyfile {key}"]
+            # Mosquitto reads them after dropping to its own user: keep copies in its folder.
+            for option, source in zip(("cafile", "certfile", "keyfile"), self.tls, strict=True):
+                copy = self.folder / f"{option}.pem"
+                shutil.copyfile(source, copy)
+                copy.chmod(0o600)
+                lines.append(f"{option} {copy}")
         (self.folder / "mosquitto.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
         self._hand_to_broker_user()
 
