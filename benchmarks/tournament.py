@@ -1,14 +1,16 @@
 """Tournament benchmark: N simulated tables -> Mosquitto -> the hub, at game pace and at 10x.
 
 For each N (default 10, 50, 200) and each pace, a fresh local Mosquitto (with the tournament's
-passwords and ACL) and a fresh hub process (``gizmos-referee hub``, SQLite store) run; this
-process plays N simulated tables, each writing its game record and broadcasting it. A client
+passwords and ACL) and a fresh hub process (``gizmos-referee hub``, SQLite store) run; processes
+of 50 simulated tables each write their game records and broadcast them (one table's referee
+runs one broadcaster; paho's select() loop cannot use descriptors past 1024, so one process
+holds at most ~100 tables). A client
 reads the organiser page's event stream. Printed per run:
 
 - events/s: record entries written by all tables per second (and entries stored by the hub)
 - publish -> stored: from a table publishing an entry to the hub's commit (median, p99)
 - publish -> page: from a table publishing its summary to the page's event stream delivering it
-- memory: peak resident memory of the hub process and of the broker; the tables' process
+- memory: peak resident memory of the hub process and of the broker; the tables' processes (summed)
 - complete: tables whose whole record the hub confirmed at the end (nothing lost)
 
 "Game pace" is one accepted entry per table every ``--pace`` seconds (default 2 s, jittered
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import secrets
 import subprocess
@@ -96,6 +99,48 @@ def wait_http(port: int, timeout: float) -> None:
     raise RuntimeError(f"the hub did not serve on 127.0.0.1:{port} within {timeout} s")
 
 
+TABLES_PER_PROCESS = 50  # paho's select() loop cannot use descriptors past 1024 (~9 per table)
+
+
+def play_tables(
+    ids: list[str],
+    users: dict[str, str],
+    port: int,
+    pace: float,
+    seconds: float,
+    folder: str,
+    seed: int,
+    out: Any,
+) -> None:
+    """One process of tables (spawned): deal, play ``seconds``, wait for every confirmation."""
+    from referee.broadcast import BrokerConfig
+
+    configs = {t: BrokerConfig("127.0.0.1", port, t, users[t]) for t in ids}
+    fleet = Fleet(Path(folder), configs, pace=pace, seed=seed).start()
+    started = time.monotonic()
+    time.sleep(seconds)
+    fleet.halt()
+    played_s = time.monotonic() - started
+    written = sum(len(sim.record) for sim, _, _ in fleet.tables.values())  # setup entries too
+    deadline = time.monotonic() + 60
+    complete = 0
+    while time.monotonic() < deadline:
+        complete = sum(c.confirmed >= len(sim.record) for sim, c, _ in fleet.tables.values())
+        if complete == len(ids):
+            break
+        time.sleep(0.2)
+    out.put(
+        {
+            "written": written,
+            "played_s": played_s,
+            "complete": complete,
+            "republished": sum(c.stats.republished for _, c, _ in fleet.tables.values()),
+            "rss_mb": rss_mb(),
+        }
+    )
+    fleet.stop()
+
+
 def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, Any]:
     ids = [f"t{i:03d}" for i in range(1, tables + 1)]
     users = {"hub": secrets.token_urlsafe(12), **{t: secrets.token_urlsafe(12) for t in ids}}
@@ -108,7 +153,7 @@ def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, A
                 "--broker", f"mqtt://hub:{users['hub']}@127.0.0.1:{broker.port}",
                 "--store", str(Path(work) / "hub.sqlite"),
                 "--port", str(page_port),
-                "--seconds", str(seconds + 120),
+                "--seconds", str(seconds + 300),
             ],
             cwd=ROOT_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
@@ -116,39 +161,46 @@ def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, A
             wait_http(page_port, 30)
             reader = PageReader(page_port)
             reader.start()
-            sys.stderr.write(f"[{label}] {tables} tables: dealing games...\n")
-            fleet = Fleet(Path(work) / "tables", {t: broker.config(t) for t in ids}, pace=pace, seed=tables)
-            fleet.start()
-            started = time.monotonic()
-            while (elapsed := time.monotonic() - started) < seconds:
-                time.sleep(min(5.0, seconds - elapsed))
-                sys.stderr.write(
-                    f"[{label}] {tables} tables: {elapsed:.0f}/{seconds:.0f} s, {fleet.written} entries\n"
+            ctx = multiprocessing.get_context("spawn")
+            out = ctx.Queue()
+            groups = [ids[i : i + TABLES_PER_PROCESS] for i in range(0, tables, TABLES_PER_PROCESS)]
+            sys.stderr.write(
+                f"[{label}] {tables} tables in {len(groups)} processes: {seconds:.0f} s of play\n"
+            )
+            workers = [
+                ctx.Process(
+                    target=play_tables,
+                    args=(
+                        g,
+                        users,
+                        broker.port,
+                        pace,
+                        seconds,
+                        str(Path(work) / f"p{k}"),
+                        tables * 10 + k,
+                        out,
+                    ),
                 )
-            written = fleet.written
-            played_s = time.monotonic() - started
-            fleet.halt()
-            # Everything written must reach the hub: wait for every table's confirmation.
-            deadline = time.monotonic() + 60
-            complete = 0
-            while time.monotonic() < deadline:
-                complete = sum(c.confirmed >= len(sim.record) for sim, c, _ in fleet.tables.values())
-                if complete == tables:
-                    break
-                time.sleep(0.2)
+                for k, g in enumerate(groups)
+            ]
+            for w in workers:
+                w.start()
+            parts = [out.get(timeout=seconds + 300) for _ in workers]
+            for w in workers:
+                w.join(timeout=60)
             stats = json.loads(
                 urllib.request.urlopen(f"http://127.0.0.1:{page_port}/api/stats", timeout=10).read()
             )
-            republished = sum(c.stats.republished for _, c, _ in fleet.tables.values())
             hub_mb = peak_rss_mb(hub.pid)
             broker_mb = peak_rss_mb(broker._proc.pid) if broker._proc else float("nan")
-            tables_mb = rss_mb()
-            fleet.stop()
             reader.stop.set()
         finally:
             hub.terminate()
             hub.wait(timeout=30)
+    played_s = max(p["played_s"] for p in parts)
+    written = sum(p["written"] for p in parts)
     page = percentiles(reader.lags)
+    sys.stderr.write(f"[{label}] {tables} tables: {written} entries written, {stats['stored']} stored\n")
     return {
         "label": label,
         "tables": tables,
@@ -163,9 +215,9 @@ def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, A
         "page_events": reader.events,
         "hub_peak_mb": round(hub_mb, 1),
         "broker_peak_mb": round(broker_mb, 1),
-        "tables_process_mb": round(tables_mb, 1),
-        "complete_tables": complete,
-        "republished": republished,
+        "tables_process_mb": round(sum(p["rss_mb"] for p in parts), 1),
+        "complete_tables": sum(p["complete"] for p in parts),
+        "republished": sum(p["republished"] for p in parts),
     }
 
 
