@@ -180,7 +180,7 @@ def test_hub_command_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -
     for argv, why in (
         (["hub"], "--broker is required"),
         (["hub", "--broker", "mqtt://hub:x@10.1.2.3"], "use TLS"),
-        (["hub", "--demo", "0"], "--demo: expected 1 to 500"),
+        (["hub", "--demo", "0"], "--demo: expected 1 to 100"),
         (["hub", "--broker", "mqtt://hub:x@127.0.0.1", "--store", "postgresql://x/y"], "PostgreSQL"),
     ):
         assert cli_main(argv) == 2

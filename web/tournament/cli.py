@@ -24,6 +24,12 @@ from web.tournament.receiver import Receiver
 from web.tournament.store import StoreError, open_store
 
 
+#: The demo's tables share one process, and paho's select() loop cannot use descriptors past 1024
+#: (about 9 per table: its record, the broadcaster's reader, its socket). benchmarks/tournament.py
+#: runs more in several processes; a real table runs one broadcaster.
+MAX_DEMO_TABLES = 100
+
+
 class HubCliError(Exception):
     """One line for the user, exit status 2."""
 
@@ -56,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from referee.simulated_table import Fleet
     from web.tournament.app import create_app
 
-    if args.demo is not None and not 1 <= args.demo <= 500:
-        raise HubCliError(f"--demo: expected 1 to 500 tables, got {args.demo}")
+    if args.demo is not None and not 1 <= args.demo <= MAX_DEMO_TABLES:
+        raise HubCliError(f"--demo: expected 1 to {MAX_DEMO_TABLES} tables, got {args.demo}")
     if args.demo is None and not args.broker:
         raise HubCliError("--broker is required (or --demo N for a local broker and N simulated tables)")
     if args.pace <= 0:
