@@ -40,9 +40,9 @@ from typing import Any
 ROOT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT_DIR))
 
-from referee.simulated_table import Fleet  # noqa: E402
-from web.tournament.broker import Mosquitto, free_port  # noqa: E402
-from web.tournament.receiver import percentiles  # noqa: E402
+from referee.app.broker import Mosquitto, free_port  # noqa: E402
+from referee.app.simulated_tables import Fleet  # noqa: E402
+from referee.app.tournament import percentiles  # noqa: E402
 
 
 def peak_rss_mb(pid: int | str = "self") -> float:
@@ -113,7 +113,7 @@ def play_tables(
     out: Any,
 ) -> None:
     """One process of tables (spawned): deal, play ``seconds``, wait for every confirmation."""
-    from referee.broadcast import BrokerConfig
+    from referee.app.broadcast import BrokerConfig
 
     configs = {t: BrokerConfig("127.0.0.1", port, t, users[t]) for t in ids}
     fleet = Fleet(Path(folder), configs, pace=pace, seed=seed).start()
@@ -149,7 +149,7 @@ def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, A
         env = {**os.environ, "GIZMOS_ADMIN_PIN": "bench-pin", "PYTHONPATH": str(ROOT_DIR)}
         hub = subprocess.Popen(
             [
-                sys.executable, "-m", "referee.cli", "hub",
+                sys.executable, "-m", "referee.app.cli", "hub",
                 "--broker", f"mqtt://hub:{users['hub']}@127.0.0.1:{broker.port}",
                 "--store", str(Path(work) / "hub.sqlite"),
                 "--port", str(page_port),

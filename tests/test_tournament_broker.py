@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from referee.broadcast import QOS, Broadcaster, entries_topic, summary_topic
+from referee.app.broadcast import QOS, Broadcaster, entries_topic, summary_topic
+from referee.app.broker import Mosquitto, find_mosquitto
+from referee.app.tournament import Receiver
 from tests.tournament_net import Cable, PlayingTable
 from web.tournament.board import Board
-from web.tournament.broker import Mosquitto, find_mosquitto
-from web.tournament.receiver import Receiver
 from web.tournament.store import SqliteStore
 
 pytestmark = pytest.mark.skipif(
@@ -226,9 +226,9 @@ def test_a_live_table_broadcasts_its_tracker_record(broker: Mosquitto, hub: Hub,
     from argparse import Namespace
     from types import SimpleNamespace
 
-    from referee.broadcast import BroadcastError, broadcast_live_game
+    from referee.app.broadcast import BroadcastError, broadcast_live_game
+    from referee.app.live import LocalGame
     from referee.events import EndOfTurn
-    from referee.live import LocalGame
     from referee.tracker import Tracker
 
     game = LocalGame(Tracker.create(tmp_path / "night-1.sqlite", ["Ann", "Bo"], seed=4, observed=False))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from referee.broadcast import BroadcastError, BrokerConfig, check_table_id
-from referee.cli import main as cli_main
+from referee.app.broadcast import BroadcastError, BrokerConfig, check_table_id
+from referee.app.cli import main as cli_main
 from web.tournament.app import create_app
 from web.tournament.board import Board, standings
 from web.tournament.store import EntryMessage, SqliteStore, StoreError, open_store

@@ -9,8 +9,8 @@ import threading
 import time
 from pathlib import Path
 
-from referee.broadcast import Broadcaster, BrokerConfig
-from referee.simulated_table import SimulatedTable
+from referee.app.broadcast import Broadcaster, BrokerConfig
+from referee.app.simulated_tables import SimulatedTable
 
 
 class Cable:

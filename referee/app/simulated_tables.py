@@ -2,7 +2,7 @@
 rules engine written to a real game record, one accepted step at a time, in the entry shapes
 the tracker writes (a ``setup`` entry, then ``step`` entries, and a ``warning`` now and then).
 
-The record is a plain :class:`~referee.record.GameRecord`, so a :class:`~referee.broadcast.
+The record is a plain :class:`~referee.tracker.GameRecord`, so a :class:`~referee.app.broadcast.
 Broadcaster` publishes it exactly as it publishes a live table's.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.broadcast import Broadcaster, BrokerConfig, gizmos_summary
+from referee.app.broadcast import Broadcaster, BrokerConfig, gizmos_summary
 from referee.gizmos import State, Step
 from referee.gizmos.simulate import random_game
-from referee.record import GameRecord
+from referee.tracker import GameRecord
 
 NAMES = ("Ada", "Brook", "Cyd", "Dee", "Emil", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kit", "Lu")
 

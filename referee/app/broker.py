@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.broadcast import ROOT, BrokerConfig
+from referee.app.broadcast import ROOT, BrokerConfig
 
 MOSQUITTO_PATHS = ("/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto")
 

@@ -1,4 +1,9 @@
-"""The ``gizmos-referee`` command line. Every failure is one clear line, never a traceback."""
+"""The ``gizmos-referee`` command line. Every failure is one clear line, never a traceback.
+
+The engine verbs (``new``, ``legal``, ``apply``, ``score``, ``simulate``) drive any registered
+game through :class:`referee.game.Game`: ``new`` and ``simulate`` take ``--game``; the others
+read the game from the state file's ``"format"``.
+"""
 
 from __future__ import annotations
 
@@ -11,21 +16,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from referee.broadcast import BroadcastError, add_broker_arguments
-from referee.gizmos import (
-    GizmosError,
-    IllegalStep,
-    State,
-    Step,
-    apply,
-    legal_steps,
-    new_game,
-    ranking,
-    resolve_chance,
-)
-from referee.gizmos.simulate import GameDidNotEnd, random_game
-from referee.gizmos.state import state_from_text
-from referee.gizmos.steps import describe, step_from_text
+from referee.app.broadcast import BroadcastError, add_broker_arguments
+from referee.game import Game, game_of_state, get_game, registered_games
+
+#: Random legal play longer than this many steps is reported as not terminating.
+MAX_STEPS = 100_000
 
 
 class CliError(Exception):
@@ -56,16 +51,30 @@ def _write_text(path: str, text: str) -> None:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def _emit_state(state: State, out: str | None) -> None:
-    text = json.dumps(state.to_json(), indent=1) + "\n"
+def _emit_state(game: Game[Any, Any], state: Any, out: str | None) -> None:
+    text = json.dumps(game.state_to_json(state), indent=1) + "\n"
     if out:
         _write_text(out, text)
     else:
         sys.stdout.write(text)
 
 
-def _load_state(arg: str) -> State:
-    return state_from_text(_read_text(arg, "state"))
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if what == "state" else f"column {exc.colno}"
+        raise CliError(f"{what}: not valid JSON: {exc.msg} at {where}") from exc
+
+
+def _load_state(arg: str) -> tuple[Game[Any, Any], Any]:
+    """A state file and the game it belongs to (its ``"format"`` names the game)."""
+    raw = _json(_read_text(arg, "state"), "state")
+    try:
+        game = game_of_state(raw)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from exc
+    return game, game.state_from_json(raw)
 
 
 def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
@@ -73,63 +82,64 @@ def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    state = new_game(args.players)
-    if not args.observed:
-        state = resolve_chance(state, random.Random(args.seed))
-    _emit_state(state, args.out)
+    game = get_game(args.game)
+    state = game.new_game(args.players, None if args.observed else random.Random(args.seed))
+    _emit_state(game, state, args.out)
     return 0
 
 
 def cmd_legal(args: argparse.Namespace) -> int:
-    state = _load_state(args.state)
-    steps = legal_steps(state)
+    game, state = _load_state(args.state)
+    steps = game.legal_steps(state)
     if args.text:
         for s in steps:
-            print(describe(s))
+            print(game.describe(s))
     else:
-        _emit([s.to_json() for s in steps], sys.stdout, pretty=False)
+        _emit([game.step_to_json(s) for s in steps], sys.stdout, pretty=False)
     return 0
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    state = _load_state(args.state)
-    step = step_from_text(_read_text(args.step, "step"))
+    game, state = _load_state(args.state)
+    step = game.step_from_json(_json(_read_text(args.step, "step"), "step"))
     seeded = random.Random(args.seed) if args.seed is not None else None
     try:
-        after = apply(state, step, seeded)
-    except IllegalStep as exc:
-        _emit(exc.to_json(), sys.stdout, pretty=False)
+        after = game.apply(state, step, seeded)
+    except game.illegal_step_type as exc:
+        _emit(exc.to_json(), sys.stdout, pretty=False)  # type: ignore[attr-defined]
         return 1
-    _emit_state(after, args.out)
+    _emit_state(game, after, args.out)
     return 0
-
-
-def _score_rows(state: State) -> list[dict[str, Any]]:
-    return [line.to_json() for line in ranking(state)]
-
-
-def _print_scores(state: State, out: TextIO) -> None:
-    out.write(
-        f"{'rank':<5}{'seat':<6}{'printed':>8}{'tokens':>8}{'end':>5}{'total':>7}{'gizmos':>8}{'energy':>8}"
-        "  tie-break\n"
-    )
-    for r in ranking(state):
-        out.write(
-            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
-            f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}\n"
-        )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    state = _load_state(args.state)
+    game, state = _load_state(args.state)
     if args.json:
-        _emit({"game_over": state.game_over, "ranking": _score_rows(state)}, sys.stdout)
+        _emit({"game_over": game.is_terminal(state), "ranking": game.score_table(state)}, sys.stdout)
     else:
-        _print_scores(state, sys.stdout)
+        sys.stdout.write(game.score_report(state))
     return 0
 
 
+def random_game(game: Game[Any, Any], players: int, seed: int, log: TextIO | None = None) -> tuple[Any, int]:
+    """One game of uniformly random legal steps from a seeded setup, through the game interface
+    (chance resolved inside ``apply``): the final state and the number of steps. ``log`` gets
+    every step as a JSON line."""
+    rng = random.Random(seed)
+    state = game.new_game(players, rng)
+    for n in range(MAX_STEPS):
+        if game.is_terminal(state):
+            return state, n
+        step = rng.choice(game.legal_steps(state))
+        if log is not None:
+            turn = getattr(state, "turn", None)  # both games' states count turns
+            log.write(json.dumps({"seed": seed, "turn": turn, "step": game.step_to_json(step)}) + "\n")
+        state = game.apply(state, step, rng)
+    raise CliError(f"seed {seed}: no end after {MAX_STEPS} steps")
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
     try:
         log: TextIO | None = open(args.log, "w", encoding="utf-8") if args.log else None  # noqa: SIM115
     except OSError as exc:
@@ -140,24 +150,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     turns: list[int] = []
     try:
         for i in range(args.games):
-            seed = args.seed + i
-            on_step: Callable[[State, Step, State], None] | None = None
-            if log is not None:
-
-                def on_step(
-                    before: State, step: Step, after: State, seed: int = seed, log_file: TextIO = log
-                ) -> None:
-                    log_file.write(
-                        json.dumps({"seed": seed, "turn": before.turn, "step": step.to_json()}) + "\n"
-                    )
-
-            try:
-                play = random_game(args.players, seed, on_step)
-            except GameDidNotEnd as exc:
-                raise CliError(str(exc)) from exc
-            total_steps += play.steps
-            turns.append(play.final.turn)
-            wins[ranking(play.final)[0].seat] += 1
+            final, steps = random_game(game, args.players, args.seed + i, log)
+            total_steps += steps
+            turns.append(getattr(final, "turn", 0))
+            for seat, won in enumerate(game.returns(final)):
+                wins[seat] += won == 1.0  # equal totals share a win (Contrivance ruling 21)
             if args.games > 1 and not args.quiet:
                 sys.stderr.write(f"\rsimulate: {i + 1}/{args.games} games")
                 sys.stderr.flush()
@@ -168,6 +165,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             log.close()
     elapsed = time.perf_counter() - started
     summary = {
+        "game": game.name,
         "games": args.games,
         "players": args.players,
         "first_seed": args.seed,
@@ -179,7 +177,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     }
     _emit(summary, sys.stdout)
     if args.games == 1:
-        _print_scores(play.final, sys.stdout)
+        sys.stdout.write(game.score_report(final))
     return 0
 
 
@@ -187,9 +185,9 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
     """Run a camera/serial/web command; its bad input (camera, port, files) is one line, exit 2."""
     import importlib
 
-    from referee.live import LiveError
-    from referee.record import RecordError
+    from referee.app.live import LiveError
     from referee.tracker import TrackerError
+    from referee.tracker.record import RecordError
     from vision.errors import VisionError
 
     try:
@@ -200,17 +198,17 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: referee the bundled recorded game end to end."""
-    return _edge("referee.demo", "run_demo", args)
+    return _edge("referee.app.demo", "run_demo", args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Referee a real table: camera (or video, or images), dispenser port, zones, players."""
-    return _edge("referee.live", "run_table", args)
+    return _edge("referee.app.live", "run_table", args)
 
 
 def cmd_finetune(args: argparse.Namespace) -> int:
     """Fine-tune the detector on frames saved by ``run --save-frames`` and enrolled card faces."""
-    return _edge("vision.finetune", "run_finetune", args)
+    return _edge("vision.training.finetune", "run_finetune", args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -221,8 +219,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_hub(args: argparse.Namespace) -> int:
-    """The tournament hub (web/tournament/cli.py)."""
-    from web.tournament.cli import ERRORS, run
+    """The tournament hub (referee/app/tournament.py)."""
+    from referee.app.tournament import ERRORS, run
 
     try:
         return run(args)
@@ -250,8 +248,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    games = sorted(registered_games())
     s = sub.add_parser("new", help="a new game as JSON from the number of players and a seed")
-    s.add_argument("--players", type=int, default=2, help="2-4 players (default 2)")
+    s.add_argument("--game", choices=games, default="gizmos", help="the game (default gizmos)")
+    s.add_argument("--players", type=int, default=2, help="Gizmos 2-4, Contrivance 2-6 players (default 2)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random setup (default 0)")
     s.add_argument("--observed", action="store_true", help="leave the setup's random outcomes to be supplied")
     s.add_argument("--out", help="write the state here instead of standard output")
@@ -277,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_score)
 
     s = sub.add_parser("simulate", help="N random legal games from a seed, with a summary")
+    s.add_argument("--game", choices=games, default="gizmos", help="the game (default gizmos)")
     s.add_argument("--games", type=int, default=10)
     s.add_argument("--players", type=int, default=2)
     s.add_argument("--seed", type=int, default=0)
@@ -313,6 +314,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--oracle", action="store_true", help="the recording's true boxes instead of YOLO (a stage check)"
     )
     s.add_argument("--workers", type=int, default=2, help="processes rendering the recording on first use")
+    s.add_argument(
+        "--camera-only",
+        action="store_true",
+        help="the camera alone: no dispenser board, so no sensor events and no end-of-turn button; "
+        "turns are inferred from the table",
+    )
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser(
@@ -383,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve_arguments(s)
     s.set_defaults(func=cmd_serve)
 
-    from web.tournament.cli import add_arguments as hub_arguments
+    from referee.app.tournament import add_arguments as hub_arguments
 
     s = sub.add_parser("hub", help="tournament hub: every table through an MQTT broker, one live page")
     hub_arguments(s)
@@ -391,7 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, module, text in (
         ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),
-        ("vision", "vision.cli", "camera pipeline: faces, synth, dataset, train, calibrate, observe"),
+        (
+            "vision",
+            "referee.app.vision_cli",
+            "camera pipeline: faces, synth, dataset, train, calibrate, observe",
+        ),
     ):
         s = sub.add_parser(name, help=text, add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
@@ -402,15 +413,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("players",):
-        value = getattr(args, name, None)
-        if value is not None and not 2 <= value <= 4:
-            parser.error(f"--players: Gizmos is for 2-4 players, got {value}")
+    players = getattr(args, "players", None)
+    if players is not None:
+        game = get_game(args.game)
+        if not game.min_players <= players <= game.max_players:
+            parser.error(
+                f"--players: {game.name.capitalize()} is for {game.min_players}-{game.max_players} "
+                f"players, got {players}"
+            )
     if getattr(args, "games", 1) < 1:
         parser.error("--games: must be at least 1")
+    bad_input: tuple[type[Exception], ...] = (
+        CliError,
+        *(game.error_type for game in registered_games().values()),
+    )
     try:
         return int(args.func(args))
-    except (CliError, GizmosError) as exc:
+    except bad_input as exc:
         sys.stderr.write(f"gizmos-referee {args.command}: error: {exc}\n")
         return 2
     except KeyboardInterrupt:
