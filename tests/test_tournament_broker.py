@@ -101,6 +101,27 @@ def test_publish_and_receive(broker: Mosquitto, hub: Hub, tmp_path: Path) -> Non
     table.caster.stop()
 
 
+def test_gizmos_and_contrivance_tables_side_by_side(broker: Mosquitto, hub: Hub, tmp_path: Path) -> None:
+    gizmos = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=4, pace=0.005)
+    contrivance = PlayingTable(tmp_path, broker.config("t2"), "t2", seed=4, pace=0.005, game="contrivance")
+    assert wait_for(lambda: contrivance.sim.finished, 20)  # a Contrivance game is ~80 steps
+    for table in (gizmos, contrivance):
+        last = table.halt()
+        assert table.caster.wait_confirmed(last, 10)
+        assert_same_copy(hub, table, "game-4")
+    assert wait_for(lambda: len(hub.board.snapshot()["tables"]) == 2, 5)
+    assert wait_for(lambda: bool(hub.board.snapshot()["standings"]), 5)
+    snap = hub.board.snapshot()
+    assert {row["table"]: row["summary"]["kind"] for row in snap["tables"]} == {
+        "t1": "gizmos",
+        "t2": "contrivance",
+    }
+    # Only the finished (Contrivance) game counts in the standings, with its players.
+    assert {r["name"] for r in snap["standings"]} == set(contrivance.sim.names)
+    for table in (gizmos, contrivance):
+        table.caster.stop()
+
+
 def test_broker_restart_mid_game_loses_and_doubles_nothing(
     broker: Mosquitto, hub: Hub, tmp_path: Path
 ) -> None:

@@ -75,9 +75,11 @@ class Cable:
 class PlayingTable:
     """A simulated table that accepts a step every ``pace`` seconds until stopped."""
 
-    def __init__(self, folder: Path, config: BrokerConfig, table: str, seed: int, pace: float) -> None:
+    def __init__(
+        self, folder: Path, config: BrokerConfig, table: str, seed: int, pace: float, game: str = "gizmos"
+    ) -> None:
         self.path = folder / f"{table}.sqlite"
-        self.sim = SimulatedTable(self.path, seed=seed, warn_every=7)
+        self.sim = SimulatedTable(self.path, seed=seed, warn_every=7, game=game)
         self.caster = Broadcaster(config, table, f"game-{seed}", self.path, self.sim.summary).start()
         self.pace = pace
         self._stop = threading.Event()

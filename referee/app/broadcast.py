@@ -308,7 +308,7 @@ class Broadcaster:
 
     def stop(self, drain_s: float = 0.0) -> None:
         """Stop publishing (after up to ``drain_s`` s waiting for the hub to confirm everything)."""
-        if drain_s > 0:
+        if drain_s > 0 and Path(self.record_path).exists():
             tail = _RecordTail(self.record_path)
             last = tail.prev_of(1 << 62)
             tail.close()
@@ -381,7 +381,8 @@ class Broadcaster:
             self._client.publish(summary_topic(self.table, self.root), json.dumps(body), qos=QOS, retain=True)
 
 
-def gizmos_summary(
+def table_summary(
+    game: Any,
     names: list[str],
     state: Any,
     warnings_open: int,
@@ -389,20 +390,17 @@ def gizmos_summary(
     sensors: str = "none",
     dashboard: str | None = None,
 ) -> dict[str, Any]:
-    """A Gizmos table's summary for the hub: the hub shows these fields and knows no rules.
-
-    Another game (Contrivance) publishes the same fields with its own ``kind``.
-    """
-    from referee.gizmos import ranking
-
-    lines = {line.seat: line for line in ranking(state)}
+    """A table's summary for the hub, through the game-independent interface (:mod:`referee.game`):
+    ``kind`` is the game's name, scores and ranks come from its score table. The hub shows
+    these fields and knows no rules, so Gizmos and Contrivance tables sit side by side."""
+    lines = {int(line["seat"]): line for line in game.score_table(state)}
     return {
-        "kind": "gizmos",
-        "round": state.round,
-        "turn": state.turn,
-        "finished": bool(state.game_over),
+        "kind": game.name,
+        "round": getattr(state, "round", None),
+        "turn": getattr(state, "turn", None),
+        "finished": bool(game.is_terminal(state)),
         "players": [
-            {"name": name, "score": lines[seat].total, "rank": lines[seat].rank}
+            {"name": name, "score": lines[seat].get("total"), "rank": lines[seat].get("rank")}
             for seat, name in enumerate(names)
         ],
         "warnings_open": warnings_open,
@@ -462,12 +460,15 @@ def broadcast_live_game(args: Any, game: Any, runner: Any, dashboard: str | None
         caster = Broadcaster(config, args.table, check_table_id(path.stem, "game id"), path)
         tracker.subscribe(lambda _kind, _data: caster.changed())  # wake it at once, not at its next poll
     sensors = "on" if getattr(args, "serial", None) else "none"
+    from referee.gizmos import GIZMOS  # the live tracker referees Gizmos
 
     def summary() -> dict[str, Any]:
         with game.locked() as tracker:
             open_warnings = sum(w.status == "open" for w in tracker.warnings)
             camera = "ok" if runner.stats.frames else "no frames yet"
-            return gizmos_summary(tracker.names, tracker.state, open_warnings, camera, sensors, dashboard)
+            return table_summary(
+                GIZMOS, tracker.names, tracker.state, open_warnings, camera, sensors, dashboard
+            )
 
     caster.summary = summary
     return caster.start()

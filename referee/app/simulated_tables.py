@@ -1,9 +1,10 @@
-"""A simulated table for ``hub --demo``, the tests and the benchmark: random legal play of the
-rules engine written to a real game record, one accepted step at a time, in the entry shapes
-the tracker writes (a ``setup`` entry, then ``step`` entries, and a ``warning`` now and then).
+"""A simulated table for ``hub --demo``, the tests and the benchmark: random legal play of a
+rules engine (Gizmos or Contrivance, through :mod:`referee.game`) written to a real game
+record, one accepted step at a time, in the entry shapes the tracker writes (a ``setup``
+entry, then ``step`` entries, and a ``warning`` now and then).
 
-The record is a plain :class:`~referee.tracker.GameRecord`, so a :class:`~referee.app.broadcast.
-Broadcaster` publishes it exactly as it publishes a live table's.
+The record is a plain :class:`~referee.tracker.GameRecord`, so a
+:class:`~referee.app.broadcast.Broadcaster` publishes it exactly as it publishes a live table's.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.app.broadcast import Broadcaster, BrokerConfig, gizmos_summary
-from referee.gizmos import State, Step
-from referee.gizmos.simulate import random_game
+from referee.app.broadcast import Broadcaster, BrokerConfig, table_summary
+from referee.game import get_game
 from referee.tracker import GameRecord
 
 NAMES = ("Ada", "Brook", "Cyd", "Dee", "Emil", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kit", "Lu")
 
 
+#: Random play longer than this many steps is cut short (no registered game comes near it).
+MAX_STEPS = 20_000
+
+
 class SimulatedTable:
-    """One game of Gizmos played by random legal steps into ``record_path``.
+    """One game of ``game`` ("gizmos", "contrivance") played by random legal steps into ``record_path``.
 
     ``warn_every`` raises an (info) warning every so many steps, and a person dismisses it a few
     steps later, so the hub sees warnings open and close. Thread-safe: :meth:`summary` may be
@@ -39,13 +43,19 @@ class SimulatedTable:
         players: int = 3,
         names: list[str] | None = None,
         warn_every: int = 40,
+        game: str = "gizmos",
     ) -> None:
         rng = random.Random(seed)
+        self.game = get_game(game)
         self.names = names or rng.sample(NAMES, players)
-        moves: list[tuple[State, Step, State]] = []
-        play = random_game(len(self.names), seed, lambda b, s, a: moves.append((b, s, a)))
+        state = self._start = self.game.new_game(len(self.names), rng)
+        moves: list[tuple[Any, Any, Any]] = []
+        while not self.game.is_terminal(state) and len(moves) < MAX_STEPS:
+            step = rng.choice(self.game.legal_steps(state))
+            after = self.game.apply(state, step, rng)
+            moves.append((state, step, after))
+            state = after
         self._moves = moves
-        self._start = moves[0][0] if moves else play.final
         self.state = self._start
         self.warn_every = warn_every
         self._lock = threading.Lock()
@@ -55,7 +65,13 @@ class SimulatedTable:
         self.record = GameRecord(record_path)
         self.record.append(
             "setup",
-            {"names": self.names, "seed": seed, "observed": False, "state": self._start.to_json()},
+            {
+                "game": self.game.name,
+                "names": self.names,
+                "seed": seed,
+                "observed": False,
+                "state": self.game.state_to_json(self._start),
+            },
         )
 
     @property
@@ -85,13 +101,13 @@ class SimulatedTable:
             self.state = after
             return seq
 
-    def _warning(self, before: State) -> dict[str, Any]:
+    def _warning(self, before: Any) -> dict[str, Any]:
         return {
             "id": self._warning_ids,
             "kind": "info",
-            "turn": before.turn,
-            "round": before.round,
-            "player": before.current,
+            "turn": getattr(before, "turn", None),
+            "round": getattr(before, "round", None),
+            "player": self.game.current_player(before),
             "code": None,
             "rulings": [],
             "message": "simulated: a hand covered the dispenser while marbles were drawn",
@@ -103,8 +119,8 @@ class SimulatedTable:
 
     def summary(self) -> dict[str, Any]:
         with self._lock:
-            return gizmos_summary(
-                self.names, self.state, len(self._warnings_open), camera="simulated", sensors="simulated"
+            return table_summary(
+                self.game, self.names, self.state, len(self._warnings_open), "simulated", "simulated"
             )
 
     def close(self) -> None:
@@ -112,7 +128,8 @@ class SimulatedTable:
 
 
 class Fleet:
-    """``configs`` tables (table id -> broker login) playing game after game into records under
+    """``configs`` tables (table id -> broker login) playing game after game (of ``games``, in turn
+    by table: Gizmos and Contrivance side by side) into records under
     ``folder``, one accepted entry per table every ``pace`` seconds (with jitter), each game
     broadcast by its own :class:`Broadcaster`. ``on_play(table, seq)`` sees every entry written.
     """
@@ -126,8 +143,10 @@ class Fleet:
         players: int = 3,
         rounds: int = 0,
         on_play: Callable[[str, int], None] | None = None,
+        games: tuple[str, ...] = ("gizmos",),
     ) -> None:
         self.folder = Path(folder)
+        self.games = {t: games[k % len(games)] for k, t in enumerate(configs)}  # side by side
         self.folder.mkdir(parents=True, exist_ok=True)
         self.configs = configs
         self.pace = pace
@@ -148,6 +167,7 @@ class Fleet:
             self.folder / f"{game}.sqlite",
             seed=self.seed * 100_000 + hash_id(table) * 100 + number,
             players=self.players,
+            game=self.games[table],
         )
         caster = Broadcaster(self.configs[table], table, game, sim.record.path, sim.summary).start()
         self.tables[table] = (sim, caster, number)

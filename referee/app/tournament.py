@@ -44,6 +44,7 @@ from referee.app.broadcast import (
     broker_from_args,
 )
 from referee.app.broker import BrokerError, Mosquitto
+from referee.game import registered_games
 from web.security import PinError, check_pin_format, random_pin
 from web.serve import PIN_ENV
 from web.tournament.board import Board
@@ -233,7 +234,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="page address (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8100, help="page port (default 8100; 0: any free port)")
     p.add_argument("--title", default="Tournament", help="the page's title")
-    p.add_argument("--demo", type=int, metavar="N", help="start a local broker and N simulated tables")
+    p.add_argument(
+        "--demo",
+        type=int,
+        metavar="N",
+        help="start a local broker and N simulated tables (Gizmos and Contrivance in turn)",
+    )
     p.add_argument(
         "--pace", type=float, default=1.0, help="--demo: seconds between a table's accepted steps (default 1)"
     )
@@ -278,7 +284,10 @@ def run(args: argparse.Namespace) -> int:
     if broker is not None:
         assert work is not None
         fleet = Fleet(
-            Path(work.name) / "tables", {t: broker.config(t) for t in tables}, pace=args.pace
+            Path(work.name) / "tables",
+            {t: broker.config(t) for t in tables},
+            pace=args.pace,
+            games=tuple(registered_games()),
         ).start()
         print(f"hub: demo broker on 127.0.0.1:{broker.port}; {args.demo} simulated tables playing")
     print(f"hub: organiser page http://{args.host}:{server.server_port}/  (organiser PIN {pin})")
