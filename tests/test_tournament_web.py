@@ -51,8 +51,13 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
 @pytest.fixture
 def board(store: SqliteStore) -> Board:
     b = Board(store)
-    store.put_summary("t1", "g1", summary("t1", "g1", True, {"Ann": 30, "Bo": 20, "Cy": 10}), 1.0)
-    store.put_summary("t2", "g2", summary("t2", "g2", False, {"Di": 5, "Ed": 7}, kind="contrivance"), 2.0)
+    store.put_summaries(
+        [
+            ("t1", "g1", summary("t1", "g1", True, {"Ann": 30, "Bo": 20, "Cy": 10})),
+            ("t2", "g2", summary("t2", "g2", False, {"Di": 5, "Ed": 7}, kind="contrivance")),
+        ],
+        1.0,
+    )
     b.update("t1", summary("t1", "g1", True, {"Ann": 30, "Bo": 20, "Cy": 10}), online=True)
     b.update("t2", summary("t2", "g2", False, {"Di": 5, "Ed": 7}, kind="contrivance"), online=False)
     return b

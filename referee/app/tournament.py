@@ -201,9 +201,9 @@ class Receiver:
                 self._client.publish(
                     ack_topic(table, game, self.root), json.dumps({"seq": seq}), qos=QOS, retain=True
                 )
-        now = time.time()
+        if summaries:
+            self.store.put_summaries([(t, body["game"], body) for t, body in summaries.items()], time.time())
         for table, body in summaries.items():
-            self.store.put_summary(table, body["game"], body, now)
             self.board.update(table, summary=body, online=True)
         for table, online in statuses.items():
             self.board.update(table, online=online)

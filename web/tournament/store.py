@@ -83,7 +83,9 @@ class TournamentStore(Protocol):
         """Store new entries (ignoring ones already held); the confirmed seq of each game touched."""
         ...
 
-    def put_summary(self, table: str, game: str, summary: dict[str, Any], at: float) -> None: ...
+    def put_summaries(self, summaries: list[tuple[str, str, dict[str, Any]]], at: float) -> None:
+        """Store (table, game, summary) triples: each game's latest summary."""
+        ...
 
     def confirmed(self) -> dict[tuple[str, str], int]: ...
 
@@ -178,14 +180,21 @@ class SqliteStore:
                 raise
         return touched
 
-    def put_summary(self, table: str, game: str, summary: dict[str, Any], at: float) -> None:
+    def put_summaries(self, summaries: list[tuple[str, str, dict[str, Any]]], at: float) -> None:
+        """Each table's latest summary, all in one transaction (one disk sync per batch)."""
         with self._lock:
-            self._db.execute(
-                "INSERT INTO games (table_id, game_id, summary, updated) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (table_id, game_id) DO UPDATE SET summary=excluded.summary,"
-                " updated=excluded.updated",
-                (table, game, json.dumps(summary, separators=(",", ":")), at),
-            )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT INTO games (table_id, game_id, summary, updated) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (table_id, game_id) DO UPDATE SET summary=excluded.summary,"
+                    " updated=excluded.updated",
+                    [(t, g, json.dumps(body, separators=(",", ":")), at) for t, g, body in summaries],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def confirmed(self) -> dict[tuple[str, str], int]:
         with self._lock:
