@@ -76,14 +76,16 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(contrivance.bp)
     app.before_request(check_csrf)
 
-    @app.after_request
-    def headers(resp: Response) -> Response:
-        resp.headers.setdefault("Content-Security-Policy", CSP)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "same-origin")
-        resp.headers.setdefault("X-Frame-Options", "DENY")
-        if resp.mimetype in ("text/html", "application/json"):
-            resp.headers.setdefault("Cache-Control", "no-store")
-        return resp
-
+    app.after_request(security_headers)
     return app
+
+
+def security_headers(resp: Response) -> Response:
+    """Every answer: this content policy, no sniffing, no framing, no caching of pages or data."""
+    resp.headers.setdefault("Content-Security-Policy", CSP)
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("Referrer-Policy", "same-origin")
+    resp.headers.setdefault("X-Frame-Options", "DENY")
+    if resp.mimetype in ("text/html", "application/json"):
+        resp.headers.setdefault("Cache-Control", "no-store")
+    return resp

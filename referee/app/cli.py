@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from referee.app.broadcast import BroadcastError, add_broker_arguments
 from referee.game import Game, game_of_state, get_game, players_problem, registered_games
 
 #: Random legal play longer than this many steps is reported as not terminating.
@@ -206,7 +207,7 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
 
     try:
         return int(getattr(importlib.import_module(module), function)(args))
-    except (LiveError, VisionError, RecordError, TrackerError) as exc:
+    except (LiveError, VisionError, RecordError, TrackerError, BroadcastError) as exc:
         raise CliError(str(exc)) from exc
 
 
@@ -231,6 +232,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from web.serve import run
 
     return run(args, card_art=DrawnCardArt())
+
+
+def cmd_hub(args: argparse.Namespace) -> int:
+    """The tournament hub (referee/app/tournament.py)."""
+    from referee.app.tournament import ERRORS, run
+
+    try:
+        return run(args)
+    except ERRORS as exc:
+        raise CliError(str(exc)) from exc
 
 
 def cmd_vision(args: argparse.Namespace) -> int:
@@ -400,6 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a host name the dashboard may be reached by (repeatable); with --host 0.0.0.0 give "
         "this machine's LAN name or address",
     )
+    add_broker_arguments(s, table=True)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser(
@@ -427,6 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="the dashboard in a browser (127.0.0.1:8000 unless told otherwise)")
     serve_arguments(s)
     s.set_defaults(func=cmd_serve)
+
+    from referee.app.tournament import add_arguments as hub_arguments
+
+    s = sub.add_parser("hub", help="tournament hub: every table through an MQTT broker, one live page")
+    hub_arguments(s)
+    s.set_defaults(func=cmd_hub)
 
     from hardware.cli import add_commands as hardware_commands
     from referee.app.vision_cli import add_commands as vision_commands

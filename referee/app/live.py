@@ -956,6 +956,7 @@ def _writable_folder(folder: Path, option: str) -> None:
 
 def run_table(args: Any) -> int:
     """``gizmos-referee run``: referee a real table until the source ends or Ctrl-C."""
+    from referee.app.broadcast import broadcast_live_game
     from referee.tracker import TrackerError
     from referee.tracker.record import RecordError
     from vision.detect import default_model
@@ -1068,6 +1069,13 @@ def run_table(args: Any) -> int:
             feed.close()
             raise LiveError(getattr(exc, "message", str(exc))) from None
         err.write(f"run: the dashboard is at {url} (game {game.id}); Ctrl-C ends the run\n")
+    try:
+        caster = broadcast_live_game(args, game, runner, None if server is None else url)
+    except BaseException:
+        feed.close()
+        if server is not None:
+            server.shutdown()
+        raise
     runner.launch(game, feed)
     try:
         stats = runner.wait()
@@ -1083,6 +1091,8 @@ def run_table(args: Any) -> int:
         + (f", {stats.saved} saved with labels in {options.save_frames}" if options.save_frames else "")
         + "\n"
     )
+    if caster is not None:
+        caster.stop(drain_s=10.0)  # what is not confirmed by then is republished on the next run
     if server is not None:
         server.shutdown()
     return 0
