@@ -30,10 +30,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
-from referee.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
-from referee.live import Change, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings  # noqa: E402
+from referee.app.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
+from referee.app.live import Change, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings  # noqa: E402
 from referee.tracker import Tracker  # noqa: E402
-from vision.recording import Recording, ensure_recording  # noqa: E402
+from vision.training.recording import Recording, ensure_recording  # noqa: E402
 
 
 def pipeline_for(args: argparse.Namespace, recording: Recording) -> Any:

@@ -26,8 +26,8 @@ import cv2
 import numpy as np
 
 from referee.gizmos.cards import default_cards
-from vision.evaluate import HELDOUT
 from vision.faces import BAND_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS
+from vision.training.evaluate import HELDOUT
 
 #: Seeds of the held-out style's and the other deck's frames (inside the held-out range the
 #: dataset code refuses; the project's own held-out frames start at 9,000,000).
@@ -108,7 +108,7 @@ def webcam(rng: np.random.Generator, img: np.ndarray, kelvin: float | None = Non
     return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
 
 
-#: The held-out style: on top of the held-out camera settings of ``vision.evaluate.HELDOUT``.
+#: The held-out style: on top of the held-out camera settings of ``vision.training.evaluate.HELDOUT``.
 STYLE = replace(
     HELDOUT,
     jitter_mm=4.0,

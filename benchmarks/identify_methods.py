@@ -37,12 +37,12 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS
-from vision.evaluate import Tally, heldout_scenes
 from vision.faces import CARD_MM, face_set
 from vision.identify import Identifier, built_cards, column_cards, level_cards
 from vision.observe import rotation_at
 from vision.progress import Progress
-from vision.synth import TableLayout
+from vision.training.evaluate import Tally, heldout_scenes
+from vision.training.synth import TableLayout
 from vision.zones import COLUMN_ORDER, default_zones
 
 

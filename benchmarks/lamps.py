@@ -25,10 +25,10 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.identify_methods import candidates
-from vision.evaluate import Tally, heldout_scenes
 from vision.identify import Identifier
 from vision.marbles import MarbleColours
 from vision.observe import rotation_at
+from vision.training.evaluate import Tally, heldout_scenes
 from vision.whitebalance import balance, paper_colour
 from vision.zones import default_zones
 

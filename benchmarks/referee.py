@@ -2,7 +2,7 @@
 
 Builds a corpus of seeded games (the rules engine plays them with simple players, three
 tastes round the table), turns each into the observation sequence a camera would report
-(``referee.synthetic``: the set-up table, then every table held for a few frames, tables caught
+(``referee.simulation.synthetic``: the set-up table, then every table held for a few frames, tables caught
 half-way through a refill, an end-of-turn signal per turn) and injects one rule break into
 about 10% of the turns: a class the table allows at that moment, kept only if no legal play
 from the start of the turn explains the table it makes (an exhaustive legal search decides),
@@ -35,12 +35,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import referee.tracker as tracker_module
-from referee.explain import Hints, Limits, explain
+import referee.tracker.tracker as tracker_module
 from referee.gizmos import State
-from referee.synthetic import VIOLATIONS, Camera, Feeder, Noise, TurnScript, simulated_game
+from referee.simulation.synthetic import VIOLATIONS, Camera, Feeder, Noise, TurnScript, simulated_game
 from referee.tracker import Tracker
-from referee.view import view_of
+from referee.tracker.explain import Hints, Limits, explain
+from referee.tracker.view import view_of
 
 #: Bounds of the exhaustive check that an injected table has no legal explanation.
 PROOF = Limits(max_player_steps=14, max_nodes=200_000, max_seconds=30.0)

@@ -35,10 +35,14 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
 from benchmarks import heldout  # the style and deck no training sees
 from vision.calibrate import Calibration, Calibrator
-from vision.dataset import HELDOUT_SEED_BASE
 from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import CalibrationError, ModelFileError
-from vision.evaluate import (
+from vision.hands import hand_cells, mask_iou
+from vision.marbles import MarbleColours
+from vision.observe import Assembler, Observer, rotation_at
+from vision.progress import Progress
+from vision.training.dataset import HELDOUT_SEED_BASE
+from vision.training.evaluate import (
     HELDOUT,
     Tally,
     average_precision,
@@ -50,11 +54,7 @@ from vision.evaluate import (
     oracle_detections,
     table_differences,
 )
-from vision.hands import hand_cells, mask_iou
-from vision.marbles import MarbleColours
-from vision.observe import Assembler, Observer, rotation_at
-from vision.progress import Progress
-from vision.synth import CANON_PX_PER_MM, CLASSES, RenderedScene, rectify
+from vision.training.synth import CANON_PX_PER_MM, CLASSES, RenderedScene, rectify
 from vision.zones import default_zones, overlaps
 
 #: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)

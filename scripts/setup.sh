@@ -22,7 +22,7 @@ echo "setup: installing gizmos-referee and its dependencies"
 $VPIP install --quiet --disable-pip-version-check -e ".[train,dev]"
 
 # Keep ultralytics off the network for good: no hub, no font or AMP-check downloads, no telemetry.
-.venv/bin/python -m vision.offline --configure >/dev/null 2>&1 || true
+.venv/bin/python -m vision.training.offline --configure >/dev/null 2>&1 || true
 
 if [ "${GIZMOS_SETUP_BROWSER:-1}" = "1" ] && ! command -v chromium >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from referee.cli import main
+from referee.app.cli import main
 from vision.detect import default_model
-from vision.recording import ensure_recording
+from vision.training.recording import ensure_recording
 
 
 @pytest.mark.slow

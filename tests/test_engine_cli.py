@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import main
+from referee.app.cli import main
 from referee.gizmos import state_from_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,7 +226,7 @@ def test_the_console_script_never_prints_a_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "gizmos-state", "version": 1, "players": 3}', encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "legal", str(bad)],
+        [sys.executable, "-m", "referee.app.cli", "legal", str(bad)],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -10,7 +10,7 @@ from hardware.fusion import pump
 from hardware.protocol import Button, Return, Row
 from hardware.simulator import VirtualBoard, sample_rgbc
 from referee.gizmos import State, Step
-from referee.synthetic import Feeder
+from referee.simulation.synthetic import Feeder
 from tests.tables import table
 from tests.test_tracker import referee, warnings_of
 

@@ -16,10 +16,8 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.cli import main
-from referee.events import DispenserEvent
-from referee.gizmos import new_game, resolve_chance
-from referee.live import (
+from referee.app.cli import main
+from referee.app.live import (
     DispenserFeed,
     Feed,
     Frame,
@@ -36,11 +34,13 @@ from referee.live import (
     replay_settings,
     yolo_lines,
 )
+from referee.events import DispenserEvent
+from referee.gizmos import new_game, resolve_chance
 from referee.observation import Observation
 from referee.tracker import Tracker
 from vision.detect import Detection
-from vision.evaluate import oracle_detections
-from vision.recording import (
+from vision.training.evaluate import oracle_detections
+from vision.training.recording import (
     RecordingSpec,
     draw_hand,
     film_game,
@@ -52,7 +52,7 @@ from vision.recording import (
     stage_of,
     truth_of,
 )
-from vision.synth import CANON_PX_PER_MM, RenderSettings, covered_zones, render_table
+from vision.training.synth import CANON_PX_PER_MM, RenderSettings, covered_zones, render_table
 from vision.zones import default_zones
 
 SPEC = RecordingSpec()
@@ -302,8 +302,8 @@ class _ScenePipeline:
 
 
 def test_dashboard_starts_the_live_runner_and_shows_what_it_sees(tmp_path: Path) -> None:
+    from tests.web_testing import ApiClient, hub_of, make_app
     from web.live import FrameBuffer
-    from web.testing import ApiClient, hub_of, make_app
 
     state, scene = _setup_scene()
     folder = tmp_path / "frames"
@@ -398,7 +398,7 @@ def test_tracker_settings_for_replay_bound_searches_by_nodes_not_time() -> None:
 
 
 def test_report_text_lists_scores_and_warnings() -> None:
-    from referee.live import write_summary
+    from referee.app.live import write_summary
 
     out = io.StringIO()
     scores = [{"rank": 1, "name": "Ana", "total": 9, "printed_vp": 7, "token_points": 2, "gizmos": 5}]
@@ -420,7 +420,7 @@ def test_report_text_lists_scores_and_warnings() -> None:
 def test_run_dashboard_listens_where_told_and_checks_host_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from referee.live import serve_dashboard
+    from referee.app.live import serve_dashboard
 
     monkeypatch.setenv("GIZMOS_ADMIN_PIN", "4321")
     err = io.StringIO()

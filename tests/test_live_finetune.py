@@ -8,12 +8,19 @@ from pathlib import Path
 import cv2
 import pytest
 
+from referee.app.live import FrameSaver
 from referee.gizmos import COLORS, new_game, resolve_chance
-from referee.live import FrameSaver
-from vision.evaluate import oracle_detections
-from vision.finetune import FinetuneConfig, FinetuneError, finetune, read_labels, saved_frames, tile_offsets
-from vision.recording import layout_of
-from vision.synth import CANON_SIZE, RenderSettings, render_table
+from vision.training.evaluate import oracle_detections
+from vision.training.finetune import (
+    FinetuneConfig,
+    FinetuneError,
+    finetune,
+    read_labels,
+    saved_frames,
+    tile_offsets,
+)
+from vision.training.recording import layout_of
+from vision.training.synth import CANON_SIZE, RenderSettings, render_table
 
 
 def _save_handful(folder: Path, count: int = 4) -> None:
@@ -62,7 +69,7 @@ def test_finetune_one_epoch_on_a_handful_of_saved_frames(tmp_path: Path) -> None
     import torch
 
     from vision.detect import Detector
-    from vision.train import smoke
+    from vision.training.train import smoke
 
     # A detector to start from, marked: a seeded fresh initialisation is nearly the one-epoch
     # smoke model, so a shifted first layer is what shows the weights were carried over.
@@ -105,7 +112,7 @@ def test_finetune_one_epoch_on_a_handful_of_saved_frames(tmp_path: Path) -> None
     assert isinstance(detector.detect(image), list)
     # a second run reuses the tiles and scenes already written (resumable dataset)
     before = {p: p.stat().st_mtime_ns for p in train}
-    from vision.finetune import build_dataset
+    from vision.training.finetune import build_dataset
 
     build_dataset(cfg)
     assert {p: p.stat().st_mtime_ns for p in train} == before

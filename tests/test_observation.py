@@ -11,7 +11,7 @@ import pytest
 
 from referee.events import Correction, DispenserEvent, EndOfTurn, EventError
 from referee.observation import Observation, ObservationError
-from referee.synthetic import perfect_observation
+from referee.simulation.synthetic import perfect_observation
 from tests.tables import table
 
 DOC_EXAMPLE = {

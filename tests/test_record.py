@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from referee.gizmos import State, check_invariants
-from referee.record import GameRecord, RecordError
-from referee.synthetic import Feeder, TurnScript, simulated_game
+from referee.simulation.synthetic import Feeder, TurnScript, simulated_game
 from referee.tracker import Tracker, TrackerError, replay_states
-from referee.view import view_of
+from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.view import view_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,7 +65,7 @@ def test_reopening_resumes_where_the_game_stood(tmp_path: Path) -> None:
 CHILD = textwrap.dedent(
     """
     import sys
-    from referee.synthetic import Feeder, simulated_game
+    from referee.simulation.synthetic import Feeder, simulated_game
     from referee.tracker import Tracker
 
     path, seed, turns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

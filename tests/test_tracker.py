@@ -13,10 +13,10 @@ import pytest
 
 from referee.gizmos import State, Step
 from referee.gizmos.errors import RULES
-from referee.synthetic import Feeder, tables_of
+from referee.simulation.synthetic import Feeder, tables_of
 from referee.tracker import Tracker, TrackerSettings
-from referee.verdicts import RefereeWarning
-from referee.view import view_of
+from referee.tracker.verdicts import RefereeWarning
+from referee.tracker.view import view_of
 from tests.tables import table
 
 R, B, K, Y = 0, 1, 2, 3  # red, blue, black, yellow
@@ -344,7 +344,7 @@ def test_triggered_gizmo_may_wait_while_the_player_thinks() -> None:
 def test_an_overpaid_build_in_the_next_turn_behind_a_hand_is_still_found() -> None:
     # Ana picks; a hand covers the Row while she signals the end of her turn and Ben builds
     # #12 (cost 1 red) paying 2 red. One explanation spans both turns, the overpaid Build second.
-    from referee.synthetic import perfect_observation
+    from referee.simulation.synthetic import perfect_observation
 
     feeder = referee(table(rings={1: (3, 0, 0, 0)}, display=[12]))
     feeder.play(pick(0, R), frames=6)

@@ -8,10 +8,10 @@ import random
 
 from referee.gizmos import Step, default_cards
 from referee.observation import MarbleSighting, Observation
-from referee.synthetic import Camera, Feeder, Noise, perfect_observation, simulated_game, tables_of
+from referee.simulation.synthetic import Camera, Feeder, Noise, perfect_observation, simulated_game, tables_of
 from referee.tracker import Tracker, swap_cards
-from referee.verdicts import RefereeWarning
-from referee.view import Stabilizer, view_of, view_of_observation
+from referee.tracker.verdicts import RefereeWarning
+from referee.tracker.view import Stabilizer, view_of, view_of_observation
 from tests.tables import table
 from tests.test_tracker import referee, warnings_of
 

@@ -9,9 +9,9 @@ import pytest
 
 from referee.events import Correction, EventError
 from referee.gizmos import State, StateError, Step, check_invariants
-from referee.synthetic import Feeder
+from referee.simulation.synthetic import Feeder
 from referee.tracker import Tracker, TrackerError
-from referee.view import adopt_view, view_of
+from referee.tracker.view import adopt_view, view_of
 from tests.tables import table
 from tests.test_tracker import referee, warnings_of
 

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
-from vision.evaluate import (
+from vision.identify import STARTING, assign, built_cards, column_cards, level_cards
+from vision.observe import Assembler, Seen, one_per_object
+from vision.training.evaluate import (
     Tally,
     average_precision,
     content,
@@ -21,9 +23,7 @@ from vision.evaluate import (
     scene_for_seed,
     table_differences,
 )
-from vision.identify import STARTING, assign, built_cards, column_cards, level_cards
-from vision.observe import Assembler, Seen, one_per_object
-from vision.synth import PlayerLayout, RenderedScene, RenderSettings, TableLayout, render_table
+from vision.training.synth import PlayerLayout, RenderedScene, RenderSettings, TableLayout, render_table
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from vision.calibrate import Calibrator, annotate, detect_markers, marker_corners_mm, write_marker_sheet
 from vision.errors import CalibrationError, ZonesError
-from vision.synth import RenderSettings, random_layout, render_table
+from vision.training.synth import RenderSettings, random_layout, render_table
 from vision.zones import DEFAULT_ZONES_PATH, default_zones, load_zones
 
 

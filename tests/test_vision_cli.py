@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
+from referee.app.vision_cli import main
 from referee.observation import Observation
-from vision.cli import main
 
 
 def test_synth_calibrate_and_observe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,11 +15,11 @@ import pytest
 
 from vision.enrol import check
 from vision.errors import EnrolmentError
-from vision.evaluate import content, oracle_detections
 from vision.faces import FACE_H, FACE_W, drawn_faces, face_set
 from vision.identify import Identifier
 from vision.observe import Assembler
-from vision.synth import RenderSettings, TableLayout, render_table
+from vision.training.evaluate import content, oracle_detections
+from vision.training.synth import RenderSettings, TableLayout, render_table
 
 # The user's real card for each id looks like another level-1 card's drawn face, mirrored and
 # re-coloured: nothing like the drawn face of its own id.

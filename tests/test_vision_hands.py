@@ -23,7 +23,7 @@ from vision.hands import (
     smoke_hands,
     train_hands,
 )
-from vision.synth import CANON_SIZE, RenderSettings, random_layout, rectify, render_table
+from vision.training.synth import CANON_SIZE, RenderSettings, random_layout, rectify, render_table
 
 # Seeds no training set used (the hand set starts at 3_000_000, the held-out benchmark at 9_000_000).
 SEEDS = range(8_300_000, 8_300_012)

@@ -12,7 +12,7 @@ import numpy as np
 from benchmarks import heldout
 from vision.enrol import check
 from vision.faces import drawn_faces
-from vision.synth import MARBLE_MM, random_layout, render_table
+from vision.training.synth import MARBLE_MM, random_layout, render_table
 from vision.whitebalance import balance, paper_colour
 
 ROOT = Path(__file__).resolve().parent.parent

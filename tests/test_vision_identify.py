@@ -9,7 +9,7 @@ import numpy as np
 
 from vision.faces import face_set
 from vision.identify import Identifier
-from vision.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
+from vision.training.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
 from vision.zones import default_zones
 
 

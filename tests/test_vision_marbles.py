@@ -10,9 +10,9 @@ import pytest
 
 from referee.gizmos.cards import COLORS
 from vision.errors import ModelFileError
-from vision.evaluate import Tally, scene_for_seed
 from vision.marbles import DEFAULT_PARAMS, FIT_SEED_BASE, ColourModel, MarbleColours, features, fit, samples
-from vision.synth import RenderSettings
+from vision.training.evaluate import Tally, scene_for_seed
+from vision.training.synth import RenderSettings
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ import pytest
 from referee.observation import Observation
 from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import FrameError, ModelFileError
-from vision.evaluate import Tally, content, differences, iou, match, scene_for_seed
 from vision.motion import MotionGate
 from vision.observe import Observer
-from vision.synth import (
+from vision.training.evaluate import Tally, content, differences, iou, match, scene_for_seed
+from vision.training.synth import (
     CANON_PX_PER_MM,
     CANON_SIZE,
     RenderedScene,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from referee.observation import Observation
-from vision.synth import CLASSES, PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
+from vision.training.synth import (
+    CLASSES,
+    PlayerLayout,
+    RenderSettings,
+    TableLayout,
+    random_layout,
+    render_table,
+)
 
 LAYOUT = TableLayout(
     display=(

@@ -12,10 +12,10 @@ import pytest
 from flask import Flask
 
 from referee.tracker import Tracker
+from tests.web_testing import TEST_PIN, ApiClient, break_a_rule, hub_of, make_app
 from web.hub import LiveGame, Settings
 from web.live import FrameBuffer
 from web.openapi import openapi_document
-from web.testing import TEST_PIN, ApiClient, break_a_rule, hub_of, make_app
 
 
 @pytest.fixture

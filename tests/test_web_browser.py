@@ -23,8 +23,8 @@ import pytest
 from flask import request
 from werkzeug.serving import make_server
 
+from tests.web_testing import TEST_PIN, break_a_rule, hub_of, make_app
 from web.demo import play_random
-from web.testing import TEST_PIN, break_a_rule, hub_of, make_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

@@ -18,10 +18,10 @@ from flask import Flask
 from werkzeug.test import TestResponse
 
 from referee.tracker import Tracker
+from tests.web_testing import ApiClient, break_a_rule, hub_of, make_app
 from web.demo import play_random
 from web.hub import LiveGame, Settings
 from web.live import FrameBuffer, FrameSource, LiveRunner
-from web.testing import ApiClient, break_a_rule, hub_of, make_app
 
 
 @pytest.fixture

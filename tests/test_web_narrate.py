@@ -11,11 +11,11 @@ import pytest
 from flask import Flask
 
 from referee.gizmos import COLORS
-from referee.record import GameRecord
+from referee.tracker.record import GameRecord
+from tests.web_testing import ApiClient, hub_of, make_app
 from web.demo import play_random
 from web.hub import Hub
 from web.narrate import gizmo_name, listing, marbles
-from web.testing import ApiClient, hub_of, make_app
 
 
 @pytest.fixture

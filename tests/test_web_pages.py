@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from flask import Flask
 
-from referee.cli import main as cli_main
+from referee.app.cli import main as cli_main
+from tests.web_testing import ApiClient, hub_of, make_app
 from vision.faces import face_set
 from web.live import FrameBuffer
 from web.serve import config_from, is_loopback
-from web.testing import ApiClient, hub_of, make_app
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -187,7 +187,7 @@ def test_serve_runs_the_dashboard(tmp_path: Path) -> None:
     cmd = [
         sys.executable,
         "-m",
-        "referee.cli",
+        "referee.app.cli",
         "serve",
         "--port",
         "0",

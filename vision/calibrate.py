@@ -211,7 +211,7 @@ class Calibrator:
 
 def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) -> np.ndarray:
     """The frame with the markers, the play-area outline and every zone drawn on it."""
-    from vision.synth import zone_rects
+    from vision.training.synth import zone_rects
 
     z = zones or default_zones()
     out = frame.copy()

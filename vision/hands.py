@@ -25,9 +25,9 @@ import cv2
 import numpy as np
 
 from vision.errors import ModelFileError
-from vision.evaluate import scene_for_seed
 from vision.progress import Progress
-from vision.synth import CANON_PX_PER_MM, CANON_SIZE, RenderSettings, rectify
+from vision.training.evaluate import scene_for_seed
+from vision.training.synth import CANON_PX_PER_MM, CANON_SIZE, RenderSettings, rectify
 
 HAND_SCALE = 2  # canonical pixels per mask pixel
 MASK_SIZE = (CANON_SIZE[0] // HAND_SCALE, CANON_SIZE[1] // HAND_SCALE)  # (w, h)

@@ -23,7 +23,7 @@ import numpy as np
 from referee.gizmos.cards import COLORS
 from vision.errors import ModelFileError
 from vision.progress import Progress
-from vision.synth import MARBLE_MM, SIZES, RenderSettings, random_layout, render_table
+from vision.training.synth import MARBLE_MM, SIZES, RenderSettings, random_layout, render_table
 
 PATCH_PPM = 2.0  # px/mm of the marble patch
 PATCH_MM = 24.0  # patch side: the 16 mm marble and a margin for an off-centre box
@@ -31,7 +31,7 @@ INNER = 0.75  # radius of the sampled disc, in marble radii
 HIGHLIGHT_PERCENTILE = 85.0
 MIN_POSTERIOR = 0.95
 DEFAULT_PARAMS = Path(__file__).with_name("data") / "marble_colours.json"
-#: Rendered tables the colour model is fitted on: a seed range of their own (see vision.dataset).
+#: Rendered tables the colour model is fitted on: a seed range of their own (see vision.training.dataset).
 FIT_SEED_BASE = 3_000_000
 
 

@@ -2,7 +2,7 @@
 
 :class:`Observer` runs the whole pipeline on a camera frame. Its last stages live in
 :class:`Assembler`, which takes detections already made (by the detector, or by the oracle of
-:mod:`vision.evaluate`) so that they can be measured on their own.
+:mod:`vision.training.evaluate`) so that they can be measured on their own.
 
 Zones a detected hand overlaps are reported as not seen (``None``), never guessed. Marbles in the
 Energy Row are listed left to right, ring marbles in colour order, built gizmos column by column
@@ -31,7 +31,7 @@ from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import STARTING, Identifier, assign, built_cards, column_cards, level_cards
 from vision.marbles import MarbleColours
 from vision.motion import MotionGate
-from vision.synth import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
+from vision.training.synth import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.gizmos import state_from_json
-from referee.record import GameRecord, RecordError
 from referee.tracker import Tracker, TrackerError
+from referee.tracker.record import GameRecord, RecordError
 from web.live import FrameSource, LiveRunner
 from web.narrate import Narrator
 from web.view import table_view

@@ -24,7 +24,7 @@ class ServeError(Exception):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``serve`` options (``referee/cli.py`` adds them to its ``serve`` command)."""
+    """The ``serve`` options (``referee/app/cli.py`` adds them to its ``serve`` command)."""
     p.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
     )

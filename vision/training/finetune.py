@@ -3,8 +3,8 @@
 Two kinds of examples go into a short training run that starts from the committed detector:
 
 * frames the referee accepted during real games (``gizmos-referee run --save-frames DIR``): the
-  rectified table with labels the game state vouched for (:class:`referee.live.FrameSaver`),
-  cut into training tiles the way :mod:`vision.dataset` cuts rendered tables;
+  rectified table with labels the game state vouched for (:class:`referee.app.live.FrameSaver`),
+  cut into training tiles the way :mod:`vision.training.dataset` cuts rendered tables;
 * rendered tables showing the user's enrolled card faces (``--enrol`` or ``$GIZMOS_ENROL_DIR``,
   see docs/vision.md), so cards never photographed on the table are still learnt.
 
@@ -24,12 +24,12 @@ from typing import Any
 
 import cv2
 
-from vision.dataset import DatasetSpec, crop_labels, generate
 from vision.errors import ModelFileError, VisionError
 from vision.frames import read_frame
 from vision.progress import Progress
-from vision.synth import CANON_SIZE, CLASSES, yolo_text
-from vision.train import MODELS_DIR, TrainConfig, _train_args, export, set_threads
+from vision.training.dataset import DatasetSpec, crop_labels, generate
+from vision.training.synth import CANON_SIZE, CLASSES, yolo_text
+from vision.training.train import MODELS_DIR, TrainConfig, _train_args, export, set_threads
 
 #: Rendered fine-tuning scenes take their seeds from here (clear of training, validation and the
 #: benchmark's held-out range).

@@ -16,10 +16,10 @@ import numpy as np
 
 from referee.observation import Observation
 from vision.detect import Detection
-from vision.synth import CANON_PX_PER_MM, RenderedScene, RenderSettings, random_layout, render_table
+from vision.training.synth import CANON_PX_PER_MM, RenderedScene, RenderSettings, random_layout, render_table
 
 #: Held-out rendering settings: wider tilt and yaw, more card rotation, a different hand rate and
-#: camera heights than the training distribution (:class:`~vision.synth.RenderSettings` defaults).
+#: camera heights than the training distribution (:class:`~vision.training.synth.RenderSettings` defaults).
 HELDOUT = RenderSettings(
     height_mm=(650.0, 1150.0), max_tilt_deg=28.0, max_yaw_deg=6.0, hand_prob=0.25, jitter_deg=3.0
 )

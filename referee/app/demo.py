@@ -1,6 +1,6 @@
 """The README's main job: referee the bundled recorded game, with no camera and no hardware.
 
-The recording (:mod:`vision.recording`: a whole 3-player game filmed at 10 frames/s, with four
+The recording (:mod:`vision.training.recording`: a whole 3-player game filmed at 10 frames/s, with four
 rules broken on purpose) is rendered on first use. Its frames go through the real pipeline:
 still-frame gate, ArUco calibration, the YOLO detector (``models/detector.onnx``), card
 identification, the table observation, the tracker. Its dispenser log is played by the virtual
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from referee.live import (
+from referee.app.live import (
     DispenserFeed,
     Feed,
     LiveError,
@@ -107,7 +107,7 @@ class DemoResult:
 
 def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> DemoResult:
     """Render (first run) and referee the recording; returns what the referee made of it."""
-    from vision.recording import RECORDING_ROOT, ensure_recording
+    from vision.training.recording import RECORDING_ROOT, ensure_recording
 
     recording = ensure_recording(root=options.recording_root or RECORDING_ROOT, workers=options.workers)
     names = recording.names

@@ -28,7 +28,7 @@ from referee.gizmos import IllegalStep, State, Step, default_cards, force, legal
 from referee.gizmos.payments import ANY_COLOUR, payments
 from referee.gizmos.rules import apply
 from referee.gizmos.state import Counts
-from referee.view import TableView, matches, seat_matches, view_of
+from referee.tracker.view import TableView, matches, seat_matches, view_of
 
 CARDS = default_cards()
 #: How many marbles beyond the cost a rule-breaking explanation lets a Build take.

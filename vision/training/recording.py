@@ -13,7 +13,7 @@ Three parts, each deterministic given the recording's seed:
    board's events (Row refills, blind draws, marbles returned, the button) are logged at the
    frame they happen.
 3. **The pixels** (:func:`render`): one camera pose, lens and lighting for the whole game, the
-   table drawn by :mod:`vision.synth`, the hand of :mod:`vision.synth` moved along its path,
+   table drawn by :mod:`vision.training.synth`, the hand of :mod:`vision.training.synth` moved along its path,
    fresh sensor noise on every frame, JPEG frames on disk.
 
 :func:`ensure_recording` renders it on first use (with progress) into ``data/recording/`` and
@@ -56,7 +56,7 @@ from referee.gizmos.rules import chance_outcomes
 from referee.observation import Observation, PlayerSighting
 from vision.errors import VisionError
 from vision.progress import Progress
-from vision.synth import (
+from vision.training.synth import (
     CANON_PX_PER_MM,
     CANON_SIZE,
     PlayerLayout,
@@ -74,7 +74,7 @@ from vision.synth import (
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 CARDS = default_cards()
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RECORDING_ROOT = REPO / "data" / "recording"
 FORMAT = "gizmos-recording"
 VERSION = 1
@@ -125,7 +125,7 @@ _SOURCES: tuple[Path, ...] = tuple(
     sorted(
         [
             Path(__file__),
-            REPO / "vision" / "synth.py",
+            REPO / "vision" / "training" / "synth.py",
             REPO / "vision" / "faces.py",
             REPO / "vision" / "zones.py",
             *(REPO / "referee" / "gizmos").glob("*.py"),
@@ -521,7 +521,7 @@ class _Camera:
 
 
 def hand_start(seed: int, size: tuple[int, int], zones: Zones) -> tuple[int, tuple[float, float]]:
-    """The edge (0 bottom, 1 top, 2 left, 3 right) and point a hand of ``vision.synth._hand``
+    """The edge (0 bottom, 1 top, 2 left, 3 right) and point a hand of ``vision.training.synth._hand``
     with this seed comes in from, and where it would reach on its own (mm); see :func:`_draw_hand`."""
     e, start, _ = _hand_draws(seed, size, zones)
     return e, start
@@ -530,7 +530,7 @@ def hand_start(seed: int, size: tuple[int, int], zones: Zones) -> tuple[int, tup
 def _hand_draws(
     seed: int, size: tuple[int, int], zones: Zones
 ) -> tuple[int, tuple[float, float], tuple[float, float]]:
-    """Replays the first draws of ``vision.synth._hand`` (target, edge, start) for a seed."""
+    """Replays the first draws of ``vision.training.synth._hand`` (target, edge, start) for a seed."""
     rng = np.random.default_rng(seed)
     iw, ih = size
     tw, th = zones.size
@@ -854,7 +854,7 @@ def render_table_image(
 def draw_hand(
     spec: RecordingSpec, image: np.ndarray, hand: Hand, zones: Zones | None = None
 ) -> tuple[float, ...]:
-    """Draw a hand (``vision.synth``'s) with its fingertips at ``hand.tip``; returns its box in table mm.
+    """Draw a hand (``synth``'s) with its fingertips at ``hand.tip``; returns its box in table mm.
 
     ``_hand`` reaches for a target it draws from its seed; shifting the homography it projects
     with moves that target onto ``hand.tip`` while the arm still comes in from the same edge."""
@@ -868,7 +868,8 @@ def draw_hand(
     tx, ty = round(hand.tip[0]), round(hand.tip[1])
     if 0 <= tx < spec.size[0] and 0 <= ty < spec.size[1] and mask[ty, tx] < 128:
         raise RecordingError(
-            "vision.synth._hand no longer draws the hand this recording expects; update vision/recording.py"
+            "vision.training.synth._hand no longer draws the hand this recording expects; "
+            "update vision/training/recording.py"
         )
     canon = cv2.warpPerspective(mask, canonical_from_image(h), CANON_SIZE, flags=cv2.INTER_NEAREST)
     ys, xs = np.nonzero(canon > 127)
@@ -1086,7 +1087,7 @@ def _covered_share(box: tuple[float, ...], hand: tuple[float, ...]) -> float:
 
 
 def hide(obs: Observation, covered: set[str]) -> Observation:
-    """The observation with the zones named as in :func:`vision.synth.covered_zones` unseen."""
+    """The observation with the zones named as in :func:`vision.training.synth.covered_zones` unseen."""
     if not covered:
         return obs
     display = tuple(s for s in obs.display if f"display/{s.level}/{s.slot}" not in covered)

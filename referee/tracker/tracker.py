@@ -3,7 +3,7 @@
 It holds the last accepted state. Observations pass through the :class:`Stabilizer`, so only
 zones that read the same for several frames count and a single misread frame never reaches
 the search. When the stable view of the whole table changes, the tracker searches for legal
-steps that explain it (:func:`referee.explain.explain`):
+steps that explain it (:func:`referee.tracker.explain.explain`):
 
 * one or more legal explanations: accept the cheapest and record its steps (several step
   sequences reaching the same table are noted, never warned about);
@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from referee.events import Correction, DispenserEvent, EndOfTurn
-from referee.explain import Explanation, Hints, Limits, explain, fold_research, visible_cards
 from referee.gizmos import (
     IllegalStep,
     State,
@@ -57,9 +56,18 @@ from referee.gizmos.cards import COLOR_INDEX, COLORS
 from referee.gizmos.errors import RULES, GizmosError, StateError
 from referee.gizmos.steps import describe
 from referee.observation import Observation
-from referee.record import GameRecord, RecordError
-from referee.verdicts import RefereeWarning, describe_violation
-from referee.view import Stabilizer, TableView, adopt_view, matches, mismatches, seat_matches, zone_text
+from referee.tracker.explain import Explanation, Hints, Limits, explain, fold_research, visible_cards
+from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.verdicts import RefereeWarning, describe_violation
+from referee.tracker.view import (
+    Stabilizer,
+    TableView,
+    adopt_view,
+    matches,
+    mismatches,
+    seat_matches,
+    zone_text,
+)
 
 Listener = Callable[[str, dict[str, Any]], None]
 

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from vision.progress import Progress
-from vision.synth import (
+from vision.training.synth import (
     CANON_SIZE,
     CLASSES,
     SIZES,

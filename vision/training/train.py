@@ -1,7 +1,7 @@
 """Detector training, resuming, CI smoke training and export (ultralytics, CPU, offline).
 
 The model is built from ``yolo11n.yaml`` with our class count (never a downloaded ``.pt``) and
-trained from scratch on the synthetic tiles of :mod:`vision.dataset`. ultralytics limits CPU
+trained from scratch on the synthetic tiles of :mod:`vision.training.dataset`. ultralytics limits CPU
 training to ``cpu_count - 1`` threads (one thread on a 2-core machine); :func:`set_threads`
 overrides that deliberately. AMP is off (CPU, and its check would download weights) and plots
 are off (they would download a font).
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vision import offline
 from vision.errors import ModelFileError
+from vision.training import offline
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-RUNS_DIR = Path(__file__).resolve().parent.parent / "runs"
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+RUNS_DIR = Path(__file__).resolve().parents[2] / "runs"
 ARCH = "yolo11n.yaml"
 
 
@@ -123,7 +123,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
 
 def smoke(out_dir: Path | None = None, threads: int = 2) -> Path:
     """CI smoke run: six tiny rendered tiles, one epoch at 256 px. Returns the weights written."""
-    from vision.dataset import DatasetSpec, generate
+    from vision.training.dataset import DatasetSpec, generate
 
     root = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="gizmos-smoke-"))
     data = generate(

@@ -15,7 +15,7 @@ from werkzeug.test import TestResponse
 
 from referee.events import EndOfTurn
 from referee.gizmos import COLORS, apply, force, resolve_chance, step_from_json
-from referee.synthetic import perfect_observation
+from referee.simulation.synthetic import perfect_observation
 from web.app import create_app
 from web.hub import Hub, LiveGame
 

@@ -186,9 +186,9 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
     """Run a camera/serial/web command; its bad input (camera, port, files) is one line, exit 2."""
     import importlib
 
-    from referee.live import LiveError
-    from referee.record import RecordError
+    from referee.app.live import LiveError
     from referee.tracker import TrackerError
+    from referee.tracker.record import RecordError
     from vision.errors import VisionError
 
     try:
@@ -199,17 +199,17 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: referee the bundled recorded game end to end."""
-    return _edge("referee.demo", "run_demo", args)
+    return _edge("referee.app.demo", "run_demo", args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Referee a real table: camera (or video, or images), dispenser port, zones, players."""
-    return _edge("referee.live", "run_table", args)
+    return _edge("referee.app.live", "run_table", args)
 
 
 def cmd_finetune(args: argparse.Namespace) -> int:
     """Fine-tune the detector on frames saved by ``run --save-frames`` and enrolled card faces."""
-    return _edge("vision.finetune", "run_finetune", args)
+    return _edge("vision.training.finetune", "run_finetune", args)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -373,7 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, module, text in (
         ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),
-        ("vision", "vision.cli", "camera pipeline: faces, synth, dataset, train, calibrate, observe"),
+        (
+            "vision",
+            "referee.app.vision_cli",
+            "camera pipeline: faces, synth, dataset, train, calibrate, observe",
+        ),
     ):
         s = sub.add_parser(name, help=text, add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)

@@ -11,7 +11,7 @@ sensor event) rather than one: the tracker counts a zone only once it reads the 
 several frames, and a view no legal step explains must persist before it is judged.
 
 Sources: a camera index, a video file, a folder of images, or a rendered recording
-(:mod:`vision.recording`). Files are played at their own pace by default (``speed`` 1: frames
+(:mod:`vision.training.recording`). Files are played at their own pace by default (``speed`` 1: frames
 the pipeline cannot keep up with are dropped, as from a live camera) or as fast as possible
 (``speed`` 0: every frame is processed, in order, and the run is deterministic).
 """
@@ -37,16 +37,16 @@ import cv2
 import numpy as np
 
 from referee.events import DispenserEvent
-from referee.explain import Limits
 from referee.gizmos import State
 from referee.observation import Observation
 from referee.tracker import Tracker, TrackerSettings, Update
-from referee.view import matches, view_of_observation
+from referee.tracker.explain import Limits
+from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import read_frame
 from vision.motion import MOTION_THRESHOLD, MotionGate
-from vision.synth import (
+from vision.training.synth import (
     CANON_PX_PER_MM,
     CANON_SIZE,
     canonical_from_image,
@@ -176,7 +176,7 @@ class FolderFrames:
 
 
 class RecordingFrames:
-    """The frames of a rendered recording (:class:`vision.recording.Recording`), at their own times."""
+    """A rendered recording's frames (:class:`vision.training.recording.Recording`), at their own times."""
 
     live = False
 
@@ -211,7 +211,7 @@ def open_source(text: str, fps: float = 10.0) -> FrameSource:
     path = Path(text).expanduser()
     if path.is_dir():
         if (path / "recording.json").is_file():
-            from vision.recording import Recording
+            from vision.training.recording import Recording
 
             try:
                 return RecordingFrames(Recording.open(path))
@@ -427,7 +427,7 @@ def replay_settings(base: TrackerSettings | None = None, seconds: float = 10.0) 
 
 
 class FrameSaver:
-    """Saves frames the tracker accepted as YOLO training data for :mod:`vision.finetune`.
+    """Saves frames the tracker accepted as YOLO training data for :mod:`vision.training.finetune`.
 
     A frame qualifies when nothing is hidden and everything the pipeline saw agrees with the
     game state the tracker holds after it (every card where the state puts one, every marble's
@@ -494,7 +494,7 @@ class VisionPipeline:
 class OraclePipeline:
     """The pipeline with a perfect detector: a recording's true boxes stand in for YOLO (real
     calibration, zones and identification). It measures everything but the detector, as
-    :func:`vision.evaluate.oracle_detections` does for single scenes."""
+    :func:`vision.training.evaluate.oracle_detections` does for single scenes."""
 
     def __init__(self, recording: Any) -> None:
         from vision.calibrate import Calibrator

@@ -104,7 +104,7 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "synth":
         _synth(a)
     elif a.cmd == "dataset":
-        from vision.dataset import DatasetSpec, generate
+        from vision.training.dataset import DatasetSpec, generate
 
         spec = DatasetSpec(
             a.out,
@@ -117,7 +117,7 @@ def _run(a: argparse.Namespace) -> int:
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "train":
-        from vision.train import TrainConfig, smoke, train
+        from vision.training.train import TrainConfig, smoke, train
 
         best = (
             smoke(threads=a.threads)
@@ -131,7 +131,7 @@ def _run(a: argparse.Namespace) -> int:
         )
         print(f"train: weights at {best}")
     elif a.cmd == "export":
-        from vision.train import export
+        from vision.training.train import export
 
         pt, onnx_path = export(a.weights, a.out)
         print(f"export: {pt} and {onnx_path}")
@@ -171,7 +171,7 @@ def _synth(a: argparse.Namespace) -> None:
     import numpy as np
 
     from vision.faces import face_set
-    from vision.synth import RenderSettings, random_layout, render_table, yolo_text
+    from vision.training.synth import RenderSettings, random_layout, render_table, yolo_text
 
     a.out.mkdir(parents=True, exist_ok=True)
     w, h = (int(v) for v in a.size.split("x"))

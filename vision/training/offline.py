@@ -2,7 +2,7 @@
 
 ultralytics otherwise tries to sync settings, reach the hub, download fonts for plots and a
 ``yolo11n.pt`` for its AMP check. None of that may happen here, so the environment and the
-persistent settings are fixed before the first import. ``python -m vision.offline --configure``
+persistent settings are fixed before the first import. ``python -m vision.training.offline --configure``
 writes the settings once (the setup script calls it).
 """
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     """``--configure``: persist the offline settings and print them."""
     args = sys.argv[1:] if argv is None else argv
     if args != ["--configure"]:
-        print("usage: python -m vision.offline --configure", file=sys.stderr)
+        print("usage: python -m vision.training.offline --configure", file=sys.stderr)
         return 2
     for key, value in configure().items():
         print(f"{key}={value}")

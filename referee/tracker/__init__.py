@@ -1,0 +1,35 @@
+"""The referee proper: stable views, the explanation search, warnings and the game record.
+
+It turns what the sensors report (:mod:`referee.observation`, :mod:`referee.events`) into legal
+steps of the engine. It imports only the engine and that contract: no camera, no serial port,
+no web (see docs/architecture.md). The names below are the package's public face; the modules
+are ``tracker`` (the :class:`Tracker`), ``view`` (stabilising what is seen), ``explain`` (the
+search), ``verdicts`` (warnings) and ``record`` (the SQLite game record).
+"""
+
+from __future__ import annotations
+
+from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.tracker import (
+    LogLine,
+    Tracker,
+    TrackerError,
+    TrackerSettings,
+    Update,
+    replay_states,
+    swap_cards,
+)
+from referee.tracker.verdicts import RefereeWarning
+
+__all__ = [
+    "GameRecord",
+    "LogLine",
+    "RecordError",
+    "RefereeWarning",
+    "Tracker",
+    "TrackerError",
+    "TrackerSettings",
+    "Update",
+    "replay_states",
+    "swap_cards",
+]
