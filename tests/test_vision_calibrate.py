@@ -131,3 +131,19 @@ def test_a_soft_small_marker_is_found_near_its_predicted_place() -> None:
     near = detect_markers(small, guess)
     found = [k for k in missed if k in near and np.abs(near[k] - truth[k]).max() < 1.5]
     assert found, f"none of the missed markers {missed} found near the prediction"
+
+
+def test_marker_advice_grows_the_marker_with_the_camera_height() -> None:
+    from dataclasses import replace as with_
+
+    from vision.calibrate import FIRST_MARKER_PX, marker_advice
+
+    near, far = marker_advice(700), marker_advice(2000, tilt_deg=20)
+    assert near.ok and not far.ok and far.far_px < near.far_px
+    bigger = marker_advice(
+        2000, tilt_deg=20, zones=with_(default_zones(), marker_mm=float(np.ceil(far.needed_mm)))
+    )
+    assert bigger.ok and bigger.far_px >= FIRST_MARKER_PX
+    assert "print markers of at least" in far.summary() and "as they are" in near.summary()
+    with pytest.raises(CalibrationError, match="camera height"):
+        marker_advice(50)

@@ -48,3 +48,11 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err.startswith("error: hand training: nothing to resume in")
     assert main(["export-hands", "--weights", str(tmp_path / "w.pt")]) == 2
     assert "hand weights file" in capsys.readouterr().err
+
+
+def test_print_markers_says_which_size_and_refuses_a_bad_one(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "m.png")
+    assert main(["print-markers", "--out", out, "--camera-height", "180", "--tilt", "15"]) == 0
+    assert "print markers of at least" in capsys.readouterr().out
+    assert main(["print-markers", "--out", out, "--marker-mm", "5"]) == 2
+    assert "--marker-mm 5 is not" in capsys.readouterr().err

@@ -8,6 +8,7 @@ marker) and says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -280,6 +281,83 @@ def marker_sheet(zones: Zones | None = None, dpi: int = 150) -> list[np.ndarray]
         )
         pages.append(page)
     return pages
+
+
+#: The smallest marker side (px) found in at least 99 % of trials near a predicted place (keeping
+#: a calibration), and by the whole-frame pass (a first calibration): ``benchmarks/markers.py``.
+MIN_MARKER_PX = 28
+FIRST_MARKER_PX = 32
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerAdvice:
+    """Which marker size a camera needs (``print-markers --camera-height``)."""
+
+    height_mm: float
+    width_px: int
+    fov_deg: float
+    tilt_deg: float
+    marker_mm: float  # the zones file's marker size
+    far_px: float  # the far marker's shorter side in the image, at ``marker_mm``
+    needed_mm: float  # the smallest marker the far corner needs for a first calibration
+    view_mm: float  # table width the camera sees straight below it
+
+    @property
+    def ok(self) -> bool:
+        """Whether the markers of the zones file are large enough."""
+        return self.far_px >= FIRST_MARKER_PX
+
+    def summary(self) -> str:
+        """What to print, in one paragraph."""
+        head = (
+            f"camera {self.height_mm / 10:.0f} cm above the table, {self.width_px} px across a "
+            f"{self.fov_deg:.0f} degree view, tilted {self.tilt_deg:.0f} degrees: the far "
+            f"{self.marker_mm:.0f} mm marker is about {self.far_px:.0f} px "
+            f"(a first calibration needs {FIRST_MARKER_PX}, keeping one {MIN_MARKER_PX})"
+        )
+        if self.view_mm < 1200:
+            head += f"; the camera sees only {self.view_mm:.0f} mm across: raise it or widen the view"
+        if self.ok:
+            return head + f": print the {self.marker_mm:.0f} mm markers as they are."
+        return (
+            head + f": print markers of at least {math.ceil(self.needed_mm):.0f} mm (--marker-mm) "
+            f"and set the same marker_mm in the zones file the referee uses, or bring the camera closer."
+        )
+
+
+def marker_advice(
+    height_mm: float,
+    width_px: int = 1280,
+    fov_deg: float = 70.0,
+    tilt_deg: float = 0.0,
+    zones: Zones | None = None,
+) -> MarkerAdvice:
+    """How large the far marker appears for a pinhole camera over the table's centre.
+
+    The camera hangs ``height_mm`` above the play area's centre, offset by its tilt away from
+    the far marker (the worst case); a marker at distance D, seen at the angle whose cosine is
+    H / D, spans about f * side * H / D^2 pixels along the foreshortened direction.
+    """
+    if not 200 <= height_mm <= 3000:
+        raise CalibrationError(f"print-markers: camera height {height_mm / 10:g} cm is not 20-300 cm")
+    if not 20 <= fov_deg <= 150 or not 0 <= tilt_deg <= 60 or not 160 <= width_px <= 8000:
+        raise CalibrationError("print-markers: view 20-150 degrees, tilt 0-60 degrees, width 160-8000 px")
+    z = zones or default_zones()
+    f = width_px / (2 * math.tan(math.radians(fov_deg) / 2))
+    s = z.marker_mm
+    reach = math.hypot(z.size[0] / 2, z.size[1] / 2)  # the markers lie in the play area's corners
+    d2 = height_mm**2 + (height_mm * math.tan(math.radians(tilt_deg)) + reach) ** 2
+    per_mm = f * height_mm / d2
+    return MarkerAdvice(
+        height_mm,
+        width_px,
+        fov_deg,
+        tilt_deg,
+        s,
+        per_mm * s,
+        FIRST_MARKER_PX / per_mm,
+        2 * height_mm * math.tan(math.radians(fov_deg) / 2),
+    )
 
 
 def write_marker_sheet(path: str | Path, zones: Zones | None = None, dpi: int = 150) -> Path:

@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
     m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
     m.add_argument("--out", type=Path, default=Path("markers.png"))
     m.add_argument("--dpi", type=int, default=150)
+    m.add_argument("--marker-mm", type=float, help="black square side to print (default: the zones file's)")
+    m.add_argument(
+        "--camera-height", type=float, help="cm above the table: say whether the markers are big enough"
+    )
+    m.add_argument("--width", type=int, default=1280, help="camera frame width in px (with --camera-height)")
+    m.add_argument("--fov", type=float, default=70.0, help="camera's horizontal view in degrees")
+    m.add_argument("--tilt", type=float, default=0.0, help="camera tilt from straight down, degrees")
     o = sub.add_parser("observe", help="turn frames into table observations (JSON lines)")
     o.add_argument("images", type=Path, nargs="+")
     o.add_argument("--model", type=Path, default=None)
@@ -158,9 +165,21 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "calibrate":
         _calibrate(a)
     elif a.cmd == "print-markers":
-        from vision.calibrate import write_marker_sheet
+        from dataclasses import replace
 
-        print(f"print-markers: wrote {write_marker_sheet(a.out, dpi=a.dpi)}")
+        from vision.calibrate import marker_advice, write_marker_sheet
+        from vision.errors import CalibrationError
+        from vision.zones import default_zones
+
+        zones = default_zones()
+        if a.marker_mm is not None:
+            if not 20 <= a.marker_mm <= 150:
+                raise CalibrationError(f"print-markers: --marker-mm {a.marker_mm:g} is not 20-150 mm")
+            zones = replace(zones, marker_mm=a.marker_mm)
+        if a.camera_height is not None:
+            advice = marker_advice(a.camera_height * 10, a.width, a.fov, a.tilt, zones)
+            print("print-markers: " + advice.summary())
+        print(f"print-markers: wrote {write_marker_sheet(a.out, zones, dpi=a.dpi)}")
     elif a.cmd == "observe":
         _observe(a)
     return 0
