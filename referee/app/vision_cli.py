@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
     d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
     d.add_argument(
+        "--randomise", action="store_true", help="domain-randomised decks, tables, tokens, lamps (issue 14)"
+    )
+    d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
@@ -121,6 +124,7 @@ def _run(a: argparse.Namespace) -> int:
             tiles_per_scene=a.tiles_per_scene,
             hand_prob=a.hand_prob,
             whole=a.whole,
+            randomise=a.randomise,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "train":
