@@ -161,6 +161,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     cal_status: dict[str, int] = defaultdict(int)
     cal_err: list[float] = []
     exact_oracle, exact = Tally(), Tally()
+    exact_memory = Tally()  # oracle, with the referee's memory of each seat's cards
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
@@ -186,6 +187,11 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         truth_dets = oracle_detections(scene)
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
+        oracle.owned = {
+            p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players
+        }
+        exact_memory.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
+        oracle.owned = None
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
         for d in truth_dets:
@@ -303,6 +309,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         )
     print("\n[stage] zones + identification + marble colour + assembly, on the oracle detector")
     print(f"  observations exactly right: {exact_oracle}")
+    print(f"  the same with the referee's memory of each seat's cards (Assembler.owned): {exact_memory}")
     print(f"  marble colour stage on true boxes: {colour_oracle}")
     print("\n[stage] detector: mAP50 per class")
     aps = []

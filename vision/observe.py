@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from referee.gizmos.cards import COLORS
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
 from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
+from vision.faces import N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import STARTING, Identifier, assign, built_cards, column_cards, level_cards
@@ -74,6 +75,12 @@ class Assembler:
         #: Identification and marble colour read the frame white-balanced on the markers' paper
         #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
         self.white_balance = white_balance
+        #: What the referee remembers (set by the application layer, which follows the game):
+        #: per seat, the cards it knows that seat built or archived. A card in a seat's area is
+        #: then one of that seat's cards (a card that moves keeps its identity: it was seen whole
+        #: in the Display before), and the Display holds only cards no seat owns. ``None``: the
+        #: table alone decides.
+        self.owned: Mapping[int, Collection[int]] | None = None
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
         self.last_cards: list[tuple[Seen, int]] = []
 
@@ -115,7 +122,10 @@ class Assembler:
                 display.append(SlotSighting(level, slot, None, EMPTY_CONFIDENCE))
                 continue
             best = max(cands, key=lambda s: s.confidence)
-            display.append(self._ask(asks, frame, h, best, 0, level_cards(level), (level, slot)))
+            allowed = level_cards(level)
+            if self.owned:
+                allowed = _narrowed(allowed, ~_mask(c for cards in self.owned.values() for c in cards))
+            display.append(self._ask(asks, frame, h, best, 0, allowed, (level, slot)))
         row = None
         if "energy_row" not in covered:
             marbles = sorted(within(self.zones.energy_row, MARBLE_CLASSES), key=lambda s: s.center[0])
@@ -210,8 +220,22 @@ class Assembler:
         out = []
         for s in sorted(cards, key=lambda s: (column(s), sz.to_local(*s.center)[1])):
             allowed = built_cards() if seat is None else column_cards(COLUMN_ORDER[column(s)], seat)
+            if self.owned and sz.seat in self.owned:
+                allowed = _narrowed(allowed, _mask(self.owned[sz.seat]))
             out.append(self._ask(asks, frame, h, s, sz.rotation, allowed))
         return out
+
+
+def _mask(cards: Iterable[int]) -> np.ndarray:
+    m = np.zeros(N_CARDS, bool)
+    m[list(cards)] = True
+    return m
+
+
+def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """``allowed`` narrowed to ``known``, unless that leaves nothing (then the memory is wrong)."""
+    both = allowed & known
+    return both if both.any() else allowed
 
 
 @dataclass(slots=True)
