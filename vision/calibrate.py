@@ -125,18 +125,19 @@ class Calibrator:
     ``"fresh"``); then the corners of those frames are combined (per-corner median, which
     removes the noise of any one frame) into the kept calibration (``"locked"``), used from then
     on: no frame-to-frame jitter and no dependence on the markers staying visible. Every frame
-    still looks for the markers, near where the kept calibration puts them; when those found
-    (at least two) are more than ``moved_px`` away from their place in ``moved_after``
-    consecutive frames, the camera has moved (``"moved"``): the kept calibration is dropped and
-    settling starts again from this frame. Before anything is kept, a covered marker reuses the
-    last good calibration (``"reused"``).
+    still looks for the markers, near where the kept calibration puts them; when at least two
+    of them are more than ``moved_px`` away from their place (one misread marker is not a moved
+    camera) in ``moved_after`` consecutive frames (default 1: the first settled frame after a
+    bump must not be read through the old calibration), the camera has moved (``"moved"``): the
+    kept calibration is dropped and settling starts again from this frame. Before anything is
+    kept, a covered marker reuses the last good calibration (``"reused"``).
 
     A missing marker is searched again near its predicted place: from the kept or last
     calibration, or from the other three markers of this frame.
     """
 
     def __init__(
-        self, zones: Zones | None = None, settle: int = 5, moved_px: float = 3.0, moved_after: int = 2
+        self, zones: Zones | None = None, settle: int = 5, moved_px: float = 3.0, moved_after: int = 1
     ) -> None:
         self.zones = zones or default_zones()
         self.known = marker_corners_mm(self.zones)
@@ -178,7 +179,7 @@ class Calibrator:
             off = [
                 float(np.linalg.norm(found[k] - predicted[k], axis=1).mean()) for k in found if k in predicted
             ]
-            if len(off) >= 2 and float(np.median(off)) > self.moved_px:
+            if sum(d > self.moved_px for d in off) >= 2:  # one misread marker is not a moved camera
                 self._off += 1
             else:
                 self._off = 0
