@@ -55,6 +55,7 @@ from vision.training.evaluate import (
     table_differences,
 )
 from vision.training.synth import CANON_PX_PER_MM, CLASSES, RenderedScene, rectify
+from vision.whitebalance import balance
 from vision.zones import default_zones, overlaps
 
 #: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)
@@ -183,7 +184,9 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         cal_status[status] += 1
         if status == "fresh":
             cal_err.append(corner_error_mm(h, scene.homography))
-        # The later stages on the oracle detector.
+        # The later stages on the oracle detector (colour and the matcher alone read the frame as
+        # the Assembler does: white-balanced on the markers' paper when it is on).
+        seen_frame = balance(scene.image, h, observer.zones) if oracle.white_balance else scene.image
         truth_dets = oracle_detections(scene)
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
@@ -201,7 +204,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM,
                 )
                 colour_oracle.add(
-                    colours.classify(scene.image, h, (cx, cy))[0] == d.cls.removeprefix("marble_")
+                    colours.classify(seen_frame, h, (cx, cy))[0] == d.cls.removeprefix("marble_")
                 )
         # The whole pipeline (the calibrator primed as a stream would have it).
         observer.calibrator.reset()
@@ -266,14 +269,14 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
                 colour_det.add(d.cls == o.cls)
-                got_colour = colours.classify(scene.image, h, c)[0]
+                got_colour = colours.classify(seen_frame, h, c)[0]
                 unknown += got_colour == "unknown"
                 colour_stage.add(got_colour == o.color)
             if o.cls in ident_alone and d.cls in ident_alone:
                 score = (
                     observer.identifier.card_scores if d.cls == "card" else observer.identifier.band_scores
                 )
-                pick = int(np.argmax(score(scene.image, h, c, rotation_at(observer.zones, *c))))
+                pick = int(np.argmax(score(seen_frame, h, c, rotation_at(observer.zones, *c))))
                 ident_alone[o.cls].add(pick == o.card)
         for i, (cls, _, _) in enumerate(truth):
             if cls.startswith("marble_"):
