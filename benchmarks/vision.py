@@ -39,7 +39,7 @@ from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import CalibrationError, ModelFileError
 from vision.hands import hand_cells, mask_iou
 from vision.marbles import MarbleColours
-from vision.observe import Assembler, Observer, rotation_at
+from vision.observe import Assembler, Observer, Seen, rotation_at
 from vision.progress import Progress
 from vision.training.dataset import HELDOUT_SEED_BASE
 from vision.training.evaluate import (
@@ -114,6 +114,17 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
         return scene.homography, "covered" if hand_on_marker else "failed"
 
 
+def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:
+    """Count each identified card (true boxes) right or wrong, full faces and top bands apart."""
+    for seen, card in cards:
+        box = tuple(v * CANON_PX_PER_MM for v in seen.box)
+        o = max(
+            (o for o in scene.objects if o.visible and o.card is not None),
+            key=lambda o: iou(box, tuple(v * CANON_PX_PER_MM for v in o.box_mm)),
+        )
+        into[o.cls].add(card == o.card)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark on each condition asked for and print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -163,6 +174,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     cal_err: list[float] = []
     exact_oracle, exact = Tally(), Tally()
     exact_memory = Tally()  # oracle, with the referee's memory of each seat's cards
+    ident_oracle = {"card": Tally(), "card_band": Tally()}  # identification on true boxes
+    ident_memory = {"card": Tally(), "card_band": Tally()}  # the same with the referee's memory
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
@@ -190,10 +203,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         truth_dets = oracle_detections(scene)
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
+        tally_cards(oracle.last_cards, scene, ident_oracle)
         oracle.owned = {
             p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players
         }
         exact_memory.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
+        tally_cards(oracle.last_cards, scene, ident_memory)
         oracle.owned = None
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
@@ -313,6 +328,11 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print("\n[stage] zones + identification + marble colour + assembly, on the oracle detector")
     print(f"  observations exactly right: {exact_oracle}")
     print(f"  the same with the referee's memory of each seat's cards (Assembler.owned): {exact_memory}")
+    print(
+        f"  identification on true boxes, full faces / top bands: {ident_oracle['card']} / "
+        f"{ident_oracle['card_band']}; with the referee's memory: {ident_memory['card']} / "
+        f"{ident_memory['card_band']}"
+    )
     print(f"  marble colour stage on true boxes: {colour_oracle}")
     print("\n[stage] detector: mAP50 per class")
     aps = []
