@@ -24,6 +24,7 @@ and per call; medians, p99 and max.
 from __future__ import annotations
 
 import argparse
+import difflib
 import statistics
 import sys
 import tempfile
@@ -68,6 +69,9 @@ class Result:
     games: int = 0
     games_in_sync: int = 0  # games whose final table the tracker holds exactly
     sensor_uncertain: int = 0  # camera/sensor disagreements reported (sensor runs only)
+    steps_true: int = 0  # player steps played (end of turn included)
+    steps_matched: int = 0  # ... accepted as the same step (player, kind, card, colour, gizmo)
+    steps_right_turn: int = 0  # ... with the same turn number
     turn_seconds: list[float] = field(default_factory=list)  # all tracker calls of a turn
     search_seconds: list[float] = field(default_factory=list)  # the explanation searches of a turn
     call_seconds: list[float] = field(default_factory=list)
@@ -121,15 +125,23 @@ def run(
     label: str,
     verbose: bool = False,
     sensors: bool = False,
+    camera_only: bool = False,
 ) -> Result:
-    """Feed every game to a fresh tracker (a real SQLite record) and score its warnings."""
+    """Feed every game to a fresh tracker (a real SQLite record) and score its warnings.
+    ``camera_only``: no end-of-turn signals (and no sensor events): turns are inferred."""
     res = Result()
     with SearchClock() as clock, tempfile.TemporaryDirectory() as tmp:
         for g, scripts in enumerate(games):
             names = [f"P{i + 1}" for i in range(scripts[0].final.num_players)]
             tracker = Tracker.create(Path(tmp) / f"game{g}.db", names)
             calls: list[float] = []
-            feeder = Feeder(tracker, Camera(noise, seed + g), sensors=sensors, on_call=calls.append)
+            feeder = Feeder(
+                tracker,
+                Camera(noise, seed + g),
+                sensors=sensors,
+                on_call=calls.append,
+                signals=not camera_only,
+            )
             by_turn: dict[int, TurnScript] = {}
             for script in scripts:
                 calls.clear()
@@ -141,8 +153,9 @@ def run(
                 by_turn[script.turn] = script
                 res.turn_seconds.append(sum(calls))
                 res.search_seconds.append(clock.seconds)
-                res.signalled += script.end_signal
-                res.caught_up += script.end_signal and tracker.state.turn > script.turn
+                if feeder.signals:
+                    res.signalled += script.end_signal
+                    res.caught_up += script.end_signal and tracker.state.turn > script.turn
             feeder.show(scripts[-1].final, 10)  # the table after the end, for the last verdicts
             truth = next(s.final for s in reversed(scripts) if s.end_signal)
             res.games += 1
@@ -150,6 +163,7 @@ def run(
             if verbose:
                 print(f"  game {g + 1} (seed {seed + g}):", file=sys.stderr)
             _score(res, tracker, by_turn, verbose)
+            _attribution(res, tracker, scripts, verbose)
             res.sensor_uncertain += sum("dispenser" in w.message for w in tracker.warnings)
             tracker.record.close()
             print(
@@ -189,6 +203,32 @@ def _score(res: Result, tracker: Tracker, by_turn: dict[int, TurnScript], verbos
             print(f"    missed {inj}; warned that turn: {warned.get(turn, [])}", file=sys.stderr)
 
 
+def _step_key(step: dict[str, Any]) -> tuple[object, ...]:
+    return tuple(step.get(k) for k in ("kind", "player", "card", "color", "gizmo", "level"))
+
+
+def _attribution(res: Result, tracker: Tracker, scripts: list[TurnScript], verbose: bool) -> None:
+    """Whether each step played was accepted on its turn: the accepted player steps are aligned
+    with the played ones (same player, kind, card, colour, gizmo; :mod:`difflib`), and each
+    aligned pair is compared by turn number. A step explained otherwise (a marble drawn read as
+    picked) is not aligned, and counted apart."""
+    truth = [(s.turn, st.to_json()) for s in scripts for st in s.steps]
+    got = [(line.turn, line.step) for line in tracker.log if line.player is not None]
+    a, b = [_step_key(st) for _, st in truth], [_step_key(st) for _, st in got]
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    res.steps_true += len(truth)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            res.steps_matched += 1
+            want, have = truth[block.a + k][0], got[block.b + k][0]
+            res.steps_right_turn += want == have
+            if verbose and want != have:
+                print(
+                    f"    step {truth[block.a + k][1]} of turn {want} accepted on turn {have}",
+                    file=sys.stderr,
+                )
+
+
 def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:6.1f}%" if b else "     - "
 
@@ -215,11 +255,18 @@ def report(res: Result, label: str) -> None:
         f"({_pct(res.legal_violation_turns, res.legal_turns).strip()}); with an 'uncertain' reading: "
         f"{res.legal_uncertain_turns} ({_pct(res.legal_uncertain_turns, res.legal_turns).strip()})"
     )
-    print(
-        f"turns explained by the time their end signal was handled: {res.caught_up} of {res.signalled} "
-        "(the rest waited for a clear view)"
-    )
+    if res.signalled:
+        print(
+            f"turns explained by the time their end signal was handled: {res.caught_up} of {res.signalled} "
+            "(the rest waited for a clear view)"
+        )
     print(f"games ending with the tracker on the true table: {res.games_in_sync} of {res.games}")
+    print(
+        f"steps attributed to the right turn: {res.steps_right_turn} of {res.steps_matched} "
+        "accepted as played "
+        f"({_pct(res.steps_right_turn, res.steps_matched).strip()}); {res.steps_true - res.steps_matched} of "
+        f"{res.steps_true} played steps were explained otherwise or not at all"
+    )
     if res.sensor_uncertain:
         print(f"camera/sensor disagreements reported: {res.sensor_uncertain}")
     print(f"time to explain a turn (searches): {_spread(res.search_seconds)}")
@@ -245,18 +292,38 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rate", type=float, default=0.1, help="share of turns with an injected violation")
     p.add_argument("--max-turns", type=int, default=400)
     p.add_argument("--verbose", action="store_true", help="print every warning that matched no injection")
-    p.add_argument("--sensors", action="store_true", help="a third run with the dispenser's sensor events")
+    p.add_argument("--sensors", action="store_true", help="a run with the dispenser's sensor events too")
+    p.add_argument(
+        "--runs",
+        default="all",
+        help="comma-separated runs: noise-free, noise, sensors, camera-only (default all; sensors "
+        "only with --sensors)",
+    )
     args = p.parse_args(argv)
     print(
         f"building the corpus: {args.games} games, {args.players} players, seed {args.seed}", file=sys.stderr
     )
     games = corpus(args.games, args.players, args.seed, args.rate)
-    runs = [("noise-free", Noise(), False), ("default noise", Noise.default(), False)]
-    if args.sensors:
-        runs.append(("default noise + dispenser sensors", Noise.default(), True))
-    for label, noise, sensors in runs:
+    runs = [
+        ("noise-free", "noise-free", Noise(), False, False),
+        ("noise", "default noise", Noise.default(), False, False),
+        ("sensors", "default noise + dispenser sensors", Noise.default(), True, False),
+        (
+            "camera-only",
+            "camera only: default noise, no sensors, no end-of-turn signals",
+            Noise.default(),
+            False,
+            True,
+        ),
+    ]
+    wanted = {"noise-free", "noise", "camera-only", *(["sensors"] if args.sensors else [])}
+    if args.runs != "all":
+        wanted = set(args.runs.split(","))
+    for name, label, noise, sensors, camera_only in runs:
+        if name not in wanted:
+            continue
         started = time.perf_counter()
-        res = run(games, noise, args.seed, label, args.verbose, sensors)
+        res = run(games, noise, args.seed, label, args.verbose, sensors, camera_only)
         report(res, f"{label} ({time.perf_counter() - started:.0f} s)")
     return 0
 

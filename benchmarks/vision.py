@@ -37,6 +37,7 @@ from benchmarks import heldout  # the style and deck no training sees
 from vision.calibrate import Calibration, Calibrator
 from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import CalibrationError, ModelFileError
+from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_iou
 from vision.marbles import MarbleColours
 from vision.observe import Assembler, Observer, Seen, rotation_at
@@ -54,7 +55,7 @@ from vision.training.evaluate import (
     oracle_detections,
     table_differences,
 )
-from vision.training.synth import CANON_PX_PER_MM, CLASSES, RenderedScene, rectify
+from vision.training.synth import RenderedScene
 from vision.whitebalance import balance
 from vision.zones import default_zones, overlaps
 

@@ -114,9 +114,10 @@ class LineSplitter:
 class SequenceTracker:
     """Classifies each sequence number as next, gap, duplicate or restart.
 
-    Serial links lose and corrupt bytes but never reorder them, so a number seen recently is
-    a duplicate, a number ahead of the last one means lines were lost, and an unseen number
-    behind it means the board restarted without its HELLO getting through.
+    Serial links lose and corrupt bytes but never reorder them, so a number ahead of the last
+    one means lines were lost, and a number behind it is either a repeat of a line already
+    read (a ``duplicate``: the same bytes) or the board counting again after a reset whose
+    HELLO was lost (a ``restart``: a number not seen recently, or seen with other content).
     """
 
     WINDOW = 256
@@ -124,36 +125,41 @@ class SequenceTracker:
     def __init__(self) -> None:
         self.last: int | None = None
         self._recent: deque[int] = deque(maxlen=self.WINDOW)
-        self._seen: set[int] = set()
+        self._seen: dict[int, bytes] = {}
 
-    def restart(self, seq: int) -> None:
+    def restart(self, seq: int, line: bytes = b"") -> None:
         """The board announced a reset: its counter starts again at ``seq``."""
         self._recent.clear()
         self._seen.clear()
-        self._remember(seq)
+        self._remember(seq, line)
 
-    def _remember(self, seq: int) -> None:
+    def _remember(self, seq: int, line: bytes) -> None:
         if len(self._recent) == self.WINDOW:
-            self._seen.discard(self._recent[0])
+            self._seen.pop(self._recent[0], None)
         self._recent.append(seq)
-        self._seen.add(seq)
+        self._seen[seq] = line
         self.last = seq
 
-    def check(self, seq: int) -> tuple[str, int]:
-        """``("ok"|"first"|"gap"|"duplicate"|"restart", lines_missed)``; records ``seq`` unless duplicate."""
+    def check(self, seq: int, line: bytes = b"") -> tuple[str, int]:
+        """``("ok"|"first"|"gap"|"duplicate"|"restart", lines_missed)``; records ``seq`` unless
+        duplicate. ``line`` is the frame as received: a seen number with other bytes is a restart.
+        """
         if self.last is None:
-            self._remember(seq)
+            self._remember(seq, line)
             return "first", 0
         if seq in self._seen:
-            return "duplicate", 0
+            if self._seen[seq] == line:
+                return "duplicate", 0
+            self.restart(seq, line)
+            return "restart", 0
         ahead = seq_distance(self.last, seq)
         if ahead == 1:
-            self._remember(seq)
+            self._remember(seq, line)
             return "ok", 0
         if ahead < SEQ_MODULUS // 2:
-            self._remember(seq)
+            self._remember(seq, line)
             return "gap", ahead - 1
-        self.restart(seq)
+        self.restart(seq, line)
         return "restart", 0
 
 
@@ -256,6 +262,7 @@ class DispenserDriver:
         self._seq = SequenceTracker()
         self._counters = Counters()
         self._hello: Hello | None = None
+        self._uptime: int | None = None  # the last heartbeat's uptime_ms, to see a reset
         self._last_line: float | None = None
         self._silent = False
         self._outage_since: float | None = None
@@ -364,16 +371,17 @@ class DispenserDriver:
         if self._silent:
             self._silent = False
             self._report("alive", now, "lines arriving again")
-        self._frame(frame, now)
+        self._frame(frame, now, line)
 
-    def _frame(self, frame: Frame, now: float) -> None:
+    def _frame(self, frame: Frame, now: float, line: bytes = b"") -> None:
         c = self._counters
         payload = frame.payload
         if isinstance(payload, Hello):
             if self._seq.last is not None:
                 c.resets += 1
                 self._report("reset", now, "board restarted (HELLO)")
-            self._seq.restart(frame.seq)
+            self._seq.restart(frame.seq, line)
+            self._uptime = None
             c.lines_ok += 1
             self._hello = payload
             self._report(
@@ -386,10 +394,16 @@ class DispenserDriver:
                     f"board speaks protocol {payload.protocol}, this host {PROTOCOL_VERSION}",
                 )
             return
-        verdict, missed = self._seq.check(frame.seq)
+        verdict, missed = self._seq.check(frame.seq, line)
         if verdict == "duplicate":
             c.duplicates += 1
             return
+        if isinstance(payload, Heartbeat):
+            # Uptime only grows (until it wraps after 49 days): a smaller one means a reset.
+            before, self._uptime = self._uptime, payload.uptime_ms
+            if verdict != "restart" and before is not None and 0 < before - payload.uptime_ms < 2**31:
+                self._seq.restart(frame.seq, line)
+                verdict = "restart"
         c.lines_ok += 1
         if verdict == "gap":
             c.gaps += 1
@@ -398,7 +412,11 @@ class DispenserDriver:
             self._report("gap", now, f"{missed} line(s) lost (seq {first}..{(frame.seq - 1) % SEQ_MODULUS})")
         elif verdict == "restart":
             c.resets += 1
-            self._report("reset", now, f"sequence restarted at {frame.seq} without a HELLO")
+            self._report(
+                "reset",
+                now,
+                f"board restarted without a HELLO (sequence at {frame.seq}, seen before or behind)",
+            )
         event = self._event(frame, now)
         if event is not None:
             c.events += 1

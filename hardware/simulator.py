@@ -238,26 +238,44 @@ class PtyLink:
 class TcpLink:
     """A localhost TCP server the driver reaches as ``socket://127.0.0.1:PORT``.
 
-    Writes wait (up to ``accept_timeout``) for the driver to connect; closing drops the client
-    and a later write waits for the next one, which is how the driver's reconnect is exercised.
+    The first write waits (up to ``accept_timeout``) for the driver to connect. When the driver
+    leaves (or the link is closed), later bytes go nowhere, as from a board with no host, until
+    the next driver connects: that is how the driver's reconnect is exercised, and why a
+    listener that quits does not end the simulator with ``Broken pipe``.
     """
 
     def __init__(self, port: int = 0, accept_timeout: float = 10.0) -> None:
         self._server = socket.create_server(("127.0.0.1", port))
-        self._server.settimeout(accept_timeout)
+        self._accept_timeout = accept_timeout
         self.port = self._server.getsockname()[1]
         self._client: socket.socket | None = None
+        self._had_client = False
+        self.departures = 0
 
     def open(self) -> str:
         return f"socket://127.0.0.1:{self.port}"
 
+    def _accept(self) -> socket.socket | None:
+        wait = 0.0 if self._had_client else self._accept_timeout
+        ready, _, _ = select.select([self._server], [], [], wait)
+        if not ready:
+            if self._had_client:
+                return None  # nobody listening now: the bytes are lost, as on a real UART
+            raise ConnectionError(f"no driver connected to {self.open()}")
+        client, _ = self._server.accept()
+        self._had_client = True
+        return client
+
     def write(self, data: bytes) -> None:
         if self._client is None:
-            try:
-                self._client, _ = self._server.accept()
-            except TimeoutError:
-                raise ConnectionError(f"no driver connected to {self.open()}") from None
-        self._client.sendall(data)
+            self._client = self._accept()
+            if self._client is None:
+                return
+        try:
+            self._client.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.departures += 1
+            self.close()
 
     def close(self) -> None:
         if self._client is not None:

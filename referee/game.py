@@ -2,8 +2,8 @@
 
 Modelled on OpenSpiel: a game makes initial states, lists legal steps, applies a step (with an
 optional random source for chance), says when a state is terminal and what the returns are, and
-moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`; a second
-game (seed 004, Contrivance) would add a module with its own implementation and register it.
+moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`, Contrivance
+(seed 004) in :mod:`referee.contrivance`; :func:`get_game` knows both by name.
 """
 
 from __future__ import annotations
@@ -16,11 +16,27 @@ A = TypeVar("A")
 
 
 class Game(Protocol[S, A]):
-    """A rule set. States and steps are immutable values; every method is pure."""
+    """A rule set. States and steps are immutable values; every method is pure.
 
-    name: str
-    min_players: int
-    max_players: int
+    ``error_type`` is the base of every error the engine raises for bad input (a malformed step
+    or state, a broken rule); ``illegal_step_type`` the broken rule itself, whose instances have
+    a stable ``code`` and ``to_json()``. A state's JSON names its game: ``"format": "<name>-state"``.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def min_players(self) -> int: ...
+
+    @property
+    def max_players(self) -> int: ...
+
+    @property
+    def error_type(self) -> type[Exception]: ...
+
+    @property
+    def illegal_step_type(self) -> type[Exception]: ...
 
     def new_game(self, players: int, rng: random.Random | None = None) -> S:
         """The initial state; with ``rng`` its setup randomness is resolved, else left to the caller."""
@@ -48,6 +64,14 @@ class Game(Protocol[S, A]):
         """The scoring table, best first, as JSON-ready rows."""
         ...
 
+    def score_report(self, state: S) -> str:
+        """The scoring as plain text for a person to check (the CLI's ``score``)."""
+        ...
+
+    def describe(self, step: A) -> str:
+        """The step as a plain sentence for the move log and ``legal --text``."""
+        ...
+
     def state_to_json(self, state: S) -> dict[str, Any]: ...
 
     def state_from_json(self, raw: Any) -> S: ...
@@ -57,11 +81,26 @@ class Game(Protocol[S, A]):
     def step_from_json(self, raw: Any) -> A: ...
 
 
-def get_game(name: str) -> Game[Any, Any]:
-    """The registered game called ``name``."""
+def registered_games() -> dict[str, Game[Any, Any]]:
+    """Every game the referee hosts, by name."""
+    from referee.contrivance import CONTRIVANCE
     from referee.gizmos import GIZMOS
 
-    games: dict[str, Game[Any, Any]] = {GIZMOS.name: GIZMOS}
+    return {GIZMOS.name: GIZMOS, CONTRIVANCE.name: CONTRIVANCE}
+
+
+def game_of_state(raw: Any) -> Game[Any, Any]:
+    """The registered game a state's JSON belongs to, from its ``"format"``."""
+    formats = {f"{name}-state": game for name, game in registered_games().items()}
+    fmt = raw.get("format") if isinstance(raw, dict) else None
+    if fmt not in formats:
+        raise KeyError(f'state: expected a JSON object with "format": one of {sorted(formats)}, got {fmt!r}')
+    return formats[fmt]
+
+
+def get_game(name: str) -> Game[Any, Any]:
+    """The registered game called ``name``."""
+    games = registered_games()
     if name not in games:
         raise KeyError(f"unknown game {name!r}; known: {sorted(games)}")
     return games[name]

@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
-# One-step setup from a fresh clone: a virtual environment in .venv with everything the
-# referee, its training and its tests need. Safe to run again (it only adds what is missing).
+# One-step setup from a fresh clone; safe to run again (it only adds what is missing).
+#
+#   scripts/setup.sh          what the running referee needs (demo, run, serve, the engine CLI):
+#                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML. No torch.
+#   scripts/setup.sh --dev    everything: the above, plus torch/torchvision and ultralytics for
+#                             training, and pytest, hypothesis, ruff, selenium (+ chromium) for
+#                             the tests. The README's test command and CI (.ci/run) use this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+MODE=runtime
+for arg in "$@"; do
+    case "$arg" in
+        --dev) MODE=dev ;;
+        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "setup: unknown option '$arg' (expected --dev or nothing)" >&2; exit 2 ;;
+    esac
+done
 
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
@@ -11,6 +25,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 VPIP=".venv/bin/python -m pip"
 
+if [ "$MODE" = runtime ]; then
+    echo "setup: installing gizmos-referee and what it needs to run (no training stack)"
+    $VPIP install --quiet --disable-pip-version-check -e .
+    echo "setup: done (for training and the tests: scripts/setup.sh --dev)"
+    exit 0
+fi
+
 # torchvision publishes no CPU-only wheel; its wheel only loads against the matching full torch
 # build, so both come from the package index together (the CPU-only torch wheel cannot load it).
 if ! .venv/bin/python -c "import torchvision.ops" >/dev/null 2>&1; then
@@ -18,7 +39,7 @@ if ! .venv/bin/python -c "import torchvision.ops" >/dev/null 2>&1; then
     $VPIP install --isolated --quiet --disable-pip-version-check "torch==2.13.0" "torchvision==0.28.0"
 fi
 
-echo "setup: installing gizmos-referee and its dependencies"
+echo "setup: installing gizmos-referee with its training and test dependencies"
 $VPIP install --quiet --disable-pip-version-check -e ".[train,dev]"
 
 # Keep ultralytics off the network for good: no hub, no font or AMP-check downloads, no telemetry.

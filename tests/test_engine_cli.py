@@ -67,7 +67,7 @@ def test_legal_json_and_text(game: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0 and steps and all(s["player"] == 0 for s in steps)
     assert {s["kind"] for s in steps} >= {"file", "pick", "research"}
     code, text, _ = run(["legal", str(game), "--text"], capsys)
-    assert code == 0 and len(text.splitlines()) == len(steps) and text.startswith("P1 ")
+    assert code == 0 and len(text.splitlines()) == len(steps) and text.startswith("seat 0 ")
 
 
 def test_legal_reads_standard_input(
@@ -151,6 +151,9 @@ def test_simulate_summary_and_log(tmp_path: Path, capsys: pytest.CaptureFixture[
         ('{"kind": "pick", "player": 7, "color": "red"}', "step.player"),
         ('{"kind": "build", "player": 0, "card": 4, "pay": {"red": -1}}', "step.pay.red"),
         ("no-such-step.json", "no such file"),
+        ('{"kind": "pick", "player": 0, "color": ["red"]}', "step.color: expected one of"),
+        ('{"kind": "dispense", "color": {"red": 1}}', "step.color: expected one of"),
+        ("[" * 100_000 + "]" * 100_000, "step: not valid JSON: nested too deeply"),
     ],
 )
 def test_a_bad_step_is_one_line(
@@ -165,6 +168,8 @@ def _bad_state(tmp_path: Path, game: Path, edit: str) -> Path:
     raw = json.loads(game.read_text(encoding="utf-8"))
     if edit == "malformed":
         text = game.read_text(encoding="utf-8")[:-20]
+    elif edit == "nested":
+        text = "[" * 100_000 + "]" * 100_000
     else:
         if edit == "unknown card":
             raw["players"][0]["archive"] = [999]
@@ -182,6 +187,7 @@ def _bad_state(tmp_path: Path, game: Path, edit: str) -> Path:
     "edit,expected",
     [
         ("malformed", "state: not valid JSON"),
+        ("nested", "state: not valid JSON: nested too deeply"),
         ("unknown card", "unknown card 999"),
         ("impossible", "red marbles are accounted for"),
         ("two places", "is both in"),

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from referee.game import Game, get_game
+from referee.game import Game, get_game, registered_games
 from referee.gizmos import GIZMOS, IllegalStep, check_invariants, ranking
 from referee.gizmos.simulate import random_game
 
@@ -50,16 +50,38 @@ def playthrough(game: Game[Any, Any], players: int, seed: int) -> tuple[Any, int
     raise AssertionError("the game did not end")
 
 
-@pytest.mark.parametrize("players", [2, 3, 4])
-def test_gizmos_through_the_game_interface(players: int) -> None:
-    game = get_game("gizmos")
-    assert game is GIZMOS and game.min_players <= players <= game.max_players
+GAME_SEATS = [
+    (name, players)
+    for name, game in sorted(registered_games().items())
+    for players in range(game.min_players, game.max_players + 1)
+]
+
+
+@pytest.mark.parametrize(("name", "players"), GAME_SEATS)
+def test_every_game_through_the_game_interface(name: str, players: int) -> None:
+    """The same random playthrough for every registered game and player count (OpenSpiel)."""
+    game = get_game(name)
+    assert game.name == name
     final, steps = playthrough(game, players, seed=players)
-    assert steps > 50
+    assert steps > 20
     returns = game.returns(final)
     table = game.score_table(final)
-    assert sorted(returns) == [0.0] * (players - 1) + [1.0]
-    assert returns[table[0]["seat"]] == 1.0 and [row["rank"] for row in table] == list(range(1, players + 1))
+    assert len(returns) == players and set(returns) <= {0.0, 1.0} and max(returns) == 1.0
+    winners = {row["seat"] for row in table if row["rank"] == 1}
+    assert {seat for seat, r in enumerate(returns) if r == 1.0} == winners
+    assert [row["rank"] for row in table] == sorted(row["rank"] for row in table)
+    assert sorted(row["seat"] for row in table) == list(range(players))
+    assert all(isinstance(game.describe(step), str) for step in game.legal_steps(game.new_game(players)))
+
+
+def test_gizmos_has_one_winner() -> None:
+    game = get_game("gizmos")
+    assert game is GIZMOS
+    for players in (2, 3, 4):
+        final, _ = playthrough(game, players, seed=players)
+        table = game.score_table(final)
+        assert sorted(game.returns(final)) == [0.0] * (players - 1) + [1.0]
+        assert [row["rank"] for row in table] == list(range(1, players + 1))
 
 
 def test_the_interface_reports_chance_and_turns() -> None:
@@ -75,8 +97,8 @@ def test_the_interface_reports_chance_and_turns() -> None:
 
 
 def test_an_unknown_game_is_refused() -> None:
-    with pytest.raises(KeyError, match="unknown game 'contrivance'"):
-        get_game("contrivance")
+    with pytest.raises(KeyError, match="unknown game 'chess'; known: \\['contrivance', 'gizmos'\\]"):
+        get_game("chess")
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,8 @@ class Nim:
     name = "nim"
     min_players = 2
     max_players = 4
+    error_type = ValueError
+    illegal_step_type = ValueError
 
     def new_game(self, players: int, rng: random.Random | None = None) -> NimState:
         return NimState(heap=10 + (rng.randrange(5) if rng else 0), to_move=0, players=players)
@@ -122,6 +146,12 @@ class Nim:
 
     def state_from_json(self, raw: Any) -> NimState:
         return NimState(**raw)
+
+    def score_report(self, state: NimState) -> str:
+        return f"winner: seat {self.returns(state).index(1.0)}"
+
+    def describe(self, step: int) -> str:
+        return f"take {step}"
 
     def step_to_json(self, step: int) -> dict[str, Any]:
         return {"take": step}

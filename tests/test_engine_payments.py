@@ -45,18 +45,33 @@ def _single_colour_ok(spent: Counts, target: int, need: int, chosen: tuple[Conve
 
 
 def _multicolour_ok(spent: Counts, need: int, chosen: tuple[Converter, ...]) -> bool:
-    if any(not c.double for c in chosen):
-        return False  # every marble already counts: a converter would be wasted
+    """Every marble counts once towards the 7; each chosen doubler doubles one marble of each of
+    the colours it is used on, that marble being of the colour or converted to it by a chosen
+    converter of another colour (ruling 21). A converter that feeds no doubler is wasted."""
+    doublers = [c for c in chosen if c.double]
+    anys = [c for c in chosen if not c.double]
     per_doubler = [
-        [s for r in range(1, len(d.colors) + 1) for s in combinations(d.colors, r)] for d in chosen
+        [s for r in range(1, len(d.colors) + 1) for s in combinations(d.colors, r)] for d in doublers
     ]
     for picks in product(*per_doubler):
-        doubled = [0, 0, 0, 0]
-        for colours in picks:
-            for c in colours:
-                doubled[c] += 1
-        if all(doubled[c] <= spent[c] for c in range(4)) and sum(spent) + sum(doubled) == need:
-            return True
+        doubled = [c for colours in picks for c in colours]
+        if sum(spent) + len(doubled) != need:
+            continue
+        # Per doubled marble: the colour it was taken from and the converter used (-1: none).
+        routes = [
+            [(c, -1)]
+            + [(m, i) for i, a in enumerate(anys) for m in range(4) if m != c and a.source in (m, ANY_COLOUR)]
+            for c in doubled
+        ]
+        for route in product(*routes):
+            taken = [0, 0, 0, 0]
+            for m, _ in route:
+                taken[m] += 1
+            loads = [sum(1 for _, i in route if i == k) for k in range(len(anys))]
+            if all(taken[c] <= spent[c] for c in range(4)) and all(
+                1 <= load <= a.uses for load, a in zip(loads, anys, strict=True)
+            ):
+                return True
     return False
 
 

@@ -112,7 +112,7 @@ def _edited(edit: dict[str, Any]) -> dict[str, Any]:
         ({"pending": {"kind": "teleport"}}, "state.pending"),
         ({"pending": {"kind": "picks", "count": 3}}, "pending picks count 3"),
         ({"pending": {"kind": "free_build", "level": 2}}, "a free Build of Level 2"),
-        ({"chance": [["draw", 2]]}, "there is no player 3"),
+        ({"chance": [["draw", 2]]}, "there is no seat 2"),
         ({"chance": [["display", 1, 0]]}, "that Display slot already holds"),
         ({"chance": [["research", 1]]}, "no Level 1 Research is drawing cards"),
         ({"chance": [["shuffle"]]}, "not a chance event"),

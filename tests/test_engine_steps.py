@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 
-from referee.gizmos import InvalidStep, Step, apply, force, legal_steps, step_from_json
+from referee.gizmos import (
+    IllegalStep,
+    InvalidStep,
+    Step,
+    apply,
+    force,
+    legal_steps,
+    new_game,
+    resolve_chance,
+    step_from_json,
+)
 from referee.gizmos.simulate import random_game
 from tests.tables import table
 
@@ -60,3 +72,18 @@ def test_well_formed_steps_pass_the_shape_check() -> None:
     s = table(rings={0: (1, 0, 0, 0)}, display=[4])
     after = apply(s, Step("build", 0, card=4, pay=(1, 0, 0, 0), converters=()), random.Random(0))
     assert 4 in after.players[0].gizmos
+
+
+def test_messages_name_seats_as_the_json_does() -> None:
+    # Issue 15 (9): a person reads "seat N" with N the step's "player" (from 0), never a
+    # 1-based "player N+1" beside a 0-based JSON.
+    state = resolve_chance(new_game(3), random.Random(1))
+    step = step_from_json({"kind": "pick", "player": 2, "color": "red"})
+    with pytest.raises(IllegalStep) as info:
+        apply(state, step)
+    assert info.value.message == "it is seat 0's turn, not seat 2's" and info.value.player == 2
+    assert str(Step("end_turn", 1)) == "seat 1 ends the turn"
+    engine = Path(__file__).resolve().parents[1] / "referee" / "gizmos"
+    for path in engine.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"[Pp]layer \{[^}]*\}|\bP\{", text), f"{path.name} counts players in a message"

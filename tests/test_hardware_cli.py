@@ -81,6 +81,31 @@ def test_simulate_serves_a_pty_that_listen_can_read(tmp_path: Path) -> None:
     assert not link.exists()  # the simulator cleans up after itself
 
 
+def test_simulate_outlives_a_listener_that_leaves(tmp_path: Path) -> None:
+    # `simulate --tcp`: the listener connects, reads, and quits; the board keeps running (its
+    # lines go nowhere, as on a UART with no host) instead of ending with "Broken pipe".
+    import socket
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "hardware.cli", "simulate", "--tcp", "0", "--rate", "200", "--count", "300"]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as listener:
+        assert listener.recv(64)  # it is sending
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "Broken pipe" not in err and "error" not in err, err
+
+
 def test_calibrate_walks_through_and_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "cal.json"
     colours = iter(COLORS)

@@ -76,6 +76,38 @@ def test_gap_duplicate_and_restart_are_told_apart() -> None:
     assert "reset" in r.kinds()
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_restart_whose_hello_is_lost_is_detected_and_nothing_is_dropped(seed: int) -> None:
+    # The board restarts within 256 lines of its previous start and its HELLO is lost (or has a
+    # bad CRC): its numbers are ones already seen, but the lines are not the same lines.
+    board = VirtualBoard(seed=seed)
+    r = Recorder()
+    r.driver.feed(board.hello())
+    r.driver.feed(b"".join(board.frame(board.random_payload())[1] for _ in range(100)))
+    before = len(r.events)
+    assert before == 100
+    board.hello()  # the reset's HELLO never reaches the host
+    after = [board.frame(board.random_payload()) for _ in range(100)]
+    r.driver.feed(b"".join(data for _, data in after))
+    assert [e.seq for e in r.events[before:]] == [f.seq for f, _ in after]  # 100 sent, 100 delivered
+    c = r.driver.status().counters
+    assert (c.resets, c.duplicates) == (1, 0)
+    assert [s.detail for s in r.status if s.kind == "reset"] == [
+        "board restarted without a HELLO (sequence at 1, seen before or behind)"
+    ]
+
+
+def test_a_true_duplicate_is_still_dropped_and_a_smaller_uptime_is_a_reset() -> None:
+    r = Recorder()
+    r.feed(Frame(0, Hello("b", "1", 1)), Frame(1, Heartbeat(9000)), Frame(2, Button()))
+    r.feed(Frame(1, Heartbeat(9000)), Frame(2, Button()))  # the same lines again: duplicates
+    assert r.driver.status().counters.duplicates == 2 and r.driver.status().counters.resets == 0
+    # Restarted, HELLO and the first lines lost: seq 6 looks like a gap, but uptime went back.
+    r.feed(Frame(6, Heartbeat(1000)), Frame(7, Button()))
+    c = r.driver.status().counters
+    assert (c.resets, c.gaps) == (1, 0) and [e.seq for e in r.events] == [2, 7]
+
+
 def test_sequence_wraps_without_a_gap() -> None:
     tracker = SequenceTracker()
     verdicts = [tracker.check(s)[0] for s in (65534, 65535, 0, 1)]

@@ -71,9 +71,22 @@ def test_unreadable_vectors_file_is_a_clear_error(tmp_path: Path) -> None:
         load_vectors(tmp_path / "v.json")
 
 
-def test_crc_is_ccitt_false() -> None:
+def _crc_bitwise(data: bytes) -> int:
+    """CRC-16/CCITT-FALSE bit by bit, as framing.h computes it (the reference for crc_hqx)."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=130))
+def test_crc_is_ccitt_false(data: bytes) -> None:
     assert crc16(b"123456789") == 0x29B1
     assert crc16(b"") == 0xFFFF
+    assert crc16(data) == _crc_bitwise(data)
 
 
 def test_line_length_limit_is_inclusive() -> None:

@@ -39,6 +39,7 @@ from referee.gizmos import new_game, resolve_chance
 from referee.observation import Observation
 from referee.tracker import Tracker
 from vision.detect import Detection
+from vision.geometry import CANON_PX_PER_MM, covered_zones
 from vision.training.evaluate import oracle_detections
 from vision.training.recording import (
     RecordingSpec,
@@ -52,7 +53,7 @@ from vision.training.recording import (
     stage_of,
     truth_of,
 )
-from vision.training.synth import CANON_PX_PER_MM, RenderSettings, covered_zones, render_table
+from vision.training.synth import RenderSettings, render_table
 from vision.zones import default_zones
 
 SPEC = RecordingSpec()

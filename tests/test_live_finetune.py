@@ -10,6 +10,7 @@ import pytest
 
 from referee.app.live import FrameSaver
 from referee.gizmos import COLORS, new_game, resolve_chance
+from vision.geometry import CANON_SIZE
 from vision.training.evaluate import oracle_detections
 from vision.training.finetune import (
     FinetuneConfig,
@@ -20,7 +21,7 @@ from vision.training.finetune import (
     tile_offsets,
 )
 from vision.training.recording import layout_of
-from vision.training.synth import CANON_SIZE, RenderSettings, render_table
+from vision.training.synth import RenderSettings, render_table
 
 
 def _save_handful(folder: Path, count: int = 4) -> None:

@@ -678,3 +678,38 @@ def test_r26_total_first() -> None:
     s = table(gizmos={0: [4]}, vp={1: 2})
     r = ranking(s)
     assert r[0].seat == 1 and r[0].decided_by == "total"
+
+
+@pytest.mark.parametrize(
+    "gizmo,kind", [(90, "research_offer"), (90, "research"), (88, "file")]
+)  # 90: no more Research, 88: no more File
+def test_r23_a_state_owing_a_forbidden_action_is_refused(gizmo: int, kind: str) -> None:
+    # Legal play never owes a File/Research to a player whose upgrade forbids it: the gizmo that
+    # would grant it cannot be used (ruling 23). Such a state would make legal_steps offer a step
+    # that apply refuses, so state_from_json rejects it.
+    pending = {"kind": kind, "count": 0, "level": 1 if kind == "research" else 0, "hand": [], "chosen": False}
+    raw = table(gizmos={0: [gizmo]}).to_json()
+    raw["pending"] = pending
+    with pytest.raises(StateError, match=r"seat 0 is owed a (File|Research) .* forbids .*ruling 23"):
+        state_from_json(raw)
+    if kind != "research":  # the same choice without the forbidding upgrade is a reachable state
+        raw = table().to_json()
+        raw["pending"] = pending
+        assert state_from_json(raw).pending is not None
+
+
+def test_r21_converter_feeds_a_doubler_on_a_multicolour_card() -> None:
+    # Ruling 21: yellow->red (#10), then double red (#44), pays 2 of the 7 for #92 (multicolour);
+    # #12/#52 only make room for the marbles (+1/+2 storage).
+    s = table(gizmos={0: [10, 44, 12]}, rings={0: (0, 0, 5, 1)}, display=[92])
+    step = build(92, (0, 0, 5, 1), 10, 44)
+    assert step in legal_set(s)
+    s = play(s, step)
+    assert 92 in s.players[0].gizmos and s.used == {10, 44}
+    # Without the converter the red doubler has no red marble to double: 6 marbles are 6 energy.
+    s = table(gizmos={0: [44, 12]}, rings={0: (0, 0, 5, 1)}, display=[92])
+    assert not any(x.kind == "build" and x.card == 92 for x in legal_steps(s))
+    illegal(s, build(92, (0, 0, 5, 1), 44), "NOT_AFFORDABLE")
+    # A converter that feeds no doubler is wasted, so it is not part of a payment.
+    s = table(gizmos={0: [10, 44, 52]}, rings={0: (1, 0, 5, 1)}, display=[92])
+    illegal(s, build(92, (1, 0, 5, 0), 10, 44), "BAD_PAYMENT")

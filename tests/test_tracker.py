@@ -281,20 +281,36 @@ def test_several_explanations_of_one_table_are_noted_not_warned() -> None:
     assert feeder.tracker.warnings == []
 
 
-def test_a_turn_ends_only_on_its_signal() -> None:
+def test_a_turn_ends_when_the_next_player_plays_signalled_or_not() -> None:
     feeder = referee(table())
     feeder.play(pick(0, R), frames=6)
-    feeder.play(pick(1, B), frames=6)  # Ben plays, but nobody said Ana's turn was over
+    feeder.play(pick(1, B), frames=6)  # Ben plays, though nobody said Ana's turn was over
+    t = feeder.tracker
+    assert t.warnings == [] and t.state.current == 1 and t.state.turn == 1
+    assert [(line.turn, line.player, line.step["kind"]) for line in t.log if line.player is not None] == [
+        (0, 0, "pick"),
+        (0, 0, "end_turn"),
+        (1, 1, "pick"),
+    ]
+
+
+def test_a_player_out_of_turn_before_the_main_action_is_still_warned() -> None:
+    feeder = referee(table())
+    feeder.play(pick(1, B), frames=6)  # Ana has not played: her turn cannot be over
     [w] = warnings_of(feeder)
     assert (w.code, w.player, w.turn) == ("NOT_YOUR_TURN", 1, 0)
 
 
-def test_without_turn_signals_a_turn_may_end_unannounced() -> None:
-    feeder = referee(table(), turn_signals=False)
-    feeder.play(pick(0, R), frames=6)
-    feeder.play(pick(1, B), frames=6)
-    assert feeder.tracker.warnings == []
-    assert feeder.tracker.state.current == 1 and feeder.tracker.state.turn == 1
+def test_after_a_rule_break_the_rest_of_the_turn_is_taken_as_seen_and_the_next_turn_refereed() -> None:
+    feeder = referee(table())
+    feeder.play(pick(0, R), pick(0, B), frames=6)  # a second marble: warned once
+    feeder.play(pick(0, K), frames=6)  # and a third: the turn is already broken, no cascade
+    feeder.play(pick(1, B), frames=6)  # Ben's legal turn
+    feeder.play(pick(0, R), frames=6)  # Ana's next one
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    assert t.state.current == 0 and t.state.turn == 2
+    assert t.state.players[0].ring == feeder.state.players[0].ring
 
 
 def test_end_signal_while_a_zone_is_covered_waits_and_keeps_the_order_of_play() -> None:

@@ -56,3 +56,75 @@ def test_print_markers_says_which_size_and_refuses_a_bad_one(tmp_path: Path, cap
     assert "print markers of at least" in capsys.readouterr().out
     assert main(["print-markers", "--out", out, "--marker-mm", "5"]) == 2
     assert "--marker-mm 5 is not" in capsys.readouterr().err
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG that claims to be width x height (its pixels are never reached)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(b"\0" * 64))
+        + chunk(b"IEND", b"")
+    )
+
+
+def one_line(err: str, expected: str) -> None:
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and expected in err, err
+
+
+def test_a_huge_image_is_refused_from_its_header(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    huge = tmp_path / "huge.png"
+    huge.write_bytes(_png_header(40000, 40000))
+    assert main(["observe", str(huge)]) == 2
+    one_line(capsys.readouterr().err, "is 40000x40000, too large")
+
+
+def test_image_size_reads_png_and_jpeg_headers(tmp_path: Path) -> None:
+    from vision.frames import image_size
+
+    img = np.zeros((123, 457, 3), np.uint8)
+    for ext in (".png", ".jpg"):
+        ok, data = cv2.imencode(ext, img)
+        assert ok and image_size(data.tobytes()) == (457, 123)
+    assert image_size(b"GIF89a....") is None
+
+
+@pytest.mark.parametrize(
+    "content,expected",
+    [
+        (bytes(range(256)) * 4, "not a text file"),
+        ("format: gizmos-zones\nseats:\n  - seat: 0\n - seat: 1\n", "not valid YAML: "),
+    ],
+)
+def test_a_bad_zones_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | str, expected: str
+) -> None:
+    zones = tmp_path / "zones.yaml"
+    if isinstance(content, bytes):
+        zones.write_bytes(content)
+    else:
+        zones.write_text(content)
+    assert main(["observe", str(tmp_path / "none.jpg"), "--zones", str(zones)]) == 2
+    one_line(capsys.readouterr().err, expected)
+
+
+def test_calibrating_on_the_marker_sheet_is_refused_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["print-markers", "--out", "sheet.png"]) == 0
+    capsys.readouterr()
+    assert main(["calibrate", "sheet.png"]) == 2
+    one_line(capsys.readouterr().err, "reprojection error is")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sheet.png"]  # no calibration.png unasked
+    assert main(["synth", "--out", "s", "--count", "1", "--seed", "8300000", "--players", "2"]) == 0
+    capsys.readouterr()
+    assert main(["calibrate", "s/scene_8300000.jpg"]) == 0
+    assert "wrote" not in capsys.readouterr().out and not (tmp_path / "calibration.png").exists()

@@ -8,22 +8,20 @@ import numpy as np
 import pytest
 
 from vision.errors import ModelFileError
+from vision.geometry import CANON_SIZE, rectify
 from vision.hands import (
     MASK_PX_PER_MM,
     MASK_SIZE,
     MIN_HAND_PX,
     HandSegmenter,
-    HandTrainConfig,
     clean_mask,
-    export_hands,
     hand_cells,
     mask_box_mm,
     mask_iou,
     shrink_mask,
-    smoke_hands,
-    train_hands,
 )
-from vision.training.synth import CANON_SIZE, RenderSettings, random_layout, rectify, render_table
+from vision.training.hands import HandTrainConfig, export_hands, smoke_hands, train_hands
+from vision.training.synth import RenderSettings, random_layout, render_table
 
 # Seeds no training set used (the hand set starts at 3_000_000, the held-out benchmark at 9_000_000).
 SEEDS = range(8_300_000, 8_300_012)

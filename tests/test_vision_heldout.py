@@ -12,7 +12,8 @@ import numpy as np
 from benchmarks import heldout
 from vision.enrol import check
 from vision.faces import drawn_faces
-from vision.training.synth import MARBLE_MM, random_layout, render_table
+from vision.geometry import MARBLE_MM
+from vision.training.synth import random_layout, render_table
 from vision.whitebalance import balance, paper_colour
 
 ROOT = Path(__file__).resolve().parent.parent

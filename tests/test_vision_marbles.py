@@ -10,8 +10,9 @@ import pytest
 
 from referee.gizmos.cards import COLORS
 from vision.errors import ModelFileError
-from vision.marbles import DEFAULT_PARAMS, FIT_SEED_BASE, ColourModel, MarbleColours, features, fit, samples
+from vision.marbles import DEFAULT_PARAMS, ColourModel, MarbleColours, features, fit
 from vision.training.evaluate import Tally, scene_for_seed
+from vision.training.marbles import FIT_SEED_BASE, samples
 from vision.training.synth import RenderSettings
 
 

@@ -10,18 +10,11 @@ import pytest
 from referee.observation import Observation
 from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import FrameError, ModelFileError
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, rectify
 from vision.motion import MotionGate
 from vision.observe import Observer
 from vision.training.evaluate import Tally, content, differences, iou, match, scene_for_seed
-from vision.training.synth import (
-    CANON_PX_PER_MM,
-    CANON_SIZE,
-    RenderedScene,
-    RenderSettings,
-    random_layout,
-    rectify,
-    render_table,
-)
+from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
 
 # Seeds in a range the training set never used (training starts at 1_000_000).
 SEEDS = (8_100_001, 8_100_002, 8_100_003)

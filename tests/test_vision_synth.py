@@ -5,14 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from referee.observation import Observation
-from vision.training.synth import (
-    CLASSES,
-    PlayerLayout,
-    RenderSettings,
-    TableLayout,
-    random_layout,
-    render_table,
-)
+from vision.geometry import CLASSES
+from vision.training.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
 
 LAYOUT = TableLayout(
     display=(

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from vision.errors import ModelFileError
+from vision.geometry import CLASSES
 from vision.training import offline
-from vision.training.synth import CLASSES
 from vision.training.train import TrainConfig, export, smoke, train
 
 
@@ -50,8 +50,8 @@ def test_second_stage_from_missing_weights_is_a_clear_error(tmp_path: Path) -> N
 def test_whole_frame_dataset_keeps_every_label_of_the_canonical_frame(tmp_path: Path) -> None:
     import cv2
 
+    from vision.geometry import CANON_SIZE
     from vision.training.dataset import DatasetSpec, generate
-    from vision.training.synth import CANON_SIZE
 
     generate(
         DatasetSpec(tmp_path, train_scenes=1, val_scenes=0, whole=True), workers=1, seed_offset=6_500_000

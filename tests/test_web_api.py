@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,11 @@ from flask import Flask
 
 from referee.tracker import Tracker
 from tests.web_testing import TEST_PIN, ApiClient, break_a_rule, hub_of, make_app
+from web.errors import ApiError
 from web.hub import LiveGame, Settings
 from web.live import FrameBuffer
 from web.openapi import openapi_document
+from web.security import PinGuard
 
 
 @pytest.fixture
@@ -154,6 +157,27 @@ def test_malformed_json_is_400_and_other_media_415(
     assert form.status_code == 415
 
 
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), [(m, p) for m, p, _ in CHANGES] + [("POST", "/api/session/unlock")]
+)
+def test_deeply_nested_json_is_400_not_500(api: ApiClient, gid: str, method: str, path: str) -> None:
+    resp = api.send(method, path.format(id=gid), data=NESTED, content_type="application/json")
+    assert resp.status_code == 400, resp.data[:200]
+    assert resp.get_json()["error"] == "malformed JSON: nested too deeply"
+
+
+@pytest.mark.parametrize("pin", ['"\\ud800"', '"12\\udfff34"', '"' + "9" * 100 + '"'])
+def test_a_pin_that_cannot_be_a_pin_is_wrong_not_500(api: ApiClient, pin: str) -> None:
+    # A lone surrogate cannot be UTF-8 encoded for hashing: it is a wrong PIN like any other.
+    resp = api.send(
+        "POST", "/api/session/unlock", data='{"pin": ' + pin + "}", content_type="application/json", pin=None
+    )
+    assert resp.status_code == 403 and resp.get_json()["error"] == "wrong admin PIN"
+
+
 @pytest.mark.parametrize(("method", "path", "body"), GAME_CHANGES)
 def test_a_change_to_an_unknown_game_is_404(api: ApiClient, method: str, path: str, body: Any) -> None:
     resp = api.send(method, path.format(id="no-such-game"), body)
@@ -176,6 +200,64 @@ def test_the_pin_is_throttled_after_repeated_failures(tmp_path: Path) -> None:
     assert locked.status_code == 429 and 50 <= int(locked.headers["Retry-After"]) <= 61
     assert "too many wrong PINs" in locked.get_json()["error"]
     assert api.post("/api/games", {"names": ["A", "B"]}).status_code == 429  # the header PIN too
+
+
+def test_a_locked_out_client_does_not_lock_out_the_admin(tmp_path: Path) -> None:
+    # The lockout is per client: another address (the table's own admin) still unlocks.
+    app = make_app(tmp_path, PIN_MAX_FAILURES=3, PIN_LOCKOUT_S=60)
+    attacker, admin = ApiClient(app), ApiClient(app)
+    attacker.client.environ_base["REMOTE_ADDR"] = "192.168.1.66"
+    admin.client.environ_base["REMOTE_ADDR"] = "192.168.1.10"
+    for _ in range(3):
+        assert attacker.post("/api/session/unlock", {"pin": "0000"}, pin=None).status_code == 403
+    assert attacker.post("/api/session/unlock", {"pin": TEST_PIN}, pin=None).status_code == 429
+    opened = admin.post("/api/session/unlock", {"pin": TEST_PIN}, pin=None)
+    assert opened.status_code == 200 and opened.get_json()["admin"] is True
+    assert admin.post("/api/games", {"names": ["A", "B"]}).status_code == 201
+    # A spoofed X-Forwarded-For does not give the attacker a fresh allowance.
+    spoofed = attacker.post(
+        "/api/session/unlock", {"pin": "0000"}, pin=None, headers={"X-Forwarded-For": "10.9.9.9"}
+    )
+    assert spoofed.status_code == 429
+
+
+def test_each_further_lockout_doubles(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("web.security.time.monotonic", lambda: clock[0])
+    pg = PinGuard(TEST_PIN, iterations=1000, max_failures=2, lockout_s=30, max_lockout_s=100)
+    holds = []
+    for _ in range(4):
+        assert not pg.check("0000", "a") and not pg.check("1111", "a")
+        holds.append(pg.retry_after("a"))
+        with pytest.raises(ApiError) as info:
+            pg.check(TEST_PIN, "a")
+        assert info.value.status == 429
+        clock[0] += holds[-1]
+    assert holds == [30, 60, 100, 100]  # doubling, capped
+    assert pg.check(TEST_PIN, "a") and pg.retry_after("a") == 0
+    assert not pg.check("0000", "a") and pg.retry_after("a") == 0  # the right PIN forgave it all
+
+
+def test_concurrent_wrong_pins_are_checked_at_most_max_failures_times() -> None:
+    # A burst of simultaneous wrong PINs from one client: each check reserves its place before
+    # the slow hash, so no more than max_failures are ever compared before the lockout.
+    pg = PinGuard(TEST_PIN, iterations=50_000, max_failures=5, lockout_s=30)
+    start = threading.Barrier(40)
+    outcomes: list[str] = []
+
+    def guess(i: int) -> None:
+        start.wait()
+        try:
+            outcomes.append("right" if pg.check(f"{i:04d}", "10.0.0.7") else "wrong")
+        except ApiError as exc:
+            outcomes.append(str(exc.status))
+
+    threads = [threading.Thread(target=guess, args=(1000 + i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("wrong") == 5 and outcomes.count("429") == 35, outcomes
 
 
 # ------------------------------------------------------------------ session and settings

@@ -5,7 +5,7 @@ PIN, plays a turn in manual mode, ends the game and saves a screenshot of the fi
 screen (under the test's tmp dir; with GIZMOS_DOCS_IMG=1 also copied to docs/img/ for the docs,
 so an ordinary test run leaves the checkout as it was). Nothing is downloaded:
 Selenium is given the system driver and browser. Without them the test fails and says to run
-scripts/setup.sh.
+scripts/setup.sh --dev.
 """
 
 from __future__ import annotations
@@ -46,12 +46,12 @@ def need_browser() -> None:
     if missing:
         pytest.fail(
             f"the browser test needs Debian's chromium and chromium-driver ({', '.join(missing)} missing): "
-            "run scripts/setup.sh (as root it installs them with apt)"
+            "run scripts/setup.sh --dev (as root it installs them with apt)"
         )
     try:
         import selenium  # noqa: F401
     except ImportError:
-        pytest.fail("the browser test needs selenium: run scripts/setup.sh (it installs the dev extras)")
+        pytest.fail("the browser test needs selenium: run scripts/setup.sh --dev (it installs the extras)")
 
 
 def test_a_missing_browser_fails_and_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

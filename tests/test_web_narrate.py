@@ -15,7 +15,7 @@ from referee.tracker.record import GameRecord
 from tests.web_testing import ApiClient, hub_of, make_app
 from web.demo import play_random
 from web.hub import Hub
-from web.narrate import gizmo_name, listing, marbles
+from web.narrate import correction_text, gizmo_name, listing, marbles
 
 
 @pytest.fixture
@@ -203,3 +203,11 @@ def test_a_turn_explained_again_from_its_start_replaces_its_earlier_steps() -> N
     turns = [e for e in narrator.entries() if e["kind"] == "turn"]
     assert len(turns) == 1 and turns[0]["steps"] == [second.to_json()]
     assert COLORS[second.color or 0] in turns[0]["text"]
+
+
+def test_a_corrected_ring_is_named_by_its_player() -> None:
+    payload = {"what": "marble_color", "payload": {"zone": "ring", "seat": 1, "from": "red", "to": "blue"}}
+    assert correction_text(payload, "admin", ["Ana", "Ben"]) == (
+        "Correction by admin: a marble in Ben's ring is blue, not red."
+    )
+    assert "in seat 1's ring" in correction_text(payload, "admin")  # no names: the JSON's seat

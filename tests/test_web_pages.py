@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import urllib.request
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from referee.app.cli import main as cli_main
 from tests.web_testing import ApiClient, hub_of, make_app
 from vision.faces import face_set
 from web.live import FrameBuffer
-from web.serve import config_from, is_loopback
+from web.serve import ServeError, config_from, is_loopback, make_dashboard_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -179,6 +180,31 @@ def test_serve_refuses_bad_options_in_one_line(
     assert "--port: expected 1..65535" in capsys.readouterr().err
     assert cli_main(["serve", "--demo", "-1"]) == 2
     assert "--demo" in capsys.readouterr().err
+
+
+def test_the_server_has_no_version_banner_and_a_busy_port_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = make_dashboard_server("127.0.0.1", 0, make_app(tmp_path))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.port}/api/session"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            assert resp.headers["Server"] == "gizmos-referee"  # no Werkzeug/x Python/y
+        with pytest.raises(ServeError, match=r"^cannot listen on 127\.0\.0\.1:\d+: the port is in use"):
+            make_dashboard_server("127.0.0.1", server.port, make_app(tmp_path))
+        monkeypatch.setenv("GIZMOS_ADMIN_PIN", "2468")
+        argv = ["serve", "--port", str(server.port), "--games-dir", str(tmp_path)]
+        assert cli_main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the port is in use by another program" in err, err
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+    for host, port, why in [("999.1.1.1", 8000, "not an address"), ("127.0.0.1", 99999, "--port")]:
+        with pytest.raises(ServeError, match=why):
+            make_dashboard_server(host, port, make_app(tmp_path))
 
 
 def test_serve_runs_the_dashboard(tmp_path: Path) -> None:

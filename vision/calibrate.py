@@ -17,10 +17,14 @@ import numpy as np
 
 from vision.errors import CalibrationError
 from vision.frames import check_frame
+from vision.geometry import zone_rects
 from vision.zones import Zones, default_zones
 
 ARUCO_DICT = cv2.aruco.DICT_4X4_50
 MAX_REPROJ_MM = 4.0
+#: Above this mean reprojection error the markers are not where the zones file puts them (the
+#: printed marker sheet itself gives about 219 px; a table seen by a camera, under 2 px).
+MAX_REPROJ_PX = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +217,6 @@ class Calibrator:
 
 def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) -> np.ndarray:
     """The frame with the markers, the play-area outline and every zone drawn on it."""
-    from vision.training.synth import zone_rects
-
     z = zones or default_zones()
     out = frame.copy()
     h = cal.homography

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from vision.errors import FrameError, ModelFileError
-from vision.training.synth import CANON_SIZE, CLASSES
+from vision.geometry import CANON_SIZE, CLASSES
 
 COMMITTED_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
 MODEL_ENV = "GIZMOS_DETECTOR"

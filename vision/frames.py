@@ -10,6 +10,9 @@ import numpy as np
 from vision.errors import FrameError
 
 SUPPORTED_SIZES: tuple[tuple[int, int], ...] = ((1280, 720), (1920, 1080))
+#: The largest image file decoded (8K × 8K): a camera frame is far smaller, and a huge image
+#: (a 40000 × 40000 PNG is 4.8 GB decoded) is refused from its header, before any decoding.
+MAX_PIXELS = 8192 * 8192
 
 
 def check_frame(frame: object, sizes: tuple[tuple[int, int], ...] | None = None) -> np.ndarray:
@@ -30,12 +33,40 @@ def check_frame(frame: object, sizes: tuple[tuple[int, int], ...] | None = None)
     return frame
 
 
+def image_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG or JPEG file's first bytes, or None for another format."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR":
+        return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    if not head.startswith(b"\xff\xd8"):
+        return None
+    i = 2
+    while i + 9 <= len(head) and head[i] == 0xFF:
+        marker, length = head[i + 1], int.from_bytes(head[i + 2 : i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a start-of-frame segment
+            return int.from_bytes(head[i + 7 : i + 9], "big"), int.from_bytes(head[i + 5 : i + 7], "big")
+        i += 2 + length
+    return None
+
+
 def read_frame(path: str | Path) -> np.ndarray:
     """Load an image file as a frame, with a clear error when it cannot be read."""
     p = Path(path)
     if not p.is_file():
         raise FrameError(f"frame: no such image file {p}")
-    img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+    try:
+        with p.open("rb") as f:
+            head = f.read(65536)
+    except OSError as exc:
+        raise FrameError(f"frame: cannot read image file {p}: {exc.strerror or exc}") from exc
+    size = image_size(head)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        raise FrameError(
+            f"frame: image file {p} is {size[0]}x{size[1]}, too large (at most {MAX_PIXELS:,} pixels)"
+        )
+    try:
+        img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+    except cv2.error as exc:  # e.g. OpenCV's own size limit for a format not checked above
+        raise FrameError(f"frame: cannot decode image file {p}: {exc.err or 'OpenCV refused it'}") from exc
     if img is None:
         raise FrameError(f"frame: cannot decode image file {p}")
     return img

@@ -5,9 +5,9 @@ the full-resolution frame, which the canonical 0.8 px/mm image the detector sees
 away. Each detected marble is rectified through the calibration into a small patch at 2 px/mm;
 the median L*, a*, b* of its central disc, without the brightest 15 % (the specular highlight),
 is scored against one Gaussian per colour fitted on marbles of rendered tables
-(``gizmos-referee vision fit-marbles``; seeds of their own, never the benchmark's). A marble
-whose best colour is not clearly ahead, or that looks like no marble colour at all, is
-``"unknown"`` rather than a guess.
+(:mod:`vision.training.marbles`, ``gizmos-referee vision fit-marbles``; seeds of their own,
+never the benchmark's). A marble whose best colour is not clearly ahead, or that looks like no
+marble colour at all, is ``"unknown"`` rather than a guess.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import numpy as np
 
 from referee.gizmos.cards import COLORS
 from vision.errors import ModelFileError
-from vision.progress import Progress
-from vision.training.synth import MARBLE_MM, SIZES, RenderSettings, random_layout, render_table
+from vision.geometry import MARBLE_MM
 
 PATCH_PPM = 2.0  # px/mm of the marble patch
 PATCH_MM = 24.0  # patch side: the 16 mm marble and a margin for an off-centre box
@@ -31,8 +30,6 @@ INNER = 0.75  # radius of the sampled disc, in marble radii
 HIGHLIGHT_PERCENTILE = 85.0
 MIN_POSTERIOR = 0.95
 DEFAULT_PARAMS = Path(__file__).with_name("data") / "marble_colours.json"
-#: Rendered tables the colour model is fitted on: a seed range of their own (see vision.training.dataset).
-FIT_SEED_BASE = 3_000_000
 
 
 def marble_patch(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]) -> np.ndarray:
@@ -151,33 +148,3 @@ class MarbleColours:
     ) -> tuple[str, float]:
         """The colour of the marble at ``center_mm`` and its posterior probability."""
         return self.classify_features(features(marble_patch(frame, h_img, center_mm)))[0]
-
-
-def samples(first_seed: int, count: int) -> tuple[np.ndarray, list[str]]:
-    """Features and true colours of every visible marble on ``count`` rendered tables (progress shown)."""
-    xs, ys = [], []
-    prog = Progress("marble colours: tables", count)
-    for i in range(count):
-        seed = first_seed + i
-        scene = render_table(
-            random_layout(np.random.default_rng(seed)), seed, RenderSettings(size=SIZES[i % len(SIZES)])
-        )
-        for o in scene.objects:
-            if o.visible and o.color is not None:
-                c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
-                xs.append(features(marble_patch(scene.image, scene.homography, c)))
-                ys.append(o.color)
-        prog.step()
-    return np.array(xs), ys
-
-
-def fit_from_renders(
-    count: int = 300, out: str | Path = DEFAULT_PARAMS, first_seed: int = FIT_SEED_BASE
-) -> Path:
-    """Render tables, fit the colour model and write its parameter file."""
-    x, y = samples(first_seed, count)
-    p = Path(out)
-    doc = fit(x, y).to_json()
-    lines = ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in doc.items())
-    p.write_text("{\n" + lines + "\n}\n", encoding="utf-8")
-    return p

@@ -28,11 +28,11 @@ from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
 from vision.faces import N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import STARTING, Identifier, assign, built_cards, column_cards, level_cards
 from vision.marbles import MarbleColours
 from vision.motion import MotionGate
-from vision.training.synth import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 

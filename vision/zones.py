@@ -161,6 +161,15 @@ def _pair(raw: Any, where: str) -> tuple[float, float]:
     return (float(raw[0]), float(raw[1]))
 
 
+def yaml_error_line(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line ("expected <block end>, but found '-' at line 3, column 1"),
+    instead of PyYAML's several-line message with the offending text drawn under it."""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{problem}{where}"
+
+
 def load_zones(path: str | Path | None = None) -> Zones:
     """Read and validate a zones file; the default is the built-in table."""
     if path is None:
@@ -168,8 +177,12 @@ def load_zones(path: str | Path | None = None) -> Zones:
     p = Path(path)
     try:
         doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ZonesError(f"zones file {p}: cannot read YAML: {exc}") from exc
+    except OSError as exc:
+        raise ZonesError(f"zones file {p}: cannot read it: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ZonesError(f"zones file {p}: not a text file (byte {exc.start} is not UTF-8)") from exc
+    except yaml.YAMLError as exc:
+        raise ZonesError(f"zones file {p}: not valid YAML: {yaml_error_line(exc)}") from exc
     if not isinstance(doc, dict) or doc.get("format") != "gizmos-zones" or doc.get("version") != 1:
         raise ZonesError(f"zones file {p}: expected format 'gizmos-zones' version 1")
     try:

@@ -50,6 +50,8 @@ def body(required: bool = True) -> dict[str, Any]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"malformed JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ApiError(400, "malformed JSON: nested too deeply") from exc
     if not isinstance(data, dict):
         raise ApiError(400, f"malformed JSON: expected an object, got {type(data).__name__}")
     return data

@@ -19,7 +19,8 @@ DEFAULTS: dict[str, Any] = {
     "LIVE_RUNNER": None,  # web.live.LiveRunner
     "PIN_ITERATIONS": 200_000,
     "PIN_MAX_FAILURES": 5,
-    "PIN_LOCKOUT_S": 30.0,
+    "PIN_LOCKOUT_S": 30.0,  # per client, doubling with each further lockout
+    "PIN_MAX_LOCKOUT_S": 3600.0,
     "ADMIN_TTL_S": 600.0,  # an unlocked browser stays unlocked this long (0: ask every time)
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,
@@ -53,6 +54,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         iterations=int(app.config["PIN_ITERATIONS"]),
         max_failures=int(app.config["PIN_MAX_FAILURES"]),
         lockout_s=float(app.config["PIN_LOCKOUT_S"]),
+        max_lockout_s=float(app.config["PIN_MAX_LOCKOUT_S"]),
         ttl_s=float(app.config["ADMIN_TTL_S"]),
     )
     del pin

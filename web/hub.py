@@ -86,7 +86,7 @@ class Snapshot:
 
 
 def check_names(raw: Any) -> list[str]:
-    """Players' names in seat order (seat 1 plays first): 2-4 distinct, short, printable."""
+    """Players' names in seat order (seat 0 plays first): 2-4 distinct, short, printable."""
     if not isinstance(raw, list) or not 2 <= len(raw) <= 4:
         raise HubError(400, "names: expected a list of 2 to 4 players' names in seat order")
     names = []

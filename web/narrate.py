@@ -14,6 +14,7 @@ be sent the log from the first unfinished entry on.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -224,7 +225,9 @@ class Narrator:
                 self._forget_turn(self.state.turn)
         elif kind == "correction":
             self._close(interrupted=True)
-            self.finished.append(Entry("correction", correction_text(payload, who), self.state.turn))
+            self.finished.append(
+                Entry("correction", correction_text(payload, who, self.names), self.state.turn)
+            )
         elif kind == "end":
             self._close(interrupted=True)
             self.finished.append(Entry("end", f"The game was ended by {payload.get('who', who)}."))
@@ -434,13 +437,15 @@ def setup_text(state: State) -> str:
     return f"Setup: the Display shows {'; '.join(rows)}; the Energy Row holds {marbles(state.row)}."
 
 
-def correction_text(payload: dict[str, Any], who: str) -> str:
-    """A person's correction in one sentence."""
+def correction_text(payload: dict[str, Any], who: str, names: Sequence[str] = ()) -> str:
+    """A person's correction in one sentence (a ring by its player's name when known)."""
     what = payload.get("what")
     p = payload.get("payload") or {}
     by = payload.get("who", who)
     if what == "marble_color":
-        where = "the Energy Row" if p.get("zone") == "row" else f"seat {int(p.get('seat', 0)) + 1}'s ring"
+        seat = p.get("seat", 0)
+        owner = names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else f"seat {seat}"
+        where = "the Energy Row" if p.get("zone") == "row" else f"{owner}'s ring"
         return f"Correction by {by}: a marble in {where} is {p.get('to')}, not {p.get('from')}."
     if what == "card_id":
         return f"Correction by {by}: the card taken for #{p.get('old')} is really #{p.get('new')}."

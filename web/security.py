@@ -1,11 +1,13 @@
 """The admin PIN and protection against cross-site request forgery.
 
 PIN: only a salted PBKDF2-SHA256 hash is kept (never the PIN, never in a page); comparison is
-constant-time; after ``max_failures`` wrong PINs in a row every PIN check is refused for
-``lockout_s`` seconds (a 4-digit PIN cannot be guessed by trying). A change is authorised by the
-PIN itself (``X-Admin-PIN`` header) or by an *admin session*: a correct PIN opens one for
-``ttl_s`` seconds, remembered server-side under a random id in the signed session cookie, so
-locking (or changing the PIN) ends it at once and an old cookie cannot revive it.
+constant-time; after ``max_failures`` wrong PINs in a row from one client that client's PIN
+checks are refused for ``lockout_s`` seconds, doubling with each further lockout (so a PIN
+cannot be guessed by trying, and one client cannot lock out another: see :class:`PinGuard`).
+A change is authorised by the PIN itself (``X-Admin-PIN`` header) or by an *admin session*:
+a correct PIN opens one for ``ttl_s`` seconds, remembered server-side under a random id in the
+signed session cookie, so locking (or changing the PIN) ends it at once and an old cookie
+cannot revive it.
 
 CSRF: every state-changing request (POST/PUT/PATCH/DELETE) must carry the session's CSRF token
 in ``X-CSRF-Token`` (the page reads it from a meta tag), and when the browser sends ``Origin``
@@ -19,6 +21,7 @@ import hmac
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -37,15 +40,45 @@ class PinError(ValueError):
     """A PIN that is not acceptable as the table's admin PIN."""
 
 
+def _possible_pin(pin: Any) -> bool:
+    """The PIN format; a lone surrogate (not UTF-8 encodable) is not printable, so it fails."""
+    return isinstance(pin, str) and 4 <= len(pin) <= 64 and pin.isprintable() and pin == pin.strip()
+
+
 def check_pin_format(pin: Any) -> str:
     """4 to 64 printable characters (digits are fine; a passphrase is better)."""
-    if not isinstance(pin, str) or not 4 <= len(pin) <= 64 or not pin.isprintable() or pin != pin.strip():
+    if not _possible_pin(pin):
         raise PinError("the admin PIN must be 4 to 64 printable characters, without surrounding spaces")
     return pin
 
 
+def random_pin() -> str:
+    """A fresh default PIN: 8 random digits (10^8 candidates; with the per-client back-off one
+    address gets a few dozen guesses a day)."""
+    return f"{secrets.randbelow(10**8):08d}"
+
+
+@dataclass
+class _Client:
+    """One client's wrong-PIN record: failures in a row, checks in flight, lockouts so far."""
+
+    failures: int = 0
+    in_flight: int = 0
+    strikes: int = 0
+    locked_until: float = 0.0
+    last_failure: float = 0.0
+
+
 class PinGuard:
-    """The table's admin PIN (as a salted hash), wrong-PIN throttling and admin sessions."""
+    """The table's admin PIN (as a salted hash), wrong-PIN throttling and admin sessions.
+
+    Throttling is per client (its address): after ``max_failures`` wrong PINs in a row that
+    client's PIN checks are refused for ``lockout_s``, doubling with each further lockout up to
+    ``max_lockout_s``; a correct PIN, or ``max_lockout_s`` without a wrong one, forgets it. Other
+    clients are not affected, so nobody can lock the table's own admin out. A check reserves its
+    place under the lock before the (slow) hash is computed, so concurrent requests cannot get
+    more than ``max_failures`` PINs checked between lockouts.
+    """
 
     def __init__(
         self,
@@ -54,14 +87,17 @@ class PinGuard:
         max_failures: int = 5,
         lockout_s: float = 30.0,
         ttl_s: float = 600.0,
+        max_lockout_s: float = 3600.0,
+        max_clients: int = 10_000,
     ) -> None:
         self.iterations = iterations
         self.max_failures = max_failures
         self.lockout_s = lockout_s
+        self.max_lockout_s = max(max_lockout_s, lockout_s)
+        self.max_clients = max_clients
         self.ttl_s = ttl_s
         self._lock = threading.Lock()
-        self._failures = 0
-        self._locked_until = 0.0
+        self._clients: dict[str, _Client] = {}
         self._sessions: dict[str, float] = {}
         self._salt, self._hash = self._derive(check_pin_format(pin))
 
@@ -69,29 +105,67 @@ class PinGuard:
         salt = salt if salt is not None else secrets.token_bytes(16)
         return salt, hashlib.pbkdf2_hmac("sha256", pin.encode("utf-8"), salt, self.iterations)
 
-    def retry_after(self) -> float:
-        """Seconds until PINs are checked again (0 when not locked out)."""
-        return max(0.0, self._locked_until - time.monotonic())
-
-    def check(self, pin: str) -> bool:
-        """Whether ``pin`` is the admin PIN; raises :class:`ApiError` 429 while locked out."""
-        wait = self.retry_after()
-        if wait > 0:
-            raise ApiError(
-                429,
-                f"too many wrong PINs: try again in {wait:.0f} s",
-                headers={"Retry-After": str(int(wait) + 1)},
-            )
-        _, digest = self._derive(pin, self._salt)
-        ok = hmac.compare_digest(digest, self._hash)
+    def retry_after(self, client: str) -> float:
+        """Seconds until ``client``'s PINs are checked again (0 when it is not locked out)."""
         with self._lock:
-            if ok:
-                self._failures = 0
-            else:
-                self._failures += 1
-                if self._failures >= self.max_failures:
-                    self._failures = 0
-                    self._locked_until = time.monotonic() + self.lockout_s
+            rec = self._clients.get(client)
+            return max(0.0, rec.locked_until - time.monotonic()) if rec is not None else 0.0
+
+    def _client(self, client: str, now: float) -> _Client:
+        """``client``'s record (created on first use; forgotten after a quiet ``max_lockout_s``)."""
+        rec = self._clients.get(client)
+        if rec is not None and rec.in_flight == 0 and now - rec.last_failure > self.max_lockout_s:
+            rec = None  # quiet for long enough: back-off starts again
+        if rec is None:
+            if len(self._clients) >= self.max_clients:
+                self._forget_idle(now)
+            rec = self._clients[client] = _Client()
+        return rec
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop records that no longer hold anything back (bounded memory under many clients)."""
+        self._clients = {
+            k: r
+            for k, r in self._clients.items()
+            if r.in_flight or r.locked_until > now or now - r.last_failure <= self.max_lockout_s
+        }
+
+    def check(self, pin: str, client: str = "") -> bool:
+        """Whether ``pin`` is the admin PIN; raises :class:`ApiError` 429 while ``client`` is
+        locked out (or already has ``max_failures`` checks in flight)."""
+        now = time.monotonic()
+        with self._lock:
+            rec = self._client(client, now)
+            wait = rec.locked_until - now
+            if wait <= 0 and rec.failures + rec.in_flight >= self.max_failures:
+                wait = self.lockout_s  # checks in flight will decide; refuse more meanwhile
+            if wait > 0:
+                raise ApiError(
+                    429,
+                    f"too many wrong PINs from this client: try again in {wait:.0f} s",
+                    headers={"Retry-After": str(int(wait) + 1)},
+                )
+            rec.in_flight += 1
+        ok = False
+        try:
+            # A string that is not a possible PIN (e.g. a lone surrogate) is simply wrong.
+            if _possible_pin(pin):
+                _, digest = self._derive(pin, self._salt)
+                ok = hmac.compare_digest(digest, self._hash)
+        finally:
+            with self._lock:
+                rec.in_flight -= 1
+                if ok:
+                    rec.failures = rec.strikes = 0
+                    rec.locked_until = 0.0
+                else:
+                    rec.failures += 1
+                    rec.last_failure = time.monotonic()
+                    if rec.failures >= self.max_failures:
+                        rec.failures = 0
+                        rec.strikes += 1
+                        hold = min(self.max_lockout_s, self.lockout_s * 2 ** (rec.strikes - 1))
+                        rec.locked_until = rec.last_failure + hold
         return ok
 
     def change(self, new_pin: str) -> None:
@@ -128,6 +202,12 @@ class PinGuard:
 
 def guard() -> PinGuard:
     return current_app.extensions["gizmos_pin"]
+
+
+def client_id() -> str:
+    """Who is trying PINs: the peer address (the dashboard has no trusted proxy, so
+    ``X-Forwarded-For`` would be the attacker's choice and is ignored)."""
+    return request.remote_addr or ""
 
 
 def csrf_token() -> str:
@@ -176,7 +256,7 @@ def unlock(pin: Any) -> dict[str, Any]:
     if not isinstance(pin, str) or not pin:
         raise ApiError(401, "admin PIN required", headers={"WWW-Authenticate": PIN_HEADER})
     pg = guard()
-    if not pg.check(pin):
+    if not pg.check(pin, client_id()):
         raise ApiError(403, "wrong admin PIN")
     opened = pg.open_session()
     if opened is not None:

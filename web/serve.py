@@ -1,16 +1,16 @@
 """``gizmos-referee serve``: run the dashboard on this machine (127.0.0.1 unless told otherwise).
 
 The admin PIN comes from ``$GIZMOS_ADMIN_PIN``, else it is asked for on the terminal, else (no
-terminal) a random 6-digit PIN is made and printed once. Only its salted hash is kept.
+terminal) a random 8-digit PIN is made and printed once. Only its salted hash is kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import getpass
 import ipaddress
 import os
-import secrets
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def admin_pin(out: Any = sys.stderr) -> str:
     """The PIN from the environment, the terminal, or a fresh random one (printed)."""
-    from web.security import PinError, check_pin_format
+    from web.security import PinError, check_pin_format, random_pin
 
     pin = os.environ.get(PIN_ENV)
     if pin is None and sys.stdin.isatty():
@@ -60,7 +60,7 @@ def admin_pin(out: Any = sys.stderr) -> str:
         if pin != getpass.getpass("Again: "):
             raise ServeError("the two PINs differ")
     if pin is None:
-        pin = f"{secrets.randbelow(10**6):06d}"
+        pin = random_pin()
         out.write(f"serve: admin PIN for this session: {pin} (set ${PIN_ENV} to choose one)\n")
     try:
         return check_pin_format(pin)
@@ -91,10 +91,49 @@ def exposure_warning(host: str) -> str | None:
     return f"listening on {host}: anyone on this network can see the game (changes still need the PIN)"
 
 
+def check_port(port: int, option: str = "--port") -> int:
+    """A TCP port to listen on: 1..65535, or 0 for any free port."""
+    if not 0 <= port < 65536:
+        raise ServeError(f"{option}: expected 1..65535 (or 0: any free port), got {port}")
+    return port
+
+
+def make_dashboard_server(host: str, port: int, app: Any) -> Any:
+    """A threaded WSGI server for ``app`` on ``host:port``; a bad address or a busy port is a
+    :class:`ServeError` (one line), and responses carry no ``Server: Werkzeug/… Python/…`` banner.
+
+    The socket is bound here, not by Werkzeug, whose own bind failure prints several lines and
+    exits with status 1."""
+    import socket
+
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Handler(WSGIRequestHandler):
+        def version_string(self) -> str:
+            return "gizmos-referee"
+
+    check_port(port)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, _, _, _, address = infos[0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ServeError(f"cannot listen on {host}:{port}: not an address of this machine ({exc})") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+        return make_server(host, port, app, threaded=True, request_handler=Handler, fd=sock.fileno())
+    except OSError as exc:
+        why = "the port is in use by another program" if exc.errno == errno.EADDRINUSE else exc.strerror
+        raise ServeError(f"cannot listen on {host}:{port}: {why or exc}") from exc
+    finally:
+        sock.close()  # the server holds its own duplicate of the socket
+
+
 def config_from(args: argparse.Namespace, pin: str) -> dict[str, Any]:
     """The app's configuration from the command line."""
-    if not 0 <= args.port < 65536:
-        raise ServeError(f"--port: expected 1..65535 (or 0: any free port), got {args.port}")
+    check_port(args.port)
     return {
         "ADMIN_PIN": pin,
         "GAMES_DIR": args.games_dir,
@@ -108,8 +147,6 @@ def config_from(args: argparse.Namespace, pin: str) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C; a bad option or a busy port is one line and exit status 2."""
     try:
-        from werkzeug.serving import make_server
-
         from web import create_app
 
         app = create_app(config_from(args, admin_pin()))
@@ -123,10 +160,7 @@ def run(args: argparse.Namespace) -> int:
         warning = exposure_warning(args.host)
         if warning:
             sys.stderr.write(f"serve: {warning}\n")
-        try:
-            server = make_server(args.host, args.port, app, threaded=True)
-        except OSError as exc:
-            raise ServeError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+        server = make_dashboard_server(args.host, args.port, app)
         shown = f"[{args.host}]" if ":" in args.host else args.host
         sys.stderr.write(f"serve: the dashboard is at http://{shown}:{server.port}/ (Ctrl-C stops it)\n")
         server.serve_forever()

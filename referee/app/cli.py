@@ -1,4 +1,9 @@
-"""The ``gizmos-referee`` command line. Every failure is one clear line, never a traceback."""
+"""The ``gizmos-referee`` command line. Every failure is one clear line, never a traceback.
+
+The engine verbs (``new``, ``legal``, ``apply``, ``score``, ``simulate``) drive any registered
+game through :class:`referee.game.Game`: ``new`` and ``simulate`` take ``--game``; the others
+read the game from the state file's ``"format"``.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +16,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from referee.gizmos import (
-    GizmosError,
-    IllegalStep,
-    State,
-    Step,
-    apply,
-    legal_steps,
-    new_game,
-    ranking,
-    resolve_chance,
-)
-from referee.gizmos.simulate import GameDidNotEnd, random_game
-from referee.gizmos.state import state_from_text
-from referee.gizmos.steps import describe, step_from_text
+from referee.game import Game, game_of_state, get_game, registered_games
+
+#: Random legal play longer than this many steps is reported as not terminating.
+MAX_STEPS = 100_000
 
 
 class CliError(Exception):
@@ -55,80 +50,107 @@ def _write_text(path: str, text: str) -> None:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def _emit_state(state: State, out: str | None) -> None:
-    text = json.dumps(state.to_json(), indent=1) + "\n"
+def _emit_state(game: Game[Any, Any], state: Any, out: str | None) -> None:
+    text = json.dumps(game.state_to_json(state), indent=1) + "\n"
     if out:
         _write_text(out, text)
     else:
         sys.stdout.write(text)
 
 
-def _load_state(arg: str) -> State:
-    return state_from_text(_read_text(arg, "state"))
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if what == "state" else f"column {exc.colno}"
+        raise CliError(f"{what}: not valid JSON: {exc.msg} at {where}") from exc
+
+
+def _load_state(arg: str) -> tuple[Game[Any, Any], Any]:
+    """A state file and the game it belongs to (its ``"format"`` names the game)."""
+    raw = _json(_read_text(arg, "state"), "state")
+    try:
+        game = game_of_state(raw)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from exc
+    return game, game.state_from_json(raw)
 
 
 def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
     out.write(json.dumps(obj, indent=1 if pretty else None) + "\n")
 
 
+def _edition_game(path: str) -> Game[Any, Any]:
+    """Contrivance with a table's own edition (the assumed Switch On values, requirements, Double)."""
+    from referee.contrivance import ContrivanceGame, EditionError, edition_from_json
+
+    try:
+        return ContrivanceGame(edition=edition_from_json(_json(_read_text(path, "edition"), "edition")))
+    except EditionError as exc:
+        raise CliError(str(exc)) from exc
+
+
 def cmd_new(args: argparse.Namespace) -> int:
-    state = new_game(args.players)
-    if not args.observed:
-        state = resolve_chance(state, random.Random(args.seed))
-    _emit_state(state, args.out)
+    if args.edition and args.game != "contrivance":
+        raise CliError("--edition: only Contrivance has an edition")
+    game = _edition_game(args.edition) if args.edition else get_game(args.game)
+    state = game.new_game(args.players, None if args.observed else random.Random(args.seed))
+    _emit_state(game, state, args.out)
     return 0
 
 
 def cmd_legal(args: argparse.Namespace) -> int:
-    state = _load_state(args.state)
-    steps = legal_steps(state)
+    game, state = _load_state(args.state)
+    steps = game.legal_steps(state)
     if args.text:
         for s in steps:
-            print(describe(s))
+            print(game.describe(s))
     else:
-        _emit([s.to_json() for s in steps], sys.stdout, pretty=False)
+        _emit([game.step_to_json(s) for s in steps], sys.stdout, pretty=False)
     return 0
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    state = _load_state(args.state)
-    step = step_from_text(_read_text(args.step, "step"))
+    game, state = _load_state(args.state)
+    step = game.step_from_json(_json(_read_text(args.step, "step"), "step"))
     seeded = random.Random(args.seed) if args.seed is not None else None
     try:
-        after = apply(state, step, seeded)
-    except IllegalStep as exc:
-        _emit(exc.to_json(), sys.stdout, pretty=False)
+        after = game.apply(state, step, seeded)
+    except game.illegal_step_type as exc:
+        _emit(exc.to_json(), sys.stdout, pretty=False)  # type: ignore[attr-defined]
         return 1
-    _emit_state(after, args.out)
+    _emit_state(game, after, args.out)
     return 0
-
-
-def _score_rows(state: State) -> list[dict[str, Any]]:
-    return [line.to_json() for line in ranking(state)]
-
-
-def _print_scores(state: State, out: TextIO) -> None:
-    out.write(
-        f"{'rank':<5}{'seat':<6}{'printed':>8}{'tokens':>8}{'end':>5}{'total':>7}{'gizmos':>8}{'energy':>8}"
-        "  tie-break\n"
-    )
-    for r in ranking(state):
-        out.write(
-            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
-            f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}\n"
-        )
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    state = _load_state(args.state)
+    game, state = _load_state(args.state)
     if args.json:
-        _emit({"game_over": state.game_over, "ranking": _score_rows(state)}, sys.stdout)
+        _emit({"game_over": game.is_terminal(state), "ranking": game.score_table(state)}, sys.stdout)
     else:
-        _print_scores(state, sys.stdout)
+        sys.stdout.write(game.score_report(state))
     return 0
 
 
+def random_game(game: Game[Any, Any], players: int, seed: int, log: TextIO | None = None) -> tuple[Any, int]:
+    """One game of uniformly random legal steps from a seeded setup, through the game interface
+    (chance resolved inside ``apply``): the final state and the number of steps. ``log`` gets
+    every step as a JSON line."""
+    rng = random.Random(seed)
+    state = game.new_game(players, rng)
+    for n in range(MAX_STEPS):
+        if game.is_terminal(state):
+            return state, n
+        step = rng.choice(game.legal_steps(state))
+        if log is not None:
+            turn = getattr(state, "turn", None)  # both games' states count turns
+            log.write(json.dumps({"seed": seed, "turn": turn, "step": game.step_to_json(step)}) + "\n")
+        state = game.apply(state, step, rng)
+    raise CliError(f"seed {seed}: no end after {MAX_STEPS} steps")
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
     try:
         log: TextIO | None = open(args.log, "w", encoding="utf-8") if args.log else None  # noqa: SIM115
     except OSError as exc:
@@ -139,24 +161,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     turns: list[int] = []
     try:
         for i in range(args.games):
-            seed = args.seed + i
-            on_step: Callable[[State, Step, State], None] | None = None
-            if log is not None:
-
-                def on_step(
-                    before: State, step: Step, after: State, seed: int = seed, log_file: TextIO = log
-                ) -> None:
-                    log_file.write(
-                        json.dumps({"seed": seed, "turn": before.turn, "step": step.to_json()}) + "\n"
-                    )
-
-            try:
-                play = random_game(args.players, seed, on_step)
-            except GameDidNotEnd as exc:
-                raise CliError(str(exc)) from exc
-            total_steps += play.steps
-            turns.append(play.final.turn)
-            wins[ranking(play.final)[0].seat] += 1
+            final, steps = random_game(game, args.players, args.seed + i, log)
+            total_steps += steps
+            turns.append(getattr(final, "turn", 0))
+            for seat, won in enumerate(game.returns(final)):
+                wins[seat] += won == 1.0  # equal totals share a win (Contrivance ruling 21)
             if args.games > 1 and not args.quiet:
                 sys.stderr.write(f"\rsimulate: {i + 1}/{args.games} games")
                 sys.stderr.flush()
@@ -167,6 +176,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             log.close()
     elapsed = time.perf_counter() - started
     summary = {
+        "game": game.name,
         "games": args.games,
         "players": args.players,
         "first_seed": args.seed,
@@ -178,7 +188,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     }
     _emit(summary, sys.stdout)
     if args.games == 1:
-        _print_scores(play.final, sys.stdout)
+        sys.stdout.write(game.score_report(final))
     return 0
 
 
@@ -239,10 +249,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    games = sorted(registered_games())
     s = sub.add_parser("new", help="a new game as JSON from the number of players and a seed")
-    s.add_argument("--players", type=int, default=2, help="2-4 players (default 2)")
+    s.add_argument("--game", choices=games, default="gizmos", help="the game (default gizmos)")
+    s.add_argument("--players", type=int, default=2, help="Gizmos 2-4, Contrivance 2-6 players (default 2)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random setup (default 0)")
     s.add_argument("--observed", action="store_true", help="leave the setup's random outcomes to be supplied")
+    s.add_argument(
+        "--edition",
+        help="Contrivance: a JSON file of the assumed parts of your box (docs/contrivance.md)",
+    )
     s.add_argument("--out", help="write the state here instead of standard output")
     s.set_defaults(func=cmd_new)
 
@@ -266,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_score)
 
     s = sub.add_parser("simulate", help="N random legal games from a seed, with a summary")
+    s.add_argument("--game", choices=games, default="gizmos", help="the game (default gizmos)")
     s.add_argument("--games", type=int, default=10)
     s.add_argument("--players", type=int, default=2)
     s.add_argument("--seed", type=int, default=0)
@@ -302,6 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--oracle", action="store_true", help="the recording's true boxes instead of YOLO (a stage check)"
     )
     s.add_argument("--workers", type=int, default=2, help="processes rendering the recording on first use")
+    s.add_argument(
+        "--camera-only",
+        action="store_true",
+        help="the camera alone: no dispenser board, so no sensor events and no end-of-turn button; "
+        "turns are inferred from the table",
+    )
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser(
@@ -388,15 +411,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("players",):
-        value = getattr(args, name, None)
-        if value is not None and not 2 <= value <= 4:
-            parser.error(f"--players: Gizmos is for 2-4 players, got {value}")
+    players = getattr(args, "players", None)
+    if players is not None:
+        game = get_game(args.game)
+        if not game.min_players <= players <= game.max_players:
+            parser.error(
+                f"--players: {game.name.capitalize()} is for {game.min_players}-{game.max_players} "
+                f"players, got {players}"
+            )
     if getattr(args, "games", 1) < 1:
         parser.error("--games: must be at least 1")
+    bad_input: tuple[type[Exception], ...] = (
+        CliError,
+        *(game.error_type for game in registered_games().values()),
+    )
     try:
         return int(args.func(args))
-    except (CliError, GizmosError) as exc:
+    except bad_input as exc:
         sys.stderr.write(f"gizmos-referee {args.command}: error: {exc}\n")
         return 2
     except KeyboardInterrupt:

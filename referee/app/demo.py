@@ -52,6 +52,7 @@ class DemoOptions:
     recording_root: Path | None = None
     games_dir: Path | None = None
     keep_serving: bool = True
+    camera_only: bool = False  # no dispenser board: no sensor events and no end-of-turn button
 
 
 @dataclass(slots=True)
@@ -67,9 +68,12 @@ class DemoResult:
     game_over: bool
     url: str | None = None
     problems: list[str] = field(default_factory=list)
+    camera_only: bool = False
 
     @classmethod
-    def of(cls, game: Any, recording: Any, stats: RunStats, url: str | None = None) -> DemoResult:
+    def of(
+        cls, game: Any, recording: Any, stats: RunStats, url: str | None = None, camera_only: bool = False
+    ) -> DemoResult:
         """What the referee of ``game`` made of ``recording``, compared with its ground truth."""
         with game.locked() as tracker:
             result = cls(
@@ -81,6 +85,7 @@ class DemoResult:
                 stats=stats,
                 game_over=tracker.state.game_over,
                 url=url,
+                camera_only=camera_only,
             )
         result.problems = result.check()
         return result
@@ -117,7 +122,7 @@ def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.
     runner: LiveReferee
 
     def opener(settings: Any = None) -> Feed:
-        return recording_feed(recording, runner, lockstep)
+        return recording_feed(recording, runner, lockstep, options.camera_only)
 
     frames = None
     server = None
@@ -140,7 +145,8 @@ def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.
             tracker.settings = replay_settings(tracker.settings)
     err.write(
         f"demo: refereeing {len(recording)} frames ({len(recording) / recording.fps:.0f} s of play at "
-        f"{recording.fps} frames/s){' as fast as possible' if lockstep else ''}\n"
+        f"{recording.fps} frames/s){' as fast as possible' if lockstep else ''}"
+        f"{', camera only: no dispenser board, no end-of-turn signals' if options.camera_only else ''}\n"
     )
     runner.launch(game, opener(None))
     last = time.monotonic()
@@ -151,7 +157,7 @@ def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.
             s = runner.stats
             err.write(f"demo: frame {s.frames}/{len(recording)}, turn {game.tracker.state.turn + 1}\n")
     stats = runner.wait()
-    result = DemoResult.of(game, recording, stats, url)
+    result = DemoResult.of(game, recording, stats, url, options.camera_only)
     report(result, out)
     if server is not None:
         if options.keep_serving:
@@ -181,10 +187,13 @@ def recording_pipeline(recording: Any, model: Path | None = None, oracle: bool =
     return VisionPipeline(Observer(model, seats=tuple(range(len(recording.names)))))
 
 
-def recording_feed(recording: Any, runner: LiveReferee, lockstep: bool) -> Feed:
+def recording_feed(recording: Any, runner: LiveReferee, lockstep: bool, camera_only: bool = False) -> Feed:
     """The recording's frames, and its dispenser log played by a virtual board on a pty and read
     back by the real driver. In lock-step (every frame, as fast as possible) the driver's clock is
-    the time of the frame in hand, so events keep their place among the frames."""
+    the time of the frame in hand, so events keep their place among the frames. ``camera_only``:
+    the frames alone (no board: no sensor events, nobody pressing its end-of-turn button)."""
+    if camera_only:
+        return Feed(RecordingFrames(recording))
     board = SimulatedDispenser(recording.events())
     clock = (lambda: runner.clock) if lockstep else time.time
     return Feed(RecordingFrames(recording), DispenserFeed(board.port, clock=clock), board)
@@ -195,7 +204,8 @@ def report(result: DemoResult, out: TextIO) -> None:
     s = result.stats
     out.write(
         f"\nRefereed {s.frames} frames in {s.seconds:.0f} s ({s.fps:.1f} frames/s; {s.observed} went through "
-        f"the detector, {s.dropped} dropped), {s.events} dispenser events.\n\n"
+        f"the detector, {s.dropped} dropped), {s.events} dispenser events"
+        f"{' (camera only: turns inferred from the table)' if result.camera_only else ''}.\n\n"
     )
     write_summary(result.names, result.scores, result.warnings, out)
     truth = ", ".join(f"{result.names[t['seat']]} {t['total']}" for t in result.truth_scores)
@@ -226,6 +236,7 @@ def run_demo(args: Any) -> int:
         oracle=args.oracle,
         workers=args.workers,
         keep_serving=serve and not args.exit,
+        camera_only=args.camera_only,
     )
     result = play_demo(options)
     return 0 if not result.problems else 1

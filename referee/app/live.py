@@ -45,15 +45,8 @@ from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import read_frame
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
-from vision.training.synth import (
-    CANON_PX_PER_MM,
-    CANON_SIZE,
-    canonical_from_image,
-    rectify,
-    yolo_row,
-    yolo_text,
-)
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
@@ -970,11 +963,10 @@ def run_table(args: Any) -> int:
         games = Path(args.games_dir)
         games.mkdir(parents=True, exist_ok=True)
         record = Path(args.record) if args.record else games / f"{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
-        # With neither a dispenser board nor a dashboard nobody can signal the end of a turn:
-        # the tracker then lets a turn end when the table shows the next one has begun.
-        settings = TrackerSettings(turn_signals=bool(feed.dispenser))
+        # With neither a dispenser board nor a dashboard nobody signals the end of a turn: the
+        # tracker infers each from the table (as it always may).
         try:
-            game: Any = LocalGame(Tracker.create(record, names, settings=settings))
+            game: Any = LocalGame(Tracker.create(record, names))
         except TrackerError:
             feed.close()
             raise

@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     fm.add_argument("--out", type=Path, default=None, help="default: vision/data/marble_colours.json")
     c = sub.add_parser("calibrate", help="find the markers and write an annotated image")
     c.add_argument("image", type=Path)
-    c.add_argument("--out", type=Path, default=Path("calibration.png"))
+    c.add_argument("--out", type=Path, help="also write the frame annotated with the markers and zones (PNG)")
     c.add_argument("--zones", type=Path)
     c.add_argument("--save", type=Path, help="also write the homography (JSON)")
     m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
@@ -147,11 +147,11 @@ def _run(a: argparse.Namespace) -> int:
         pt, onnx_path = export(a.weights, a.out)
         print(f"export: {pt} and {onnx_path}")
     elif a.cmd == "hand-set":
-        from vision.hands import HandSetSpec, render_hand_set
+        from vision.training.hands import HandSetSpec, render_hand_set
 
         print(f"hand-set: ready: {render_hand_set(HandSetSpec(a.out, a.train, a.val), workers=a.workers)}")
     elif a.cmd == "train-hands":
-        from vision.hands import HandTrainConfig, smoke_hands, train_hands
+        from vision.training.hands import HandTrainConfig, smoke_hands, train_hands
 
         if a.smoke:
             print(f"train-hands: smoke export at {smoke_hands(a.smoke, a.threads)}")
@@ -159,11 +159,13 @@ def _run(a: argparse.Namespace) -> int:
             cfg = HandTrainConfig(a.data, a.out, a.epochs, a.batch, threads=a.threads)
             print(f"train-hands: best weights at {train_hands(cfg, resume=a.resume)}")
     elif a.cmd == "export-hands":
-        from vision.hands import COMMITTED_HANDS, export_hands
+        from vision.hands import COMMITTED_HANDS
+        from vision.training.hands import export_hands
 
         print(f"export-hands: wrote {export_hands(a.weights, a.out or COMMITTED_HANDS)}")
     elif a.cmd == "fit-marbles":
-        from vision.marbles import DEFAULT_PARAMS, fit_from_renders
+        from vision.marbles import DEFAULT_PARAMS
+        from vision.training.marbles import fit_from_renders
 
         print(f"fit-marbles: wrote {fit_from_renders(a.tables, a.out or DEFAULT_PARAMS)}")
     elif a.cmd == "calibrate":
@@ -194,7 +196,8 @@ def _synth(a: argparse.Namespace) -> None:
     import numpy as np
 
     from vision.faces import face_set
-    from vision.training.synth import RenderSettings, random_layout, render_table, yolo_text
+    from vision.geometry import yolo_text
+    from vision.training.synth import RenderSettings, random_layout, render_table
 
     a.out.mkdir(parents=True, exist_ok=True)
     w, h = (int(v) for v in a.size.split("x"))
@@ -216,19 +219,40 @@ def _synth(a: argparse.Namespace) -> None:
 def _calibrate(a: argparse.Namespace) -> None:
     import cv2
 
-    from vision.calibrate import Calibrator, annotate
+    from vision.calibrate import MAX_REPROJ_PX, Calibrator, annotate
+    from vision.errors import CalibrationError
     from vision.frames import read_frame
     from vision.zones import load_zones
 
     zones = load_zones(a.zones)
     frame = read_frame(a.image)
     cal = Calibrator(zones).update(frame)
-    cv2.imwrite(str(a.out), annotate(frame, cal, zones))
-    if a.save:
-        a.save.write_text(json.dumps({"homography_table_mm_to_image": cal.homography.tolist()}))
+    if cal.error_px > MAX_REPROJ_PX:
+        raise CalibrationError(
+            f"calibration: markers {list(cal.markers_seen)} found, but the reprojection error is "
+            f"{cal.error_px:.0f} px (above {MAX_REPROJ_PX:.0f} px): they are not laid out as on the "
+            "table (is this the printed marker sheet, or the wrong --zones file?); nothing written"
+        )
+    wrote = []
+    for path, write in (
+        (a.out, lambda p: cv2.imwrite(str(p), annotate(frame, cal, zones))),
+        (
+            a.save,
+            lambda p: p.write_text(json.dumps({"homography_table_mm_to_image": cal.homography.tolist()})),
+        ),
+    ):
+        if path is None:
+            continue
+        try:
+            if write(path) is False:
+                raise OSError(f"cannot write {path}")
+        except (OSError, cv2.error) as exc:
+            why = getattr(exc, "strerror", None) or getattr(exc, "err", None) or exc
+            raise CalibrationError(f"calibration: cannot write {path}: {why}") from exc
+        wrote.append(str(path))
     print(
-        f"calibrate: markers {list(cal.markers_seen)}, "
-        f"reprojection error {cal.error_px:.2f} px; wrote {a.out}"
+        f"calibrate: markers {list(cal.markers_seen)}, reprojection error {cal.error_px:.2f} px"
+        + (f"; wrote {', '.join(wrote)}" if wrote else "")
     )
 
 

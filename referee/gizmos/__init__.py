@@ -16,7 +16,7 @@ from typing import Any
 from referee.gizmos.cards import COLORS, Card, CardDataError, default_cards, load_cards
 from referee.gizmos.errors import RULES, GizmosError, IllegalStep, InvalidStep, StateError
 from referee.gizmos.rules import apply, chance_outcomes, force, legal_steps, resolve_chance
-from referee.gizmos.scoring import ScoreLine, ranking, returns, score_player
+from referee.gizmos.scoring import ScoreLine, ranking, report, returns, score_player
 from referee.gizmos.state import Pending, Player, State, check_invariants, new_game, state_from_json
 from referee.gizmos.steps import Step, describe, step_from_json
 
@@ -61,6 +61,8 @@ class GizmosGame:
     name: str = "gizmos"
     min_players: int = 2
     max_players: int = 4
+    error_type: type[Exception] = GizmosError
+    illegal_step_type: type[Exception] = IllegalStep
 
     def new_game(self, players: int, rng: random.Random | None = None) -> State:
         state = new_game(players)
@@ -83,6 +85,12 @@ class GizmosGame:
 
     def score_table(self, state: State) -> list[dict[str, Any]]:
         return [line.to_json() for line in ranking(state)]
+
+    def score_report(self, state: State) -> str:
+        return report(state)
+
+    def describe(self, step: Step) -> str:
+        return describe(step)
 
     def state_to_json(self, state: State) -> dict[str, Any]:
         return state.to_json()

@@ -9,8 +9,8 @@ Model: each spent marble is either of the card's colour, or converted to it by a
 ``convert_to_any`` gizmo (Level I: one marble of its colour; Level II: one or two; Level III:
 one marble of any colour); then a doubler for that colour may make it count twice (ruling 21:
 yellow->red then double red pays 2 red; one doubler doubles one marble). A multicolour card
-(cost 7) takes any mix, so converters do nothing for it, while doublers still double one marble
-of each of their colours.
+(cost 7) takes any mix, so a converter counts there only by feeding a doubler (yellow->red,
+then double red, pays 2 of the 7), while doublers double one marble of each of their colours.
 """
 
 from __future__ import annotations
@@ -84,7 +84,11 @@ def _vectors(total: int, ring: Counts, floor: Counts) -> list[Counts]:
 
 
 def _multicolour(ring: Counts, need: int, converters: tuple[Converter, ...]) -> set[Payment]:
+    """Payments for a multicolour card (cost 7 in any mix): every marble counts once, a doubler
+    adds one for one marble of each colour it doubles, and a converter counts only by turning a
+    marble into a colour a doubler then doubles (ruling 21: yellow->red, then double red)."""
     doublers = [c for c in converters if c.double]
+    anys = [c for c in converters if not c.double]
     # Each doubler: unused, or used on a non-empty subset of its colours (one marble per colour).
     choices: list[list[tuple[int, ...]]] = []
     for d in doublers:
@@ -92,18 +96,33 @@ def _multicolour(ring: Counts, need: int, converters: tuple[Converter, ...]) -> 
         choices.append([(), *subsets])
     out: set[Payment] = set()
     for picks in product(*choices) if choices else [()]:
-        floor = [0, 0, 0, 0]
-        ids = []
-        for d, colours in zip(doublers, picks, strict=True):
-            if colours:
-                ids.append(d.id)
-                for c in colours:
-                    floor[c] += 1
-        extra = sum(floor)
-        if need - extra < 0:
+        ids = [d.id for d, colours in zip(doublers, picks, strict=True) if colours]
+        slots = [c for colours in picks for c in colours]  # one doubled marble per entry
+        if need - len(slots) < 0:
             continue
-        for spent in _vectors(need - extra, ring, (floor[0], floor[1], floor[2], floor[3])):
-            out.add((spent, tuple(sorted(ids))))
+        # Each doubled marble is of its colour, or converted to it by a converter of another colour.
+        routes = [
+            [(-1, c)]
+            + [
+                (i, m)
+                for i, a in enumerate(anys)
+                for m in range(4)
+                if m != c and ring[m] and a.source in (m, ANY_COLOUR)
+            ]
+            for c in slots
+        ]
+        for route in product(*routes):
+            loads = [0] * len(anys)
+            floor = [0, 0, 0, 0]
+            for i, m in route:
+                floor[m] += 1
+                if i >= 0:
+                    loads[i] += 1
+            if any(n > a.uses for n, a in zip(loads, anys, strict=True)):
+                continue
+            used = tuple(sorted(ids + [a.id for n, a in zip(loads, anys, strict=True) if n]))
+            for spent in _vectors(need - len(slots), ring, (floor[0], floor[1], floor[2], floor[3])):
+                out.add((spent, used))
     return out
 
 

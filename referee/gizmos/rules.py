@@ -614,7 +614,7 @@ def _apply_into(ck: _Checks, state: State, t: _Table, step: Step) -> None:
         if state.game_over:
             ck.fail("GAME_OVER", "the game is over; nothing more can be played")
         elif seat != state.current:  # after the end, whose turn it would be does not matter
-            ck.fail("NOT_YOUR_TURN", f"it is player {state.current + 1}'s turn, not player {seat + 1}'s")
+            ck.fail("NOT_YOUR_TURN", f"it is seat {state.current}'s turn, not seat {seat}'s")
         _apply_player_step(ck, state, t, step, seat)
     except IllegalStep as exc:
         exc.player = seat
@@ -795,7 +795,7 @@ def _event_text(e: ChanceEvent) -> str:
         return f"the next card of the Level {e[1]} deck for the Research"
     if e[0] == "row":
         return "the marble refilling the Energy Row"
-    return f"the colour of the marble player {e[1] + 1} draws"
+    return f"the colour of the marble seat {e[1]} draws"
 
 
 def _drop_void_events(t: _Table) -> None:

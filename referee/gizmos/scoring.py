@@ -76,3 +76,17 @@ def returns(state: State) -> list[float]:
         return [0.0] * state.num_players
     winner = ranking(state)[0].seat
     return [1.0 if s == winner else 0.0 for s in range(state.num_players)]
+
+
+def report(state: State) -> str:
+    """The ranking as a plain-text table, one line per player (the CLI's ``score``)."""
+    lines = [
+        f"{'rank':<5}{'seat':<6}{'printed':>8}{'tokens':>8}{'end':>5}{'total':>7}{'gizmos':>8}{'energy':>8}"
+        "  tie-break"
+    ]
+    for r in ranking(state):
+        lines.append(
+            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
+            f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}"
+        )
+    return "\n".join(lines) + "\n"

@@ -445,6 +445,8 @@ def state_from_text(text: str) -> State:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateError(f"state: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise StateError("state: not valid JSON: nested too deeply") from exc
     return state_from_json(raw)
 
 
@@ -464,8 +466,8 @@ def card_locations(s: State) -> dict[int, str]:
     for lvl, slots in enumerate(s.display):
         put((c for c in slots if c is not None), f"the Level {lvl + 1} Display")
     for i, p in enumerate(s.players):
-        put(p.archive, f"player {i}'s Archive")
-        put(p.gizmos, f"player {i}'s gizmos")
+        put(p.archive, f"seat {i}'s Archive")
+        put(p.gizmos, f"seat {i}'s gizmos")
     for lvl, segs in enumerate(s.decks):
         for cands, _ in segs:
             put(cands, f"the Level {lvl + 1} deck")
@@ -504,22 +506,22 @@ def check_invariants(s: State, limits: bool = True) -> None:
                 raise StateError(f"impossible state: card #{c} in the Level {lvl + 1} Display row")
     for i, p in enumerate(s.players):
         if i not in p.gizmos:
-            raise StateError(f"impossible state: player {i} lacks Starting Gizmo #{i}")
+            raise StateError(f"impossible state: seat {i} lacks Starting Gizmo #{i}")
         if any(cards[g].level == 0 and g != i for g in p.gizmos + p.archive):
-            raise StateError(f"impossible state: player {i} holds another player's Starting Gizmo")
+            raise StateError(f"impossible state: seat {i} holds another seat's Starting Gizmo")
         prof = p.profile
         if not limits:
             continue
         if sum(p.ring) > prof.energy_limit:
             raise StateError(
-                f"impossible state: player {i}'s ring holds {sum(p.ring)} (limit {prof.energy_limit})"
+                f"impossible state: seat {i}'s ring holds {sum(p.ring)} (limit {prof.energy_limit})"
             )
         if len(p.archive) > prof.file_limit:
             raise StateError(
-                f"impossible state: player {i}'s Archive holds {len(p.archive)} (limit {prof.file_limit})"
+                f"impossible state: seat {i}'s Archive holds {len(p.archive)} (limit {prof.file_limit})"
             )
     for g in s.triggered | s.used:
-        if where.get(g) != f"player {s.current}'s gizmos":
+        if where.get(g) != f"seat {s.current}'s gizmos":
             raise StateError(
                 f"impossible state: #{g} is marked used/triggered but is not the current player's gizmo"
             )
@@ -562,6 +564,15 @@ def _check_pending(s: State) -> None:
         raise StateError(f"impossible state: pending picks count {p.count} (a gizmo grants 1 or {MAX_PICKS})")
     if p.kind == "free_build" and p.level != FREE_BUILD_LEVEL:
         raise StateError(f"impossible state: a free Build of Level {p.level} (only Level I is granted)")
+    prof = s.players[s.current].profile
+    if (p.kind == "file" and prof.forbid_file) or (
+        p.kind in ("research_offer", "research") and not p.chosen and prof.forbid_research
+    ):
+        action = "File" if p.kind == "file" else "Research"
+        raise StateError(
+            f"impossible state: seat {s.current} is owed a {action} but has built an upgrade that "
+            f"forbids {action} (ruling 23), so legal play cannot reach this choice"
+        )
     if p.kind == "research":
         if p.level not in (1, 2, 3):
             raise StateError(f"impossible state: a Research hand from deck level {p.level}")
@@ -605,7 +616,7 @@ def _check_chance(s: State) -> None:
                 raise StateError(f"{where}: that Display slot is already awaiting a card")
             waiting.add((e[1], e[2]))
         elif e[0] == "draw" and e[1] >= len(s.players):
-            raise StateError(f"{where}: there is no player {e[1] + 1}")
+            raise StateError(f"{where}: there is no seat {e[1]}")
         elif e[0] == "research" and (p is None or p.kind != "research" or p.chosen or p.level != e[1]):
             raise StateError(f"{where}: no Level {e[1]} Research is drawing cards")
     if s.chance and event_void(s.chance[0], s.decks, s.dispenser, s.row, s.players):

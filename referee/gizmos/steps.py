@@ -87,7 +87,7 @@ def _card(v: Any, field: str) -> int:
 
 
 def _colour(v: Any, field: str) -> int:
-    if v not in COLOR_INDEX:
+    if not isinstance(v, str) or v not in COLOR_INDEX:
         raise InvalidStep(f"step.{field}: expected one of {list(COLORS)}, got {v!r}")
     return COLOR_INDEX[v]
 
@@ -124,7 +124,7 @@ def step_from_json(raw: Any) -> Step:
     converters: tuple[int, ...] = ()
     if kind == "build":
         praw = raw.get("pay", {})
-        if not isinstance(praw, dict) or any(k not in COLOR_INDEX for k in praw):
+        if not isinstance(praw, dict) or any(k not in COLOR_INDEX for k in praw):  # JSON keys are str
             raise InvalidStep(f'step.pay: expected marbles by colour, e.g. {{"red": 2}}, got {praw!r}')
         counts = [0, 0, 0, 0]
         for k, n in praw.items():
@@ -199,6 +199,8 @@ def step_from_text(text: str) -> Step:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidStep(f"step: not valid JSON: {exc.msg} at column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise InvalidStep("step: not valid JSON: nested too deeply") from exc
     return step_from_json(raw)
 
 
@@ -208,8 +210,9 @@ def _marbles(pay: Counts) -> str:
 
 
 def describe(step: Step, name: str | None = None) -> str:
-    """A plain sentence for the move log, e.g. "P1 builds #57 paying 1 red, 1 yellow"."""
-    who = name if name is not None else (f"P{step.player + 1}" if step.player is not None else "Chance")
+    """A plain sentence for the move log, e.g. "Ana builds #57 paying 1 red, 1 yellow"; without a
+    name the player is "seat N", N being the step's ``player`` (as in the JSON, from 0)."""
+    who = name if name is not None else (f"seat {step.player}" if step.player is not None else "Chance")
     k = step.kind
     if k == "file":
         return f"{who} files #{step.card}"

@@ -231,6 +231,7 @@ class TurnScript:
     injected: Injected | None = None
     end_signal: bool = True
     sensors: list[DispenserEvent] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # what the players did, in order (no chance steps)
 
     @property
     def final(self) -> State:
@@ -419,6 +420,7 @@ def simulated_game(
     ) -> State:
         """Play one step (``after``: its rule-breaking result, ``settled``: that with its refills
         made) and note the tables it shows."""
+        played.append(step)
         if after is None:
             after = apply(state, step)
         if after.chance:
@@ -434,6 +436,7 @@ def simulated_game(
         turn_start = state  # an injection counts only if nothing legal from here explains its table
         moments: list[Moment] = []
         sensors: list[DispenserEvent] = []
+        played: list[Step] = []
         mark: Injected | None = None
         want = violation_rate and injected < violation_rate * (turns + 1)
         codes = list(VIOLATIONS[:-1]) if want else []
@@ -476,6 +479,7 @@ def simulated_game(
                     break
             if step.kind == "end_turn":
                 state = apply(state, step)
+                played.append(step)
                 break
             state = play(state, step, None, moments, sensors)
         turns += 1
@@ -486,14 +490,15 @@ def simulated_game(
             moments.append(Moment(state, final_frames))
         else:
             moments[-1].frames = final_frames
-        yield TurnScript(turn, seat, moments, mark, True, sensors)
+        yield TurnScript(turn, seat, moments, mark, True, sensors, played)
     if state.game_over and game_over_rate and rng.random() < game_over_rate:
         seat = rng.randrange(players)
         colours = [c for c in range(4) if state.row[c]]
         if colours:
-            after, _ = force(state, Step("pick", seat, color=rng.choice(colours)))
+            pick = Step("pick", seat, color=rng.choice(colours))
+            after, _ = force(state, pick)
             mark = Injected("GAME_OVER", seat, state.turn)
-            yield TurnScript(state.turn, seat, [Moment(after, final_frames)], mark, end_signal=False)
+            yield TurnScript(state.turn, seat, [Moment(after, final_frames)], mark, False, steps=[pick])
 
 
 # --------------------------------------------------------------------------- feeding a tracker
@@ -503,7 +508,8 @@ class Feeder:
     """Shows tables to a tracker through a camera, frame by frame, with the signals: scripted
     turns (:meth:`turn`), or a table played step by step by hand (:meth:`play`, tests).
 
-    ``on_call(seconds)`` is told how long each tracker call took (the benchmark's timing)."""
+    ``on_call(seconds)`` is told how long each tracker call took (the benchmark's timing).
+    With ``signals`` off nobody signals the end of a turn (a camera alone)."""
 
     def __init__(
         self,
@@ -514,8 +520,10 @@ class Feeder:
         on_call: Callable[[float], None] | None = None,
         state: State | None = None,
         seed: int = 0,
+        signals: bool = True,
     ) -> None:
         self.tracker = tracker
+        self.signals = signals
         self.camera = camera or Camera(Noise())
         self.time = 0.0
         self.dt = 1.0 / fps
@@ -562,11 +570,11 @@ class Feeder:
         return self._call(self.tracker.dispenser, DispenserEvent(kind, self.time, **fields))
 
     def turn(self, script: TurnScript) -> None:
-        """Every table of a turn, then the sensor events and the end-of-turn signal."""
+        """Every table of a turn, then the sensor events and the end-of-turn signal (if any)."""
         for moment in script.moments:
             self.show(moment.state, moment.frames)
         if self.sensors:
             for event in script.sensors:
                 self._call(self.tracker.dispenser, replace(event, time=self.time))
-        if script.end_signal:
+        if script.end_signal and self.signals:
             self.end_turn()

@@ -33,6 +33,11 @@ from referee.tracker.view import TableView, matches, seat_matches, view_of
 CARDS = default_cards()
 #: How many marbles beyond the cost a rule-breaking explanation lets a Build take.
 OVERPAY_SLACK = 2
+#: Rule-breaking steps an explanation may take for free in a turn already warned about
+#: (``Hints.free_until_end``).
+FREE_STEPS = 3
+#: Nodes searched beyond the first rule-breaking explanation for a shorter one.
+REFINE_NODES = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,10 @@ class Hints:
     strict_rows: bool = False  # the sensed Row colours are the ones that rolled in (where sensed)
     strict_draws: bool = False  # the sensed draw colours are the only ones (the ring is out of view)
     end_turns: int = 0  # end-of-turn signals: the explanation ends at least this many turns
-    unsignalled_ends: int = 0  # further turns it may end without a signal
+    unsignalled_ends: int = 0  # further turns it may end without a signal (inferred from the table)
+    # A rule was broken earlier in this turn (and warned): what the current player does until the
+    # turn ends is taken as seen, rule-breaking steps costing no violation (no cascade of warnings).
+    free_until_end: bool = False
     end_last: bool = False  # the signal came after the table seen: nothing is played after the last end
     checkpoints: tuple[TableView, ...] = ()  # the table seen at each end signal: each end happens there
 
@@ -91,6 +99,8 @@ class _Node:
     player_steps: int = 0
     research: tuple[int, tuple[int, ...]] | None = field(default=None)  # (level, returned so far)
     order: int = -1  # the last step's canonical-order key (see _use_key)
+    free: int = 0  # rule-breaking steps taken for free (see Hints.free_until_end)
+    shown: bool = False  # the current turn's main action left a trace on the table
     folds: tuple[tuple[int, int, tuple[int, ...]], ...] = ()  # (after step i, level, cards folded back)
 
 
@@ -371,17 +381,25 @@ class _Search:
         been tried, so a search with ``max_violations > 0`` costs nothing extra when a legal
         explanation exists, and never reports a broken rule while a legal explanation within the
         bounds is untried."""
-        start = _Node(self.start)
+        start = _Node(self.start, shown=self.start.main_done)
         heap: list[tuple[int, int, int, int, int, bool, _Node]] = [
             (0, 0, 0, 0, next(self.counter), False, start)
         ]
         seen: set[tuple[object, ...]] = set()
         found: list[_Node] = []
         best_cost: tuple[int, int] | None = None
+        refine = 0  # nodes left to look for a shorter rule-breaking explanation
         while heap:
             v, n, ends, steps, _, lazy, node = heapq.heappop(heap)
             if best_cost is not None and (v, n) > best_cost and not (self.wide and v == best_cost[0]):
-                break
+                # The distance to the view is no lower bound: a rule-breaking explanation found
+                # first may not be the shortest (a Build paid 3 and a second Pick, where a Build
+                # paid 2 explains it). Look a little further among as many broken rules.
+                if v != best_cost[0] or refine <= 0:
+                    break
+                refine -= 1
+                if steps >= found[0].player_steps:
+                    continue
             if self.nodes >= self.limits.max_nodes or time.perf_counter() > self.deadline:
                 break
             if lazy:
@@ -395,6 +413,9 @@ class _Search:
                 if self.goal(node):
                     if best_cost is None:
                         best_cost = (v, n)
+                        refine = REFINE_NODES if v else 0
+                    elif found and node.player_steps < found[0].player_steps:
+                        found.clear()  # a shorter explanation breaking as many rules
                     if all(f.state != node.state for f in found):
                         found.append(node)
                     if len(found) >= self.limits.alternatives_cap:
@@ -403,13 +424,15 @@ class _Search:
                         break  # part of the table is out of view, and it matters
                     continue
                 children = self.expand(node)
+                free = self._free(node)
                 if (
-                    self.max_violations
-                    and len(node.violations) < self.max_violations
+                    (free or (self.max_violations and len(node.violations) < self.max_violations))
                     and not node.state.chance
                     and node.player_steps < self.limits.max_player_steps
                 ):
-                    heapq.heappush(heap, (v + 1, n, ends, steps, next(self.counter), True, node))
+                    # Free rule-breaking steps come just after the legal ones of the same cost.
+                    entry = (v + (not free), n + free, ends, steps, next(self.counter), True, node)
+                    heapq.heappush(heap, entry)
             for child in children:
                 steps = child.player_steps
                 cost = steps + self.estimate(child.state, child.ends) + self.distance(child.state)
@@ -438,6 +461,10 @@ class _Search:
         if step.kind != "end_turn":
             return True
         if node.ends >= self.max_ends:
+            return False
+        if node.ends >= self.hints.end_turns and not node.shown:
+            # Unsignalled, a turn is seen to end only after a main action the table shows: a
+            # Research declined leaves no trace, and a move before any would be out of turn.
             return False
         marks = self.hints.checkpoints
         return node.ends >= len(marks) or matches(node.state, marks[node.ends])
@@ -478,10 +505,16 @@ class _Search:
                 out.append(self._child(node, step, after, False, ()))
         return out
 
+    def _free(self, node: _Node) -> bool:
+        """Whether the current player's rule-breaking steps cost nothing here: in a turn whose
+        rule break was already warned about, until the turn ends."""
+        return self.hints.free_until_end and node.ends == 0 and node.free < FREE_STEPS
+
     def expand_forced(self, node: _Node) -> list[_Node]:
         """The rule-breaking successors of a node (see :meth:`forced_candidates`)."""
         s = node.state
         out: list[_Node] = []
+        free = self._free(node)
         if self.hints.end_last and self.hints.end_turns and node.ends >= self.hints.end_turns:
             return out
         legal = set(legal_steps(s)) if not s.game_over else set()
@@ -492,16 +525,23 @@ class _Search:
                 after, broken = force(s, step)
             except IllegalStep:
                 continue
+            gratis = free and step.player in (None, s.current)
             if (
                 broken
-                and len(node.violations) + len(broken) <= self.max_violations
+                and (gratis or len(node.violations) + len(broken) <= self.max_violations)
                 and self.possible(after, node.ends + (step.kind == "end_turn"))
             ):
-                out.append(self._child(node, step, after, True, tuple(broken)))
+                out.append(self._child(node, step, after, True, () if gratis else tuple(broken), gratis))
         return out
 
     def _child(
-        self, node: _Node, step: Step, after: State, forced: bool, broken: tuple[IllegalStep, ...]
+        self,
+        node: _Node,
+        step: Step,
+        after: State,
+        forced: bool,
+        broken: tuple[IllegalStep, ...],
+        free: bool = False,
     ) -> _Node:
         index = len(node.steps)
         research = node.research
@@ -533,6 +573,8 @@ class _Search:
             research=research,
             order=order,
             folds=folds,
+            free=node.free + free,
+            shown=False if step.kind == "end_turn" else node.shown or step.kind in ("file", "pick", "build"),
         )
 
 

@@ -125,7 +125,8 @@ class TrackerSettings:
     sure: float = 0.85  # zones read below this confidence could be misread: no violation rests on them
     confirm: int = 3  # frames an unexplained stable view must persist before a mid-turn verdict
     eot_wait: int = 12  # frames to wait for a clear view after an end-of-turn signal
-    turn_signals: bool = True  # turns end only on an end-of-turn signal (else one may end unsignalled)
+    inferred_ends: int = 1  # turns an explanation may end unsignalled (the next player's change shows it)
+    final_wait: int = 3  # frames the game's last turn, with nothing legal left but ending it, stays still
     backoff: int = 10  # frames without a new search after a table nothing explains (a person is asked)
     max_violations: int = 2
     limits: Limits = field(default_factory=Limits)
@@ -212,6 +213,7 @@ class Tracker:
         # confirming adopts: an explanation (with its broken rules), or the table as seen.
         self._adoptable: dict[int, tuple[State, Explanation | TableView]] = {}
         self._warned_after_end: set[int] = set()
+        self._still = 0  # frames the table stayed as accepted in the game's last turn
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -331,6 +333,13 @@ class Tracker:
         update = Update()
         view = self.stabilizer.push(obs)
         self._last_obs = obs
+        self._see(view, update)
+        if not update.changed and view.complete():
+            self._close_last_turn(view, update)
+        return update
+
+    def _see(self, view: TableView, update: Update) -> None:
+        """Explain a new stable view (or wait for it to settle, or for a clear view)."""
         if self._ends:
             self._waited += 1
         if not view.complete():
@@ -339,27 +348,49 @@ class Tracker:
                 if key != self._last_partial:
                     self._last_partial = key
                     self._explain(view, update, urgent=True)
-            return update
+            return
         key = view.key()
         if self._quiet:  # nothing explained the table lately: search again only now and then
             self._quiet -= 1
             if key != self._last_key:
-                return update
+                return
         if key == self._last_key:
             suspect = self._suspect
             if suspect is not None and suspect.key == key:
                 if suspect.doubtful and view.unsure != suspect.unsure:  # read again, surer
                     self._explain(view, update, urgent=bool(self._ends))
-                    return update
+                    return
                 suspect.frames += 1
                 self._conclude(view, update, urgent=bool(self._ends))
-            return update
+            return
         self._last_key = key
         if not self._ends and matches(self.state, view, turn=False):
             self._suspect = None
-            return update
+            return
         self._explain(view, update, urgent=bool(self._ends))
-        return update
+
+    def _close_last_turn(self, view: TableView, update: Update) -> None:
+        """End the game's last turn from the table. Nobody plays after it, so no next player's
+        change can show it is over: once its player has taken the main action and the triggers it
+        allows (nothing legal is left but ending the turn) and the table stays as accepted for
+        ``final_wait`` frames, the turn and the game end (with triggers still unused, after
+        ``eot_wait`` frames). A signal pending settles it the usual way."""
+        s = self.state
+        last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
+        if not last or s.game_over or s.chance or s.pending or self._ends or not matches(s, view, turn=False):
+            self._still = 0
+            return
+        self._still += 1
+        done = [st.kind for st in legal_steps(s)] == ["end_turn"]
+        if self._still < (self.settings.final_wait if done else self.settings.eot_wait):
+            return
+        step = Step("end_turn", s.current)
+        with self.record.transaction():
+            self._advance(step, forced=False, live=True, update=update)
+            self._note(f"turn {s.turn + 1}: the game's last turn ended, seen from the table", update)
+        update.steps.append(step)
+        self._still = 0
+        self._emit("state", {"turn": self.state.turn})
 
     def end_of_turn(self, event: EndOfTurn, who: str = "referee") -> Update:
         """An end-of-turn signal: the current turn must end in the explanation."""
@@ -457,7 +488,8 @@ class Tracker:
             strict_rows=refills is not None,
             strict_draws=self._sensed_draws and not ring_seen,
             end_turns=self._ends,
-            unsignalled_ends=0 if s.turn_signals else 1,
+            unsignalled_ends=s.inferred_ends,
+            free_until_end=self._turn_forced,
             end_last=end_last,
             checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
         )
@@ -590,7 +622,8 @@ class Tracker:
         refilling = sum(view.row or ()) < 6 and any(self.state.dispenser)
         if urgent and found is None and refilling and self._waited < s.eot_wait:
             return  # the Row is still being refilled: wait for the table to settle
-        codes = {err.code for _, err in found.violations} if found is not None else set()
+        # Rules broken in a turn the explanation ends (the next player has begun) are certain.
+        codes = {err.code for i, err in found.violations if not _ends_after(found, i)} if found else set()
         decide = urgent or (persisted and (found is None or codes <= CERTAIN_MID_TURN))
         if suspect.doubtful:
             # The break rests on a low-confidence reading: the camera gets the rest of the turn
@@ -637,6 +670,38 @@ class Tracker:
             return
         if decide and not misread:
             self._accept(found, update)
+        elif not decide and found.violations:
+            # The verdict waits for the end of the turn, but the turns the explanation ends
+            # before the break are over (a later player has begun): accept them now, so the
+            # turn is known to have begun when the next player's change comes.
+            done = self._turns_before_break(found)
+            if done is not None:
+                self._accept(done, update)
+                self._last_key = None  # the rest is explained again from there, next frame
+
+    def _turns_before_break(self, found: Explanation) -> Explanation | None:
+        """The part of a rule-breaking explanation up to its last end of turn before the first
+        broken rule, or None when no turn ends before it."""
+        first = min(i for i, _ in found.violations)
+        ends = [i for i, step in enumerate(found.steps[:first]) if step.kind == "end_turn"]
+        if not ends:
+            return None
+        k = ends[-1] + 1
+        folds = {i: (level, cards) for i, level, cards in found.folds if i < k}
+        state = self.state
+        for i, step in enumerate(found.steps[:k]):
+            state = force(state, step)[0] if found.forced[i] else apply(state, step)
+            if i in folds:
+                state = fold_research(state, *folds[i])
+        return dataclasses.replace(
+            found,
+            steps=found.steps[:k],
+            forced=found.forced[:k],
+            violations=(),
+            state=state,
+            alternatives=1,
+            folds=tuple(f for f in found.folds if f[0] < k),
+        )
 
     def _cards_from_nowhere(self, view: TableView) -> str:
         """Cards seen in a player's area that no camera saw anywhere before, as text."""
@@ -1062,6 +1127,11 @@ def replay_states(data: Any) -> Iterator[State]:
         tracker._replay(entry.kind, entry.payload, entry.who)
         if tracker.state != before:
             yield tracker.state
+
+
+def _ends_after(found: Explanation, index: int) -> bool:
+    """Whether the explanation ends the turn after its step ``index``."""
+    return any(step.kind == "end_turn" for step in found.steps[index + 1 :])
 
 
 def _colour_list(colours: list[str]) -> str:

@@ -15,17 +15,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.geometry import CANON_SIZE, CLASSES, rectify, yolo_text
 from vision.progress import Progress
-from vision.training.synth import (
-    CANON_SIZE,
-    CLASSES,
-    SIZES,
-    RenderSettings,
-    random_layout,
-    rectify,
-    render_table,
-    yolo_text,
-)
+from vision.training.synth import SIZES, RenderSettings, random_layout, render_table
 
 TRAIN_SEED_BASE = 1_000_000  # training scenes use seeds from here on
 VAL_SEED_BASE = 2_000_000

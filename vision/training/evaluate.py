@@ -16,7 +16,8 @@ import numpy as np
 
 from referee.observation import Observation
 from vision.detect import Detection
-from vision.training.synth import CANON_PX_PER_MM, RenderedScene, RenderSettings, random_layout, render_table
+from vision.geometry import CANON_PX_PER_MM
+from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
 
 #: Held-out rendering settings: wider tilt and yaw, more card rotation, a different hand rate and
 #: camera heights than the training distribution (:class:`~vision.training.synth.RenderSettings` defaults).

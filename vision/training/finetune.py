@@ -26,9 +26,9 @@ import cv2
 
 from vision.errors import ModelFileError, VisionError
 from vision.frames import read_frame
+from vision.geometry import CANON_SIZE, CLASSES, yolo_text
 from vision.progress import Progress
 from vision.training.dataset import DatasetSpec, crop_labels, generate
-from vision.training.synth import CANON_SIZE, CLASSES, yolo_text
 from vision.training.train import MODELS_DIR, TrainConfig, _train_args, export, set_threads
 
 #: Rendered fine-tuning scenes take their seeds from here (clear of training, validation and the

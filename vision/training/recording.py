@@ -55,10 +55,9 @@ from referee.gizmos.cards import COLOR_INDEX, COLORS
 from referee.gizmos.rules import chance_outcomes
 from referee.observation import Observation, PlayerSighting
 from vision.errors import VisionError
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
 from vision.progress import Progress
 from vision.training.synth import (
-    CANON_PX_PER_MM,
-    CANON_SIZE,
     PlayerLayout,
     RenderSettings,
     SceneObject,
@@ -66,8 +65,6 @@ from vision.training.synth import (
     _draw_table,
     _hand,
     camera_homography,
-    canonical_from_image,
-    covered_zones,
     ground_truth,
     photograph,
 )
@@ -126,6 +123,7 @@ _SOURCES: tuple[Path, ...] = tuple(
         [
             Path(__file__),
             REPO / "vision" / "training" / "synth.py",
+            REPO / "vision" / "geometry.py",
             REPO / "vision" / "faces.py",
             REPO / "vision" / "zones.py",
             *(REPO / "referee" / "gizmos").glob("*.py"),

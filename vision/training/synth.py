@@ -11,7 +11,7 @@ the rectified (canonical) frame the detector works in.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -21,6 +21,16 @@ import numpy as np
 from referee.gizmos.cards import COLORS, default_cards
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
 from vision.faces import BAND_MM, CARD_MM, draw_back, face_set
+from vision.geometry import (
+    CANON_PX_PER_MM,
+    CANON_SIZE,
+    MARBLE_MM,
+    YoloRow,
+    canonical_from_image,
+    covered_zones,
+    yolo_row,
+    zone_rects,
+)
 from vision.zones import (
     COLUMN_ORDER,
     COLUMN_PITCH,
@@ -30,28 +40,11 @@ from vision.zones import (
     Zones,
     default_zones,
     inside,
-    overlaps,
 )
 
-CLASSES: tuple[str, ...] = (
-    "card",
-    "card_band",
-    "card_back",
-    "marble_red",
-    "marble_blue",
-    "marble_black",
-    "marble_yellow",
-    "vp1",
-    "vp5",
-    "hand",
-)
-CLASS_INDEX: dict[str, int] = {c: i for i, c in enumerate(CLASSES)}
-MARBLE_MM = 16.0
 VP_MM: dict[int, float] = {1: 18.0, 5: 24.0}
 CANVAS_PX_PER_MM = 1.6
 CANVAS_MARGIN_MM = 100.0
-CANON_PX_PER_MM = 0.8
-CANON_SIZE: tuple[int, int] = (960, 608)  # width, height (multiples of 32) of the rectified table
 SIZES: tuple[tuple[int, int], ...] = ((1280, 720), (1920, 1080))
 ENERGY_ROW_PITCH = 28.0
 
@@ -139,37 +132,6 @@ class RenderedScene:
             if o.visible
         )
         return [r for r in rows if r is not None]
-
-
-YoloRow = tuple[int, float, float, float, float]
-
-
-def yolo_row(cls: str, box_px: tuple[float, float, float, float]) -> YoloRow | None:
-    """One YOLO label (class, cx, cy, w, h normalised) for a box in canonical pixels, clipped to
-    the frame; ``None`` for a box less than 2 px wide or high once clipped."""
-    cw, ch = CANON_SIZE
-    x1, y1, x2, y2 = (max(0.0, min(v, lim)) for v, lim in zip(box_px, (cw, ch, cw, ch), strict=True))
-    if x2 - x1 < 2 or y2 - y1 < 2:
-        return None
-    return (CLASS_INDEX[cls], (x1 + x2) / 2 / cw, (y1 + y2) / 2 / ch, (x2 - x1) / cw, (y2 - y1) / ch)
-
-
-def yolo_text(rows: Iterable[YoloRow]) -> str:
-    """YOLO label rows as the text of a label file."""
-    return "".join(f"{c} {x:.6f} {y:.6f} {w:.6f} {h:.6f}\n" for c, x, y, w, h in rows)
-
-
-def canonical_from_image(h_table_to_image: np.ndarray) -> np.ndarray:
-    """The homography from image pixels to the canonical rectified frame."""
-    s = np.diag([CANON_PX_PER_MM, CANON_PX_PER_MM, 1.0])
-    return s @ np.linalg.inv(h_table_to_image)
-
-
-def rectify(image: np.ndarray, h_table_to_image: np.ndarray) -> np.ndarray:
-    """Warp a camera frame to the canonical top-down table image the detector sees."""
-    return cv2.warpPerspective(
-        image, canonical_from_image(h_table_to_image), CANON_SIZE, flags=cv2.INTER_LINEAR
-    )
 
 
 # ----------------------------------------------------------------------------------------------- layout
@@ -764,35 +726,6 @@ def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
 
 def _marble_key(o: SceneObject) -> int:
     return COLORS.index(o.color or "red")
-
-
-def zone_rects(zones: Zones, seats: tuple[int, ...]) -> dict[str, Rect]:
-    """Rectangles (mm) of every zone that can be reported as unseen, keyed like the ground truth."""
-    out: dict[str, Rect] = {f"display/{lv}/{sl}": r for lv, sl, r in zones.display}
-    out["energy_row"] = zones.energy_row
-    for seat in seats:
-        sz = zones.seat(seat)
-        out.update(
-            {
-                f"{seat}/gizmos": sz.gizmos,
-                f"{seat}/archive": sz.archive,
-                f"{seat}/ring": sz.ring,
-                f"{seat}/vp": sz.vp,
-            }
-        )
-    return out
-
-
-def covered_zones(
-    zones: Zones, seats: tuple[int, ...], hands_mm: list[tuple[float, float, float, float]]
-) -> set[str]:
-    """Zones a hand overlaps; they are reported as not seen (the same rule the pipeline applies)."""
-    out = set()
-    for key, rect in zone_rects(zones, seats).items():
-        for x1, y1, x2, y2 in hands_mm:
-            if overlaps(rect, (x1, y1, x2 - x1, y2 - y1)):
-                out.add(key)
-    return out
 
 
 def ground_truth(

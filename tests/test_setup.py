@@ -1,0 +1,61 @@
+"""Setting up: the README's two commands, what CI runs, and a referee that runs without torch."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+TRAINING = ("torch", "torchvision", "ultralytics", "onnx", "onnxruntime")
+
+
+def _commands() -> list[str]:
+    section = README.split("## The two commands", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)\n```", section, flags=re.S)
+
+
+def test_the_readme_commands_and_ci_agree() -> None:
+    main, tests = _commands()
+    assert main == "scripts/setup.sh && .venv/bin/gizmos-referee demo"  # runtime only
+    assert tests == "scripts/setup.sh --dev && .venv/bin/python -m pytest -q"  # everything
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert ci == tests
+
+
+def test_the_runtime_install_has_no_training_stack() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    names = {re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    assert not names & set(TRAINING), names
+    assert {"torch", "ultralytics"} <= {
+        re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["train"]
+    }
+    script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    runtime = script.split('if [ "$MODE" = runtime ]; then', 1)[1].split("fi", 1)[0]
+    assert "-e .\n" in runtime and "torch" not in runtime and "[train" not in runtime
+
+
+def test_what_the_running_referee_imports_needs_no_training_stack() -> None:
+    # Every module the demo, run, serve and the engine CLI load, with the training packages made
+    # impossible to import: the runtime install (scripts/setup.sh without --dev) must be enough.
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {TRAINING!r}:\n"
+        "            raise ImportError(f'{name} is a training package')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import referee.app.cli, referee.app.demo, referee.app.live, vision.detect, vision.observe\n"
+        "import vision.training.recording\n"
+        "import hardware.cli, web.app, web.serve\n"
+        "from referee.app.cli import main\n"
+        "raise SystemExit(main(['demo', '--help']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "demo" in proc.stdout
