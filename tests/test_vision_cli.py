@@ -50,6 +50,14 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "hand weights file" in capsys.readouterr().err
 
 
+def test_print_markers_says_which_size_and_refuses_a_bad_one(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "m.png")
+    assert main(["print-markers", "--out", out, "--camera-height", "180", "--tilt", "15"]) == 0
+    assert "print markers of at least" in capsys.readouterr().out
+    assert main(["print-markers", "--out", out, "--marker-mm", "5"]) == 2
+    assert "--marker-mm 5 is not" in capsys.readouterr().err
+
+
 def _png_header(width: int, height: int) -> bytes:
     """A PNG that claims to be width x height (its pixels are never reached)."""
     import struct

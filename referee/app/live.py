@@ -508,7 +508,7 @@ class OraclePipeline:
             Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))
             for cls, box in self.recording.objects(frame.index)
         ]
-        notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
+        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
 
 

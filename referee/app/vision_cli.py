@@ -38,6 +38,9 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
     d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
     d.add_argument(
+        "--randomise", action="store_true", help="domain-randomised decks, tables, tokens, lamps (issue 14)"
+    )
+    d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
@@ -85,6 +88,13 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
     m.add_argument("--out", type=Path, default=Path("markers.png"), help="PNG to write")
     m.add_argument("--dpi", type=int, default=150, help="print resolution")
+    m.add_argument("--marker-mm", type=float, help="black square side to print (default: the zones file's)")
+    m.add_argument(
+        "--camera-height", type=float, help="cm above the table: say whether the markers are big enough"
+    )
+    m.add_argument("--width", type=int, default=1280, help="camera frame width in px (with --camera-height)")
+    m.add_argument("--fov", type=float, default=70.0, help="camera's horizontal view in degrees")
+    m.add_argument("--tilt", type=float, default=0.0, help="camera tilt from straight down, degrees")
     o = sub.add_parser("observe", help="turn frames into table observations (JSON lines)")
     o.add_argument("images", type=Path, nargs="+", help="frames (image files)")
     o.add_argument("--model", type=Path, default=None, help="detector ONNX file (default: the committed one)")
@@ -132,6 +142,7 @@ def _run(a: argparse.Namespace) -> int:
             tiles_per_scene=a.tiles_per_scene,
             hand_prob=a.hand_prob,
             whole=a.whole,
+            randomise=a.randomise,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "train":
@@ -178,9 +189,21 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "calibrate":
         _calibrate(a)
     elif a.cmd == "print-markers":
-        from vision.calibrate import write_marker_sheet
+        from dataclasses import replace
 
-        print(f"print-markers: wrote {write_marker_sheet(a.out, dpi=a.dpi)}")
+        from vision.calibrate import marker_advice, write_marker_sheet
+        from vision.errors import CalibrationError
+        from vision.zones import default_zones
+
+        zones = default_zones()
+        if a.marker_mm is not None:
+            if not 20 <= a.marker_mm <= 150:
+                raise CalibrationError(f"print-markers: --marker-mm {a.marker_mm:g} is not 20-150 mm")
+            zones = replace(zones, marker_mm=a.marker_mm)
+        if a.camera_height is not None:
+            advice = marker_advice(a.camera_height * 10, a.width, a.fov, a.tilt, zones)
+            print("print-markers: " + advice.summary())
+        print(f"print-markers: wrote {write_marker_sheet(a.out, zones, dpi=a.dpi)}")
     elif a.cmd == "observe":
         _observe(a)
     return 0

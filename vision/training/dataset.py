@@ -41,6 +41,9 @@ class DatasetSpec:
     whole: bool = False
     #: Enrolled card photos the tables show instead of the drawn faces (fine-tuning on your cards).
     enrol: Path | None = None
+    #: Domain-randomised scenes (vision/training/randomise.py): random decks, tables, token
+    #: printings, touching marbles, lamps and cameras.
+    randomise: bool = False
 
 
 def crop_labels(
@@ -64,17 +67,21 @@ def crop_labels(
     return out
 
 
-def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None]) -> int:
-    out, split, seed, tile, per_scene, hand_prob, enrol = job
+def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool]) -> int:
+    out, split, seed, tile, per_scene, hand_prob, enrol, randomise = job
     marker = out / "labels" / split / f"s{seed}_{max(per_scene, 1) - 1}.txt"
     if marker.exists():
         return 0
     rng = np.random.default_rng(seed)
     size = SIZES[seed % len(SIZES)]
+    settings = RenderSettings(size=size, hand_prob=hand_prob)
     faces = face_set(enrol) if enrol is not None else None
-    scene = render_table(
-        random_layout(rng), seed, RenderSettings(size=size, hand_prob=hand_prob), faces=faces
-    )
+    if randomise:
+        from vision.training.randomise import randomised
+
+        settings, random_faces = randomised(seed, settings)
+        faces = faces if faces is not None else random_faces
+    scene = render_table(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
     labels = scene.yolo_labels()
     if per_scene == 0:  # the whole canonical frame
@@ -113,7 +120,16 @@ def generate(spec: DatasetSpec, workers: int = 2, seed_offset: int = 0) -> Path:
         (spec.out / "labels" / split).mkdir(parents=True, exist_ok=True)
         per_scene = 0 if spec.whole else spec.tiles_per_scene
         jobs += [
-            (spec.out, split, base + seed_offset + i, spec.tile, per_scene, spec.hand_prob, spec.enrol)
+            (
+                spec.out,
+                split,
+                base + seed_offset + i,
+                spec.tile,
+                per_scene,
+                spec.hand_prob,
+                spec.enrol,
+                spec.randomise,
+            )
             for i in range(n)
         ]
     prog = Progress("dataset: scenes", len(jobs))
