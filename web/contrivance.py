@@ -43,7 +43,8 @@ from referee.tracker.record import RecordError
 from referee.tracker.scorekeeper import Scorekeeper, ScorekeeperError
 from web.api import MAX_SEED, body
 from web.errors import ApiError
-from web.hub import GAME_ID, MAX_NAME, RECORD_SUFFIX, Snapshot
+from web.hub import GAME_ID, RECORD_SUFFIX, HubError, Snapshot
+from web.hub import check_names as hub_check_names
 from web.security import csrf_token, require_admin
 from web.streams import event_stream
 
@@ -219,22 +220,11 @@ def games() -> Games:
 
 
 def check_names(raw: Any) -> list[str]:
-    """Players' names in seat order (seat 0 owns row 1): 2-6 distinct, short, printable."""
-    if not isinstance(raw, list) or not MIN_PLAYERS <= len(raw) <= MAX_PLAYERS:
-        raise ApiError(
-            400, f"names: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} players' names in seat order"
-        )
-    names = []
-    for i, n in enumerate(raw):
-        if not isinstance(n, str) or not n.strip():
-            raise ApiError(400, f"names[{i}]: expected a non-empty name")
-        n = " ".join(n.split())
-        if len(n) > MAX_NAME or not n.isprintable():
-            raise ApiError(400, f"names[{i}]: at most {MAX_NAME} printable characters")
-        names.append(n)
-    if len({n.casefold() for n in names}) != len(names):
-        raise ApiError(400, "names: two players have the same name")
-    return names
+    """Players' names in seat order (seat 0 owns row 1), checked as every game's are."""
+    try:
+        return hub_check_names(raw, "contrivance")
+    except HubError as exc:
+        raise ApiError(exc.status, str(exc)) from exc
 
 
 def _int(raw: Any, name: str, lo: int, hi: int) -> int:

@@ -87,10 +87,16 @@ class Snapshot:
         }
 
 
-def check_names(raw: Any) -> list[str]:
-    """Players' names in seat order (seat 0 plays first): 2-4 distinct, short, printable."""
-    if not isinstance(raw, list) or players_problem(get_game("gizmos"), len(raw)):
-        raise HubError(400, "names: expected a list of 2 to 4 players' names in seat order")
+def check_names(raw: Any, game: str = "gizmos") -> list[str]:
+    """Players' names in seat order (seat 0 first): as many as ``game`` takes, distinct, short,
+    printable. The one check of names every page and API route uses, whatever the game."""
+    rules = get_game(game)
+    if not isinstance(raw, list) or players_problem(rules, len(raw)):
+        raise HubError(
+            400,
+            f"names: expected a list of {rules.min_players} to {rules.max_players} "
+            "players' names in seat order",
+        )
     names = []
     for i, n in enumerate(raw):
         if not isinstance(n, str) or not n.strip():
