@@ -52,4 +52,11 @@ if [ "${GIZMOS_SETUP_BROWSER:-1}" = "1" ] && ! command -v chromium >/dev/null 2>
             >/dev/null 2>&1 || echo "setup: warning: could not install chromium; the browser test will say so"
     fi
 fi
+if [ "${GIZMOS_SETUP_BROKER:-1}" = "1" ] && ! command -v mosquitto >/dev/null 2>&1 && [ ! -x /usr/sbin/mosquitto ]; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+        echo "setup: installing Debian mosquitto (the MQTT broker of tournaments: gizmos-referee hub)"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto) \
+            >/dev/null 2>&1 || echo "setup: warning: could not install mosquitto; the tournament tests will say so"
+    fi
+fi
 echo "setup: done"

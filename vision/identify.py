@@ -36,7 +36,7 @@ STARTING = np.flatnonzero(LEVELS == 0)  # the Starting Gizmos, one per seat
 
 def level_cards(level: int) -> np.ndarray:
     """Candidate mask: the cards of one level (a Display row)."""
-    return level == LEVELS
+    return np.equal(LEVELS, level)
 
 
 def built_cards() -> np.ndarray:
@@ -273,7 +273,7 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
     for _ in range(n):
         live = np.where(free[None, :], table, -np.inf)
         live[[i for i in range(n) if out[i] is not None]] = -np.inf
-        i, card = np.unravel_index(int(np.argmax(live)), live.shape)
+        i, card = (int(v) for v in np.unravel_index(int(np.argmax(live)), live.shape))
         if not np.isfinite(live[i, card]):  # more cards than candidates left: fall back to the best
             for k in range(n):
                 if out[k] is None:

@@ -15,6 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "ENROL_DIR": None,  # enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)
     "CAMERA_SOURCE": "",
     "SERIAL_PORT": "",
+    "CARD_ART": None,  # face(card_id, enrol_dir) and back(level) images (referee.app.card_art)
     "FRAME_SOURCE": None,  # web.live.FrameSource
     "LIVE_RUNNER": None,  # web.live.LiveRunner
     "PIN_ITERATIONS": 200_000,
@@ -66,22 +67,25 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["gizmos_faces"] = {}
 
-    from web import api, errors, pages, streams
+    from web import api, contrivance, errors, pages, streams
 
     errors.register(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(streams.bp)
+    app.register_blueprint(contrivance.bp)
     app.before_request(check_csrf)
 
-    @app.after_request
-    def headers(resp: Response) -> Response:
-        resp.headers.setdefault("Content-Security-Policy", CSP)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "same-origin")
-        resp.headers.setdefault("X-Frame-Options", "DENY")
-        if resp.mimetype in ("text/html", "application/json"):
-            resp.headers.setdefault("Cache-Control", "no-store")
-        return resp
-
+    app.after_request(security_headers)
     return app
+
+
+def security_headers(resp: Response) -> Response:
+    """Every answer: this content policy, no sniffing, no framing, no caching of pages or data."""
+    resp.headers.setdefault("Content-Security-Policy", CSP)
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("Referrer-Policy", "same-origin")
+    resp.headers.setdefault("X-Frame-Options", "DENY")
+    if resp.mimetype in ("text/html", "application/json"):
+        resp.headers.setdefault("Cache-Control", "no-store")
+    return resp

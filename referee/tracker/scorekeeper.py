@@ -178,7 +178,10 @@ class Scorekeeper:
             text = self.game.describe(step)
             seat = raw.get("player")
             if isinstance(seat, int) and 0 <= seat < len(self.names):
-                text = text.replace(f"P{seat + 1} ", f"{self.names[seat]} ", 1)
+                for unnamed in (f"seat {seat} ", f"P{seat + 1} "):  # Gizmos' describe, Contrivance's
+                    if unnamed in text:
+                        text = text.replace(unnamed, f"{self.names[seat]} ", 1)
+                        break
             out.append(text)
         return out
 

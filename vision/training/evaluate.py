@@ -117,7 +117,7 @@ def table_differences(got: Observation, scene: RenderedScene) -> list[str]:
         b["energy_row"] = full["energy_row"]
     fp = {p["seat"]: p for p in full["players"]}
     for p in b["players"]:
-        mine = next((x for x in a["players"] if x["seat"] == p["seat"]), {})
+        mine: dict[str, Any] = next((x for x in a["players"] if x["seat"] == p["seat"]), {})
         for zone, key in _SEAT_ZONES.items():
             if (
                 p.get(zone) is None

@@ -710,7 +710,7 @@ def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
         img = cv2.GaussianBlur(img, (0, 0), sigma)
     if rng.random() < 0.15:  # a little motion blur
         k = int(rng.integers(3, 6)) | 1  # odd, so the kernel is centred and blur shifts nothing
-        kern = np.zeros((k, k), np.float32)
+        kern: np.ndarray = np.zeros((k, k), np.float32)
         kern[k // 2, :] = 1 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
         kern = cv2.warpAffine(kern, rot, (k, k))
@@ -718,7 +718,8 @@ def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
     noise = rng.normal(0, rng.uniform(1, 6), img.shape).astype(np.float32)
     img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 96))])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return img if decoded is None else decoded
 
 
 # ----------------------------------------------------------------------------------------------- truth
