@@ -76,11 +76,11 @@ def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool])
     size = SIZES[seed % len(SIZES)]
     settings = RenderSettings(size=size, hand_prob=hand_prob)
     faces = face_set(enrol) if enrol is not None else None
-    if randomise:
+    if randomise:  # random decks (the enrolled or drawn faces in a share of scenes), tables, lamps
         from vision.training.randomise import randomised
 
-        settings, random_faces = randomised(seed, settings)
-        faces = faces if faces is not None else random_faces
+        settings, random_faces = randomised(seed, settings, faces)
+        faces = random_faces
     scene = render_table(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
     labels = scene.yolo_labels()

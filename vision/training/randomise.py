@@ -33,7 +33,7 @@ _HELD_OUT_TOKENS = ((70, 150, 235), (150, 60, 120))
 _TOKEN_MIN_DISTANCE = 60.0
 #: Scenes that share one random deck (a deck costs ~0.4 s to draw).
 SCENES_PER_DECK = 8
-#: Share of scenes drawn with the project's own faces (enrolment renders the user's own).
+#: Share of scenes drawn with the project's own faces (or the user's enrolled ones).
 OWN_FACES_SHARE = 0.2
 
 
@@ -130,9 +130,10 @@ def _token_fill(rng: np.random.Generator) -> tuple[int, int, int]:
 
 
 def randomised(
-    seed: int, base: RenderSettings | None = None
+    seed: int, base: RenderSettings | None = None, own_faces: tuple[np.ndarray, ...] | None = None
 ) -> tuple[RenderSettings, tuple[np.ndarray, ...]]:
-    """The render settings and deck of one training scene (deterministic per seed)."""
+    """The render settings and deck of one training scene (deterministic per seed); ``own_faces``
+    (default the drawn ones, or a user's enrolled cards) are the deck of a share of scenes."""
     rng = np.random.default_rng([seed, 7])
     s = replace(
         base or RenderSettings(),
@@ -144,4 +145,6 @@ def randomised(
         touching_marbles=bool(rng.random() < 0.5),
     )
     own = rng.random() < OWN_FACES_SHARE
-    return s, drawn_faces() if own else random_deck(seed // SCENES_PER_DECK)
+    if own:
+        return s, own_faces if own_faces is not None else drawn_faces()
+    return s, random_deck(seed // SCENES_PER_DECK)
