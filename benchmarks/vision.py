@@ -22,6 +22,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -32,13 +33,14 @@ import cv2
 import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
+from benchmarks import heldout  # the style and deck no training sees
 from vision.calibrate import Calibration, Calibrator
 from vision.detect import BACKENDS, Detector, default_model
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_iou
 from vision.marbles import MarbleColours
-from vision.observe import Assembler, Observer, rotation_at
+from vision.observe import Assembler, Observer, Seen, rotation_at
 from vision.progress import Progress
 from vision.training.dataset import HELDOUT_SEED_BASE
 from vision.training.evaluate import (
@@ -54,7 +56,26 @@ from vision.training.evaluate import (
     table_differences,
 )
 from vision.training.synth import RenderedScene
+from vision.whitebalance import balance
 from vision.zones import default_zones, overlaps
+
+#: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)
+CONDITIONS = {
+    "own": (HELDOUT, None, HELDOUT_SEED_BASE, "the project's renderer and faces, held-out seeds and cameras"),
+    "style": (
+        heldout.STYLE,
+        None,
+        heldout.STYLE_SEED_BASE,
+        "held-out render style (materials, 2700-6500 K lamps, webcam processing, hand-placed "
+        "cards, touching marbles, other VP tokens), the project's faces",
+    ),
+    "deck": (
+        heldout.STYLE,
+        heldout.other_deck,
+        heldout.DECK_SEED_BASE,
+        "held-out style and a deck of different art, enrolled from phone-like photos",
+    ),
+}
 
 TARGETS = {
     "marble colour": 0.995,
@@ -81,7 +102,7 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
     a marker was not found although nothing covers it; the pipeline then has no calibration, and
     the later stages are measured with the true camera.
     """
-    cal.last = None
+    cal.reset()
     try:
         return cal.update(scene.image).homography, "fresh"
     except CalibrationError:
@@ -94,21 +115,55 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
         return scene.homography, "covered" if hand_on_marker else "failed"
 
 
+def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:
+    """Count each identified card (true boxes) right or wrong, full faces and top bands apart."""
+    for seen, card in cards:
+        box = tuple(v * CANON_PX_PER_MM for v in seen.box)
+        o = max(
+            (o for o in scene.objects if o.visible and o.card is not None),
+            key=lambda o: iou(box, tuple(v * CANON_PX_PER_MM for v in o.box_mm)),
+        )
+        into[o.cls].add(card == o.card)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print the figures."""
+    """Run the benchmark on each condition asked for and print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=120)
+    ap.add_argument("--frames", type=int, default=120, help="frames per condition")
     ap.add_argument("--model", type=Path, help="default: $GIZMOS_DETECTOR, else models/detector.onnx")
     ap.add_argument("--hand-model", help='default: models/hands.onnx; "detector": the detector\'s hand class')
-    ap.add_argument("--first-seed", type=int, default=HELDOUT_SEED_BASE)
+    ap.add_argument("--first-seed", type=int, help="first seed (default: the condition's own range)")
+    ap.add_argument(
+        "--conditions",
+        default="own",
+        help=f"comma-separated, from {', '.join(CONDITIONS)}, or 'all' (default: own)",
+    )
     ap.add_argument("--show-errors", action="store_true", help="print what each wrong observation got wrong")
     args = ap.parse_args(argv)
     args.model = args.model or default_model()
+    names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
+    for name in names:
+        if name not in CONDITIONS:
+            print(f"error: unknown condition {name!r} (choose from {', '.join(CONDITIONS)} or all)")
+            return 2
+    for name in names:
+        measure(args, name)
+    return 0
+
+
+def measure(args: argparse.Namespace, condition: str) -> None:
+    """Every figure of one condition."""
+    settings, faces, first_seed, about = CONDITIONS[condition]
+    first = args.first_seed if args.first_seed is not None else first_seed
+    enrol_dir = None
+    if condition == "deck":
+        enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
     print(
-        f"vision benchmark: {args.frames} held-out frames, model {args.model}, {os.cpu_count()} CPU cores, "
+        f"\n===== condition {condition}: {about}\n"
+        f"vision benchmark: {args.frames} frames, model {args.model}, {os.cpu_count()} CPU cores, "
         f"load average {os.getloadavg()[0]:.1f} at the start"
     )
-    observer = Observer(args.model, colour_stage=True, hand_model=args.hand_model)
+    observer = Observer(args.model, colour_stage=True, hand_model=args.hand_model, enrol_dir=enrol_dir)
     det = observer.detector
     colours = MarbleColours()
     oracle = Assembler(observer.zones, observer.identifier, colours)
@@ -119,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     cal_status: dict[str, int] = defaultdict(int)
     cal_err: list[float] = []
     exact_oracle, exact = Tally(), Tally()
+    exact_memory = Tally()  # oracle, with the referee's memory of each seat's cards
+    ident_oracle = {"card": Tally(), "card_band": Tally()}  # identification on true boxes
+    ident_memory = {"card": Tally(), "card_band": Tally()}  # the same with the referee's memory
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
@@ -132,18 +190,27 @@ def main(argv: list[str] | None = None) -> int:
     latency: list[float] = []
     stages: dict[str, list[float]] = defaultdict(list)
     canon_images: list[np.ndarray] = []
-    prog = Progress("benchmark: frames", args.frames, every=10)
-    for seed, scene in heldout_scenes(args.first_seed, args.frames):
+    prog = Progress(f"benchmark {condition}: frames", args.frames, every=10)
+    for seed, scene in heldout_scenes(first, args.frames, settings, faces() if faces else None):
         seats = tuple(p.seat for p in scene.layout.players)
         # Calibration, on its own.
         h, status = calibrate(cal, scene)
         cal_status[status] += 1
         if status == "fresh":
             cal_err.append(corner_error_mm(h, scene.homography))
-        # The later stages on the oracle detector.
+        # The later stages on the oracle detector (colour and the matcher alone read the frame as
+        # the Assembler does: white-balanced on the markers' paper when it is on).
+        seen_frame = balance(scene.image, h, observer.zones) if oracle.white_balance else scene.image
         truth_dets = oracle_detections(scene)
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
+        tally_cards(oracle.last_cards, scene, ident_oracle)
+        oracle.owned = {
+            p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players
+        }
+        exact_memory.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
+        tally_cards(oracle.last_cards, scene, ident_memory)
+        oracle.owned = None
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
         for d in truth_dets:
@@ -153,9 +220,10 @@ def main(argv: list[str] | None = None) -> int:
                     (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM,
                 )
                 colour_oracle.add(
-                    colours.classify(scene.image, h, (cx, cy))[0] == d.cls.removeprefix("marble_")
+                    colours.classify(seen_frame, h, (cx, cy))[0] == d.cls.removeprefix("marble_")
                 )
         # The whole pipeline (the calibrator primed as a stream would have it).
+        observer.calibrator.reset()
         observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
         observer.last_canon, observer.last_detections, observer.assembler.last_cards = None, [], []
         try:
@@ -217,14 +285,14 @@ def main(argv: list[str] | None = None) -> int:
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
                 colour_det.add(d.cls == o.cls)
-                got_colour = colours.classify(scene.image, h, c)[0]
+                got_colour = colours.classify(seen_frame, h, c)[0]
                 unknown += got_colour == "unknown"
                 colour_stage.add(got_colour == o.color)
             if o.cls in ident_alone and d.cls in ident_alone:
                 score = (
                     observer.identifier.card_scores if d.cls == "card" else observer.identifier.band_scores
                 )
-                pick = int(np.argmax(score(scene.image, h, c, rotation_at(observer.zones, *c))))
+                pick = int(np.argmax(score(seen_frame, h, c, rotation_at(observer.zones, *c))))
                 ident_alone[o.cls].add(pick == o.card)
         for i, (cls, _, _) in enumerate(truth):
             if cls.startswith("marble_"):
@@ -244,8 +312,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     print(
-        f"held-out set: {args.frames} frames, seeds {args.first_seed}..{args.first_seed + args.frames - 1}, "
-        f"even seeds 1280x720, odd 1920x1080; settings {HELDOUT}"
+        f"condition {condition}: {args.frames} frames, seeds {first}..{first + args.frames - 1}, "
+        f"even seeds 1280x720, odd 1920x1080; settings {settings}"
     )
     print("\n[stage] calibration")
     print(
@@ -260,6 +328,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     print("\n[stage] zones + identification + marble colour + assembly, on the oracle detector")
     print(f"  observations exactly right: {exact_oracle}")
+    print(f"  the same with the referee's memory of each seat's cards (Assembler.owned): {exact_memory}")
+    print(
+        f"  identification on true boxes, full faces / top bands: {ident_oracle['card']} / "
+        f"{ident_oracle['card_band']}; with the referee's memory: {ident_memory['card']} / "
+        f"{ident_memory['card_band']}"
+    )
     print(f"  marble colour stage on true boxes: {colour_oracle}")
     print("\n[stage] detector: mAP50 per class")
     aps = []
@@ -330,7 +404,6 @@ def main(argv: list[str] | None = None) -> int:
     ):
         goal = TARGETS[name]
         print(f"  {name:32s} {value:8.4f}  target >= {goal}  {'met' if value >= goal else 'NOT met'}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ MIN_RADIUS = 0.04
 AMBIGUITY_RATIO = 0.8
 
 
-class CalibrationError(ValueError):
+class ColourCalibrationError(ValueError):
     """A calibration file or sample set that cannot be used; the message says what and where."""
 
 
@@ -73,20 +73,20 @@ class Calibration:
 
     @classmethod
     def from_samples(cls, samples: Mapping[str, Sequence[RGBC]]) -> Calibration:
-        """Fit every colour in :data:`COLORS`; raises :class:`CalibrationError` naming a bad colour."""
+        """Fit every colour in :data:`COLORS`; raises :class:`ColourCalibrationError` naming a bad colour."""
         missing = [c for c in COLORS if c not in samples]
         if missing:
-            raise CalibrationError(f"calibration: no samples for {', '.join(missing)}")
+            raise ColourCalibrationError(f"calibration: no samples for {', '.join(missing)}")
         extra = [c for c in samples if c not in COLORS]
         if extra:
-            raise CalibrationError(f"calibration: unknown colour(s) {', '.join(map(repr, extra))}")
+            raise ColourCalibrationError(f"calibration: unknown colour(s) {', '.join(map(repr, extra))}")
         models = {}
         clean: dict[str, tuple[RGBC, ...]] = {}
         for color in COLORS:
             readings = tuple(_check_reading(r, f"{color}[{i}]") for i, r in enumerate(samples[color]))
             feats = [f for f in map(feature, readings) if f is not None]
             if len(feats) < MIN_SAMPLES:
-                raise CalibrationError(
+                raise ColourCalibrationError(
                     f"calibration.{color}: need at least {MIN_SAMPLES} readings with "
                     f"light in them, got {len(feats)}"
                 )
@@ -152,34 +152,36 @@ class Calibration:
     def from_json(cls, doc: Any, where: str = "calibration") -> Calibration:
         """Rebuild from :meth:`to_json` output; the models are refitted from the samples."""
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise CalibrationError(f"{where}: not a dispenser calibration (expected format {FORMAT!r})")
+            raise ColourCalibrationError(f"{where}: not a dispenser calibration (expected format {FORMAT!r})")
         if doc.get("version") != VERSION:
-            raise CalibrationError(
+            raise ColourCalibrationError(
                 f"{where}: version {doc.get('version')!r} is not supported (expected {VERSION})"
             )
         samples = doc.get("samples")
         if not isinstance(samples, dict):
-            raise CalibrationError(f"{where}.samples: expected an object of colour -> readings")
+            raise ColourCalibrationError(f"{where}.samples: expected an object of colour -> readings")
         for color, readings in samples.items():
             if not isinstance(readings, list):
-                raise CalibrationError(f"{where}.samples.{color}: expected a list of [r, g, b, c] readings")
+                raise ColourCalibrationError(
+                    f"{where}.samples.{color}: expected a list of [r, g, b, c] readings"
+                )
         try:
             return cls.from_samples(samples)
-        except CalibrationError as exc:
-            raise CalibrationError(f"{where}: {exc}") from None
+        except ColourCalibrationError as exc:
+            raise ColourCalibrationError(f"{where}: {exc}") from None
 
     @classmethod
     def load(cls, path: Path) -> Calibration:
-        """Read a calibration file; every failure is a :class:`CalibrationError` naming the file."""
+        """Read a calibration file; every failure is a :class:`ColourCalibrationError` naming the file."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise CalibrationError(f"{path}: cannot read calibration: {exc.strerror}") from None
+            raise ColourCalibrationError(f"{path}: cannot read calibration: {exc.strerror}") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise CalibrationError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+            raise ColourCalibrationError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
         return cls.from_json(doc, str(path))
 
 
@@ -190,7 +192,9 @@ def _check_reading(value: Any, where: str) -> RGBC:
         and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_CHANNEL for v in value)
     )
     if not ok:
-        raise CalibrationError(f"{where}: expected [r, g, b, c] integers 0..{MAX_CHANNEL}, got {value!r}")
+        raise ColourCalibrationError(
+            f"{where}: expected [r, g, b, c] integers 0..{MAX_CHANNEL}, got {value!r}"
+        )
     return (value[0], value[1], value[2], value[3])
 
 
@@ -209,7 +213,9 @@ def walk_through(
     CLI, scripted in tests). Answering ``q`` to any question raises :class:`CalibrationAborted`.
     """
     if per_color < MIN_SAMPLES:
-        raise CalibrationError(f"per_color: need at least {MIN_SAMPLES} marbles per colour, got {per_color}")
+        raise ColourCalibrationError(
+            f"per_color: need at least {MIN_SAMPLES} marbles per colour, got {per_color}"
+        )
 
     def confirm(question: str) -> None:
         if ask(question).strip().lower() == "q":

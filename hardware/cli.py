@@ -12,8 +12,9 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from hardware.calibration import Calibration, CalibrationAborted, CalibrationError, walk_through
+from hardware.calibration import Calibration, CalibrationAborted, ColourCalibrationError, walk_through
 from hardware.driver import DispenserDriver, StatusEvent
 from hardware.simulator import Faults, PtyLink, Simulator, TcpLink, VirtualBoard
 from hardware.vectors import VECTORS_PATH, VectorsError, check_python, load_vectors
@@ -40,11 +41,8 @@ def _faults(text: str) -> Faults:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="gizmos-referee hardware", description="The energy dispenser's sensor board."
-    )
-    sub = p.add_subparsers(dest="command", required=True)
+def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """The ``hardware`` commands, added to ``gizmos-referee hardware``'s subparsers."""
 
     s = sub.add_parser("simulate", help="run a virtual dispenser on a pseudo-terminal and print its path")
     s.add_argument("--link", type=Path, help="symlink to create for the pty (default: a temporary path)")
@@ -59,24 +57,33 @@ def _parser() -> argparse.ArgumentParser:
         type=_faults,
         default=Faults(),
         metavar="SPEC",
-        help="per-line fault probabilities, e.g. garbage=0.01,drop=0.01,corrupt=0.01",
+        help="per-line fault probabilities, e.g. garbage=0.01,drop=0.01,corrupt=0.01 (default: none)",
     )
 
     li = sub.add_parser("listen", help="print the events and status a board (or simulator) reports")
     li.add_argument("port", help="device path (/dev/ttyACM0) or pyserial URL (socket://127.0.0.1:7000)")
-    li.add_argument("--baud", type=_positive(int), default=115200)
+    li.add_argument("--baud", type=_positive(int), default=115200, help="serial speed")
     li.add_argument("--calibration", type=Path, help="classify colours with this calibration file")
     li.add_argument("--count", type=_positive(int), help="exit after this many events")
     li.add_argument("--json", action="store_true", help="one JSON object per line")
 
     c = sub.add_parser("calibrate", help="record a colour calibration by dropping marbles of each colour")
-    c.add_argument("port")
+    c.add_argument("port", help="device path (/dev/ttyACM0) or pyserial URL")
     c.add_argument("--out", type=Path, required=True, help="calibration file to write (JSON)")
-    c.add_argument("--baud", type=_positive(int), default=115200)
-    c.add_argument("--per-colour", type=_positive(int), default=5, dest="per_color")
+    c.add_argument("--baud", type=_positive(int), default=115200, help="serial speed")
+    c.add_argument(
+        "--per-colour", type=_positive(int), default=5, dest="per_color", help="marbles to drop per colour"
+    )
 
     v = sub.add_parser("vectors", help="check the protocol code against the shared test vectors")
-    v.add_argument("--file", type=Path, default=VECTORS_PATH)
+    v.add_argument("--file", type=Path, default=VECTORS_PATH, help="test vectors file (JSON)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="gizmos-referee hardware", description="The energy dispenser's sensor board."
+    )
+    add_commands(p.add_subparsers(dest="hardware_command", required=True, metavar="COMMAND"))
     return p
 
 
@@ -183,11 +190,15 @@ def _vectors(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``hardware.cli.main(["listen", "/dev/ttyACM0"])``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    return run(_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed ``hardware`` command; bad input is one line on stderr and exit status 2."""
     commands = {"simulate": _simulate, "listen": _listen, "calibrate": _calibrate, "vectors": _vectors}
     try:
-        return commands[args.command](args)
-    except (CalibrationError, VectorsError, ValueError, OSError) as exc:
+        return commands[args.hardware_command](args)
+    except (ColourCalibrationError, VectorsError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

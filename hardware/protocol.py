@@ -269,7 +269,7 @@ def describe(frame: Frame) -> dict[str, object]:
     """A JSON-ready form of a frame, as the test vectors and ``listen --json`` write it."""
     kind, _ = _fields(frame.payload)
     out: dict[str, object] = {"seq": frame.seq, "type": kind}
-    for name in frame.payload.__slots__:  # type: ignore[union-attr]
+    for name in frame.payload.__slots__:
         value = getattr(frame.payload, name)
         out[name] = list(value) if isinstance(value, tuple) else value
     return out

@@ -4,6 +4,12 @@ Modelled on OpenSpiel: a game makes initial states, lists legal steps, applies a
 optional random source for chance), says when a state is terminal and what the returns are, and
 moves states and steps to and from JSON. Gizmos implements it in :mod:`referee.gizmos`, Contrivance
 (seed 004) in :mod:`referee.contrivance`; :func:`get_game` knows both by name.
+
+The interface, kept small: ``name``, ``min_players``/``max_players`` (read-only; the one check of a
+player count is :func:`players_problem`), ``error_type``/``illegal_step_type``, ``new_game``,
+``legal_steps``, ``apply``, ``current_player``, ``is_terminal``, ``returns``, ``score_table``,
+``score_report``, ``describe`` (a step in words) and JSON in and out for states and steps. The
+command line (``new``, ``legal``, ``apply``, ``score``, ``simulate``) reaches the rules through it.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ class Game(Protocol[S, A]):
     """
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The game's registry name (``"gizmos"``)."""
+        ...
 
     @property
     def min_players(self) -> int: ...
@@ -79,6 +87,14 @@ class Game(Protocol[S, A]):
     def step_to_json(self, step: A) -> dict[str, Any]: ...
 
     def step_from_json(self, raw: Any) -> A: ...
+
+
+def players_problem(game: Game[Any, Any], count: int) -> str | None:
+    """Why ``count`` players cannot play ``game`` (``"Gizmos is for 2-4 players, got 5"``), or
+    ``None``: the one place a player count is checked against the game's own limits."""
+    if game.min_players <= count <= game.max_players:
+        return None
+    return f"{game.name.capitalize()} is for {game.min_players}-{game.max_players} players, got {count}"
 
 
 def registered_games() -> dict[str, Game[Any, Any]]:

@@ -151,3 +151,19 @@ def test_player_counts_follow_the_game(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 2 and "Gizmos is for 2-4 players, got 5" in err
     code, _, err = run(["new", "--game", "chess"], capsys)
     assert code == 2 and "invalid choice" in err
+
+
+def test_new_with_a_tables_own_edition(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    edition = tmp_path / "edition.json"
+    edition.write_text(
+        json.dumps({"contrivances": [3, 3, 3, 3, 3, 3], "double_rivets": [0, 1]}), encoding="utf-8"
+    )
+    code, out, _ = run(["new", "--game", "contrivance", "--edition", str(edition)], capsys)
+    state = state_from_json(json.loads(out))
+    assert code == 0 and state.contrivances == (3,) * 6
+    assert all(t.rivets == (0, 1) for tiles in state.supply for t in tiles if t.double)
+    edition.write_text(json.dumps({"double_rivets": [0, 0]}), encoding="utf-8")
+    code, _, err = run(["new", "--game", "contrivance", "--edition", str(edition)], capsys)
+    one_line_error(code, err, "edition.double_rivets: expected two distinct edges")
+    code, _, err = run(["new", "--edition", str(edition)], capsys)
+    one_line_error(code, err, "--edition: only Contrivance has an edition")

@@ -3,9 +3,11 @@
 ``gizmos-referee demo --headless`` renders the recording if it is not cached (a few minutes on
 two cores, once), then plays every frame through the still-frame gate, the committed YOLO
 detector, card identification, the tracker, with the recording's dispenser log coming through a
-virtual board on a pseudo-terminal and the real serial driver. The final scores must equal the
-ground truth, each rule broken on purpose must be flagged on its turn with its code, and there
-must be no other warning.
+virtual board on a pseudo-terminal and the real serial driver; ``--camera-only`` plays the
+frames alone (no sensor events, nobody pressing the end-of-turn button: turns are inferred from
+the table). In both modes the final scores must equal the ground truth, each rule broken on
+purpose must be flagged on its turn with its code (and player), and there must be no other
+warning.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from vision.training.recording import ensure_recording
 
 
 @pytest.mark.slow
-def test_demo_referees_the_recorded_game_exactly(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("mode", [[], ["--camera-only"]], ids=["with the dispenser board", "camera only"])
+def test_demo_referees_the_recorded_game_exactly(mode: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     model = default_model()
     assert model.is_file(), f"the committed detector {model} is missing: the demo cannot run without it"
     recording = ensure_recording()
-    status = main(["demo", "--headless"])
+    status = main(["demo", "--headless", *mode])
     out = capsys.readouterr().out
 
     # the final scores, as printed, are the ground truth's
@@ -43,3 +46,5 @@ def test_demo_referees_the_recorded_game_exactly(capsys: pytest.CaptureFixture[s
     assert int(header[1]) == len(expected) == 4
     assert "The referee got it right" in out
     assert status == 0
+    if mode:
+        assert "camera only" in out and ", 0 dispenser events" in out

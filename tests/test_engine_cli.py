@@ -115,7 +115,7 @@ def test_score_table_and_json(game: Path, capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = run(["score", str(game)], capsys)
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith("rank") and len(lines) == 4
-    assert lines[1].split()[:2] == ["1", "P3"]  # all tied: the latest in turn order wins (ruling 26)
+    assert lines[1].split()[:2] == ["1", "2"]  # seat 2 (as in the JSON): all tied, the latest wins
     code, out, _ = run(["score", str(game), "--json"], capsys)
     data = json.loads(out)
     assert data["game_over"] is False and [r["seat"] for r in data["ranking"]] == [2, 1, 0]

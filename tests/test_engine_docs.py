@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 import re
 from pathlib import Path
@@ -77,7 +78,11 @@ def test_rules_md_lists_every_code_with_its_rulings() -> None:
         assert listed[code] == set(rule.rulings), code
 
 
-def test_the_readme_snippet_runs() -> None:
+def test_the_readme_snippet_runs_as_a_doctest() -> None:
     m = re.search(r"## Using the engine from Python\s+```python\n(.*?)```", README, flags=re.S)
     assert m is not None
-    exec(compile(m.group(1), "README.md", "exec"), {"print": lambda *a: None})
+    test = doctest.DocTestParser().get_doctest(m.group(1), {}, "README.md", str(ROOT / "README.md"), 0)
+    assert len(test.examples) >= 8
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hardware.calibration import Calibration, CalibrationAborted, CalibrationError, walk_through
+from hardware.calibration import Calibration, CalibrationAborted, ColourCalibrationError, walk_through
 from hardware.simulator import sample_rgbc
 from referee.gizmos.cards import COLORS
 
@@ -74,7 +74,7 @@ def test_bad_files_give_errors_naming_the_problem(tmp_path: Path, content: str |
     path = tmp_path / "cal.json"
     if content is not None:
         path.write_text(content)
-    with pytest.raises(CalibrationError, match=message) as err:
+    with pytest.raises(ColourCalibrationError, match=message) as err:
         Calibration.load(path)
     assert str(path) in str(err.value)
 
@@ -84,14 +84,14 @@ def test_a_bad_reading_is_named_by_colour_and_index(tmp_path: Path) -> None:
     doc["samples"]["black"][3] = [1, 2, 3, 70000]
     path = tmp_path / "cal.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(CalibrationError, match=r"black\[3\]: expected \[r, g, b, c\] integers"):
+    with pytest.raises(ColourCalibrationError, match=r"black\[3\]: expected \[r, g, b, c\] integers"):
         Calibration.load(path)
 
 
 def test_too_few_usable_readings_is_refused() -> None:
     samples = {c: [(100, 100, 100, 100)] * 3 for c in COLORS}
     samples["blue"] = [(0, 0, 0, 0), (0, 0, 0, 5), (100, 100, 400, 500)]
-    with pytest.raises(CalibrationError, match="blue: need at least 2 readings"):
+    with pytest.raises(ColourCalibrationError, match="blue: need at least 2 readings"):
         Calibration.from_samples(samples)
 
 

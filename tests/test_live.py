@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import itertools
+import socket
+import sqlite3
 import time
 from pathlib import Path
 
@@ -129,14 +131,16 @@ def _gate(film, settle: int = 2, burst: int = 6):  # type: ignore[no-untyped-def
             yield i
 
 
-def test_recorded_game_is_refereed_exactly_from_perfect_observations(played) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("sensors", [True, False], ids=["with the dispenser log", "camera only"])
+def test_recorded_game_is_refereed_exactly_from_perfect_observations(played, sensors: bool) -> None:  # type: ignore[no-untyped-def]
     """The script alone (no pixels): what a perfect camera sees of settled frames, and the
-    dispenser's log, give the tracker the recorded game: the final scores, each rule break on its
-    turn with its code, and no other warning."""
+    dispenser's log (or nothing else: no sensor events, no end-of-turn button, turns inferred
+    from the table), give the tracker the recorded game: the final scores, each rule break on its
+    turn with its code and player, and no other warning."""
     game, film = played
     tracker = Tracker.create(":memory:", list(SPEC.names), settings=replay_settings())
     kinds = {"row": "row_refill", "draw": "draw", "return": "return", "button": "button"}
-    pending = list(film.events)
+    pending = list(film.events) if sensors else []
     for i in _gate(film):
         while pending and pending[0].frame <= i:
             e = pending.pop(0)
@@ -146,7 +150,9 @@ def test_recorded_game_is_refereed_exactly_from_perfect_observations(played) -> 
     for e in pending:
         tracker.dispenser(DispenserEvent(kinds[e.kind], e.time, e.color, e.count or 1, e.colors))
     assert tracker.state.game_over
-    assert [(w.turn, w.code) for w in tracker.warnings] == [(i.turn, i.code) for i in game.injections]
+    assert [(w.turn, w.player, w.code) for w in tracker.warnings] == [
+        (i.turn, i.player, i.code) for i in game.injections
+    ]
     assert [(r["seat"], r["total"]) for r in tracker.scores()] == [
         (r.seat, r.total) for r in __import__("referee.gizmos", fromlist=["ranking"]).ranking(game.final)
     ]
@@ -357,6 +363,15 @@ def test_a_runner_that_cannot_open_its_camera_says_so(tmp_path: Path) -> None:
         ),
         (["--camera", "IMAGES", "--zones", "BADZONES"], "zones file"),
         (["--camera", "IMAGES", "--players", "Ana"], "Gizmos is for 2-4 players"),
+        # issue 15 (2, 6): each of these was a traceback, a wrong exit status or a silent guess
+        (["--camera", "IMAGE"], "a single image is not a video"),
+        (["--camera", "IMAGES", "--zones", "BINARY"], "not a text file"),
+        (["--camera", "IMAGES", "--save-frames", "FILE/sub"], "--save-frames: cannot create folder"),
+        (["--camera", "IMAGES", "--record", "TEXT"], "not a game record (not an SQLite database)"),
+        (["--camera", "IMAGES", "--record", "OTHERDB"], "an SQLite database of another application"),
+        (["--camera", "IMAGES", "--resume", "TEXT"], "not a game record (not an SQLite database)"),
+        (["--camera", "IMAGES", "--resume", "MISSING"], "no such game record"),
+        (["--camera", "IMAGES", "--serial", "none", "--model", "MISSING"], "--model: detector model"),
     ],
 )
 def test_run_names_what_is_wrong(
@@ -367,11 +382,72 @@ def test_run_names_what_is_wrong(
     cv2.imwrite(str(images / "0.png"), np.full((720, 1280, 3), 90, np.uint8))
     bad = tmp_path / "zones.yaml"
     bad.write_text("format: gizmos-zones\nversion: 1\nsize: [1, 2]\n")
-    argv = [{"IMAGES": str(images), "BADZONES": str(bad)}.get(a, a) for a in argv]
+    (tmp_path / "binary.yaml").write_bytes(bytes(range(256)))
+    (tmp_path / "file").write_text("")
+    (tmp_path / "text.sqlite").write_text("x")
+    with sqlite3.connect(tmp_path / "other.sqlite") as db:
+        db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    places = {
+        "IMAGES": images,
+        "IMAGE": images / "0.png",
+        "BADZONES": bad,
+        "BINARY": tmp_path / "binary.yaml",
+        "FILE/sub": tmp_path / "file" / "sub",
+        "TEXT": tmp_path / "text.sqlite",
+        "OTHERDB": tmp_path / "other.sqlite",
+        "MISSING": tmp_path / "missing.sqlite",
+    }
+    argv = [str(places[a]) if a in places else a for a in argv]
     players = [] if "--players" in argv else ["--players", "Ana", "Ben"]
     assert main(["run", *argv, *players, "--no-serve", "--games-dir", str(tmp_path / "games")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and "Traceback" not in err[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "99999"], "--port: expected 1..65535"),
+        (["--host", "999.1.1.1"], "not an address of this machine"),
+        (["--port", "BUSY"], "the port is in use by another program"),
+        (["--games-dir", "FILE/sub"], "--games-dir: cannot create folder"),
+    ],
+)
+def test_run_with_the_dashboard_names_what_is_wrong(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    images = tmp_path / "images"
+    images.mkdir()
+    cv2.imwrite(str(images / "0.png"), np.full((720, 1280, 3), 90, np.uint8))
+    (tmp_path / "file").write_text("")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        places = {"BUSY": str(busy.getsockname()[1]), "FILE/sub": str(tmp_path / "file" / "sub")}
+        argv = [places.get(a, a) for a in argv]
+        games = [] if "--games-dir" in argv else ["--games-dir", str(tmp_path / "games")]
+        assert main(["run", "--camera", str(images), "--players", "Ana", "Ben", *games, *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and message in err[-1] and "Traceback" not in "\n".join(err), err
+    assert not any(line.startswith("  ") for line in err), err  # one line each, no werkzeug story
+
+
+def test_run_resumes_a_recorded_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.tracker import Tracker
+
+    record = tmp_path / "game.sqlite"
+    made = Tracker.create(record, ["Ana", "Ben"], seed=3, observed=False)
+    made.play(made.legal_steps()[0])
+    state, entries = made.state, len(made.record)
+    made.record.close()
+    images = tmp_path / "images"
+    images.mkdir()
+    noise = np.random.default_rng(0).integers(0, 255, (720, 1280, 3), dtype=np.uint8)
+    cv2.imwrite(str(images / "0.png"), noise)  # no markers: seen, nothing to referee
+    assert main(["run", "--camera", str(images), "--resume", str(record), "--no-serve", "--speed", "0"]) == 0
+    assert f"resumed from {record}" in capsys.readouterr().err
+    again = Tracker.open(record)
+    assert again.names == ["Ana", "Ben"] and again.state == state and len(again.record) >= entries
 
 
 def test_run_help_says_all_of_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -389,6 +465,7 @@ def test_run_help_says_all_of_it(capsys: pytest.CaptureFixture[str]) -> None:
         "--save-frames",
         "--host",
         "--trusted-host",
+        "--resume",
     ):
         assert word in text
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -14,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.gizmos import State, check_invariants
+from referee.gizmos import State, check_invariants, legal_steps
 from referee.simulation.synthetic import Feeder, TurnScript, simulated_game
 from referee.tracker import Tracker, TrackerError, replay_states
-from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.record import GameRecord, RecordError, RecordWriteError
 from referee.tracker.view import view_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +124,7 @@ def test_killed_mid_game_loses_nothing_accepted_and_resumes(tmp_path: Path) -> N
 def test_bad_records_give_clear_errors(tmp_path: Path) -> None:
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(RecordError, match="not a readable game record"):
+    with pytest.raises(RecordError, match="not a game record \\(not an SQLite database\\)"):
         GameRecord(junk)
     with pytest.raises(RecordError, match="no such game record"):
         Tracker.open(tmp_path / "missing.db")
@@ -156,3 +157,120 @@ def test_bad_exports_give_clear_errors(mutate: object, error: str) -> None:
     mutate(export)  # type: ignore[operator]
     with pytest.raises(RecordError, match=error):
         Tracker.from_export(export)
+
+
+# ------------------------------------------------------------------ faults (issue 15: 1, 2)
+
+
+class FullDisk:
+    """The record's SQLite connection, made to fail like a full disk while ``full`` is set:
+    the COMMIT (or, with ``on="INSERT"``, the append itself) raises what SQLite raises."""
+
+    def __init__(self, db: sqlite3.Connection, on: str = "COMMIT") -> None:
+        self.db, self.on, self.full = db, on, False
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if self.full and sql.startswith(self.on):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self.db.execute(sql, *args)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+@pytest.mark.parametrize("on", ["COMMIT", "INSERT"])
+def test_a_failed_write_leaves_memory_and_record_as_they_were(tmp_path: Path, on: str) -> None:
+    path = tmp_path / "g.db"
+    tracker = Tracker.create(path, ["Ana", "Ben"], seed=1, observed=False)
+    disk = FullDisk(tracker.record._db, on)
+    tracker.record._db = disk  # type: ignore[assignment]
+    first, second = legal_steps(tracker.state)[0], None
+    tracker.play(first)
+    second = legal_steps(tracker.state)[0]
+    before, log, entries = tracker.state, list(tracker.log), len(tracker.record)
+    disk.full = True
+    with pytest.raises(RecordWriteError, match="database or disk is full; the last change was not kept"):
+        tracker.play(second)
+    assert tracker.state == before and tracker.log == log and len(tracker.record) == entries
+    disk.full = False  # space freed: the same play goes through, and the record resumes
+    tracker.play(second)
+    assert Tracker.open(path).state == tracker.state and tracker.state != before
+
+
+def test_a_failed_write_during_refereeing_is_redone_when_space_returns(tmp_path: Path) -> None:
+    scripts = list(simulated_game(3, 4, violation_rate=0.0, max_turns=6))
+    tracker = Tracker.create(tmp_path / "g.db", ["Ana", "Ben", "Cy"])
+    disk = FullDisk(tracker.record._db)
+    tracker.record._db = disk  # type: ignore[assignment]
+    feeder = Feeder(tracker)
+    for script in scripts[:3]:
+        feeder.turn(script)
+    before, entries = tracker.state, len(tracker.record)
+    disk.full = True
+    failed = 0
+    for script in scripts[3:5]:
+        try:
+            feeder.turn(script)
+        except RecordWriteError:
+            failed += 1
+    assert failed and tracker.state == before and len(tracker.record) == entries
+    disk.full = False
+    for script in scripts[3:]:  # the table is shown again: explained now that writes succeed
+        feeder.turn(script)
+    control = Tracker.create(tmp_path / "control.db", ["Ana", "Ben", "Cy"])  # the same game, no fault
+    for script in scripts:
+        Feeder(control).turn(script)
+    assert tracker.state == control.state and tracker.log == control.log and not tracker.warnings
+    assert Tracker.open(tmp_path / "g.db").state == tracker.state
+
+
+def test_records_that_are_not_records_are_refused(tmp_path: Path) -> None:
+    text = tmp_path / "one-byte.txt"
+    text.write_text("x")
+    other = tmp_path / "other-app.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    before = {p: p.read_bytes() for p in (text, other)}
+    with pytest.raises(RecordError, match="not an SQLite database"):
+        Tracker.create(text, ["Ana", "Ben"])
+    with pytest.raises(RecordError, match=r"another application \(tables \['invoices'\]\)"):
+        Tracker.create(other, ["Ana", "Ben"])
+    assert {p: p.read_bytes() for p in before} == before  # nothing added to either
+
+
+def test_a_read_only_record_opens_for_viewing_and_export(tmp_path: Path) -> None:
+    folder = tmp_path / "media"
+    folder.mkdir()
+    tracker, _, _ = _game(folder / "g.db", seed=5, turns=4)
+    tracker.record.close()
+    os.chmod(folder / "g.db", 0o444)
+    os.chmod(folder, 0o555)
+    try:
+        ro = Tracker.open(folder / "g.db", readonly=True)
+        assert ro.state == tracker.state and ro.record.export()["entries"]
+        with pytest.raises(RecordWriteError, match="opened read-only"):
+            ro.end_game("admin")
+        assert ro.ended_by is None  # memory stays with the record
+    finally:
+        os.chmod(folder, 0o755)
+
+
+def test_a_page_corrupted_record_is_one_line(tmp_path: Path) -> None:
+    # Whichever page is overwritten, opening (to resume or view) and creating over it are one
+    # line naming the file, never a traceback (an sqlite3.DatabaseError used to escape).
+    tracker, _, _ = _game(tmp_path / "g.db", seed=6, turns=6)
+    tracker.record.close()
+    data = (tmp_path / "g.db").read_bytes()
+    pages = len(data) // 4096
+    assert pages > 5
+    for page in range(1, pages):
+        bad = tmp_path / f"page{page}.db"
+        bad.write_bytes(data[: page * 4096] + b"\xa5" * 4096 + data[(page + 1) * 4096 :])
+        for opening in (Tracker.open, lambda p: Tracker.create(p, ["Ana", "Ben"])):
+            with pytest.raises(RecordError) as info:
+                opening(bad)
+            assert "\n" not in str(info.value) and bad.name in str(info.value)

@@ -35,7 +35,7 @@ def test_the_runtime_install_has_no_training_stack() -> None:
     }
     script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
     runtime = script.split('if [ "$MODE" = runtime ]; then', 1)[1].split("fi", 1)[0]
-    assert '-e .\n' in runtime and "torch" not in runtime and "[train" not in runtime
+    assert "-e .\n" in runtime and "torch" not in runtime and "[train" not in runtime
 
 
 def test_what_the_running_referee_imports_needs_no_training_stack() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from referee.gizmos import State, Step
+from referee.gizmos import State, Step, apply, legal_steps
 from referee.gizmos.errors import RULES
 from referee.simulation.synthetic import Feeder, tables_of
 from referee.tracker import Tracker, TrackerSettings
@@ -174,7 +174,7 @@ BREAKS = [
         0,
         True,
     ),
-    Break("playing out of turn", lambda: table(), (pick(1, R),), "NOT_YOUR_TURN", 1, True),
+    Break("playing out of turn", lambda: table(), (pick(1, R),), "NOT_YOUR_TURN", 1, False),
     Break(
         "playing on after the game ended", lambda: over(table(turn=30)), (pick(0, R),), "GAME_OVER", 0, True
     ),
@@ -294,11 +294,30 @@ def test_a_turn_ends_when_the_next_player_plays_signalled_or_not() -> None:
     ]
 
 
-def test_a_player_out_of_turn_before_the_main_action_is_still_warned() -> None:
+def test_a_player_out_of_turn_before_the_main_action_is_warned_once_the_next_move_tells() -> None:
     feeder = referee(table())
-    feeder.play(pick(1, B), frames=6)  # Ana has not played: her turn cannot be over
+    feeder.play(pick(1, B), frames=6)  # Ben, before Ana showed a main action: out of turn, or
+    assert warnings_of(feeder) == []  # did Ana decline a Research (no trace)? What follows tells:
+    feeder.play(pick(0, R), frames=6)  # Ana plays: her turn was not over
     [w] = warnings_of(feeder)
     assert (w.code, w.player, w.turn) == ("NOT_YOUR_TURN", 1, 0)
+    assert feeder.tracker.state.current == 0
+
+
+def test_a_turn_that_left_no_trace_is_inferred_from_who_plays_next() -> None:
+    feeder = referee(table(players=3, deck_order={1: [20, 21, 22]}))
+    feeder.play(pick(0, R), frames=6)  # Ana
+    # Ben researches and declines: nothing changes on the table (the cards go under the deck)
+    ben = tables_of(feeder.state, [Step("end_turn", 0), Step("research", 1, level=1)], random.Random(0))[-1]
+    while (options := legal_steps(ben))[0].kind != "end_turn":
+        ben = apply(ben, next(o for o in options if o.kind in ("skip", "bottom")))
+    feeder.show(apply(ben, Step("end_turn", 1)), frames=6)
+    feeder.play(pick(2, B), frames=6)  # Cy: Ben's turn is over, though nothing showed it
+    feeder.play(pick(0, K), frames=6)  # Ana's next turn
+    t = feeder.tracker
+    assert t.warnings == [] and t.state.turn == 3 and t.state.current == 0
+    ends = [(line.turn, line.player) for line in t.log if line.step["kind"] == "end_turn"]
+    assert ends == [(0, 0), (1, 1), (2, 2)]
 
 
 def test_after_a_rule_break_the_rest_of_the_turn_is_taken_as_seen_and_the_next_turn_refereed() -> None:

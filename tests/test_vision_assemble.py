@@ -199,3 +199,20 @@ def test_table_differences_refuse_a_reading_of_what_the_hand_hides() -> None:
     assert scene.uncovered is not None
     assert not table_differences(scene.truth, scene)
     assert table_differences(scene.uncovered, scene)  # nobody can read what is under the hand
+
+
+def test_the_referees_memory_narrows_identification(assembler: Assembler) -> None:
+    """Cards in a seat's area are that seat's known cards; the Display holds none of them."""
+    scene = scene_for_seed(9_300_001)
+    truth = content(scene.truth)
+    owned = {p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players}
+    assembler.owned = owned
+    try:
+        assert content(_assemble(assembler, scene)) == truth
+        slot = next(s for s in truth["display"] if s["card"] is not None)
+        first = scene.layout.players[0].seat
+        assembler.owned = {**owned, first: owned[first] | {slot["card"]}}  # "that card is built"
+        got = {(s["level"], s["slot"]): s["card"] for s in content(_assemble(assembler, scene))["display"]}
+        assert got[slot["level"], slot["slot"]] != slot["card"]
+    finally:
+        assembler.owned = None

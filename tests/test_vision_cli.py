@@ -50,6 +50,14 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "hand weights file" in capsys.readouterr().err
 
 
+def test_print_markers_says_which_size_and_refuses_a_bad_one(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = str(tmp_path / "m.png")
+    assert main(["print-markers", "--out", out, "--camera-height", "180", "--tilt", "15"]) == 0
+    assert "print markers of at least" in capsys.readouterr().out
+    assert main(["print-markers", "--out", out, "--marker-mm", "5"]) == 2
+    assert "--marker-mm 5 is not" in capsys.readouterr().err
+
+
 def _png_header(width: int, height: int) -> bytes:
     """A PNG that claims to be width x height (its pixels are never reached)."""
     import struct
@@ -120,3 +128,48 @@ def test_calibrating_on_the_marker_sheet_is_refused_and_writes_nothing(
     capsys.readouterr()
     assert main(["calibrate", "s/scene_8300000.jpg"]) == 0
     assert "wrote" not in capsys.readouterr().out and not (tmp_path / "calibration.png").exists()
+
+
+def test_native_decoder_chatter_stays_off_the_terminal(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # libjpeg prints "Premature end of JPEG file" on file descriptor 2 by itself; the user sees
+    # only the referee's one line.
+    _, data = cv2.imencode(".jpg", np.random.default_rng(0).integers(0, 255, (720, 1280, 3), dtype=np.uint8))
+    truncated = tmp_path / "cut.jpg"
+    truncated.write_bytes(data.tobytes()[: len(data) // 2])
+    from vision.frames import read_frame
+
+    read_frame(truncated)  # decodes what is there (grey below), quietly
+    assert "JPEG" not in capfd.readouterr().err
+
+
+def test_ffmpeg_chatter_stays_off_the_terminal(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    bad = tmp_path / "notes.mp4"
+    bad.write_text("not a video" * 100)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCV_", "OPENVINO_"))}
+    argv = [
+        "run",
+        "--camera",
+        str(bad),
+        "--players",
+        "Ana",
+        "Ben",
+        "--no-serve",
+        "--games-dir",
+        str(tmp_path),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee.app.cli", *argv],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "moov atom" not in proc.stderr and "cannot be opened" in proc.stderr

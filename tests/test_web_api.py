@@ -13,22 +13,13 @@ import pytest
 from flask import Flask
 
 from referee.tracker import Tracker
+from referee.tracker.record import RecordWriteError
 from tests.web_testing import TEST_PIN, ApiClient, break_a_rule, hub_of, make_app
 from web.errors import ApiError
 from web.hub import LiveGame, Settings
 from web.live import FrameBuffer
 from web.openapi import openapi_document
 from web.security import PinGuard
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path / "games")
-
-
-@pytest.fixture
-def api(app: Flask) -> ApiClient:
-    return ApiClient(app)
 
 
 @pytest.fixture
@@ -418,9 +409,46 @@ def test_a_corrupt_record_is_409_not_a_traceback(tmp_path: Path) -> None:
     broken = api.get("/api/games/broken")
     assert broken.status_code == 409 and "cannot be opened" in broken.get_json()["error"]
     empty = api.get("/api/games/empty")
-    assert empty.status_code == 409 and "no setup entry" in empty.get_json()["error"]
+    assert empty.status_code == 409 and "another application" in empty.get_json()["error"]
     listed = {g["id"]: g for g in api.get("/api/games").get_json()["games"]}
     assert "error" in listed["broken"] and "error" in listed["empty"]
+
+
+def test_a_full_disk_is_a_503_and_play_carries_on_once_writes_succeed(
+    app: Flask, api: ApiClient, gid: str
+) -> None:
+    from tests.test_record import FullDisk
+
+    game = hub_of(app).get(gid)
+    disk = FullDisk(game.tracker.record._db)
+    game.tracker.record._db = disk  # type: ignore[assignment]
+    step = first_legal(api, gid, "pick")
+    before = len(game.tracker.record), game.tracker.state
+    disk.full = True
+    full = api.post(f"/api/games/{gid}/steps", {"step": step})
+    assert full.status_code == 503 and "database or disk is full" in full.get_json()["error"]
+    assert (len(game.tracker.record), game.tracker.state) == before  # nothing changed anywhere
+    disk.full = False
+    again = api.post(f"/api/games/{gid}/steps", {"step": step})  # the same step: not a 409
+    assert again.status_code == 200, again.get_json()
+    assert len(game.tracker.record) > before[0]
+
+
+def test_a_game_that_cannot_be_created_is_a_json_503(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    api = ApiClient(make_app(blocker / "games"))  # the games folder cannot be made
+    resp = api.post("/api/games", {"names": ["Ana", "Ben"]})
+    assert resp.status_code == 503 and "cannot create the games folder" in resp.get_json()["error"]
+
+    def full(*args: object, **kwargs: object) -> int:
+        raise RecordWriteError("cannot write the game record: database or disk is full")
+
+    monkeypatch.setattr("referee.tracker.record.GameRecord.append", full)
+    api = ApiClient(make_app(tmp_path / "games"))
+    resp = api.post("/api/games", {"names": ["Ana", "Ben"]})
+    assert resp.status_code == 503 and "disk is full" in resp.get_json()["error"]
+    assert list((tmp_path / "games").iterdir()) == []  # no half-made record left behind
 
 
 def test_export_is_the_whole_record(api: ApiClient, gid: str) -> None:

@@ -24,11 +24,6 @@ from web.hub import LiveGame, Settings
 from web.live import FrameBuffer, FrameSource, LiveRunner
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path / "games")
-
-
 def snapshots(resp: TestResponse, want: int, limit_s: float = 20.0) -> Iterator[dict[str, Any]]:
     """Read server-sent events from a streaming response until ``want`` snapshots came."""
     got = 0

@@ -12,15 +12,10 @@ from flask import Flask
 
 from referee.gizmos import COLORS
 from referee.tracker.record import GameRecord
-from tests.web_testing import ApiClient, hub_of, make_app
+from tests.web_testing import ApiClient, hub_of
 from web.demo import play_random
 from web.hub import Hub
 from web.narrate import correction_text, gizmo_name, listing, marbles
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path / "games")
 
 
 def play(api: ApiClient, gid: str, step: dict[str, Any]) -> None:

@@ -25,11 +25,6 @@ from web.serve import ServeError, config_from, is_loopback, make_dashboard_serve
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def app(tmp_path: Path) -> Flask:
-    return make_app(tmp_path / "games")
-
-
 def embedded(html: str, element_id: str) -> object:
     m = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', html, re.S)
     assert m, element_id

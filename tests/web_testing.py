@@ -13,6 +13,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from referee.app.card_art import DrawnCardArt
 from referee.events import EndOfTurn
 from referee.gizmos import COLORS, apply, force, resolve_chance, step_from_json
 from referee.simulation.synthetic import perfect_observation
@@ -31,6 +32,7 @@ def make_app(games_dir: str | Path, **config: Any) -> Flask:
             "ADMIN_PIN": TEST_PIN,
             "PIN_ITERATIONS": 1000,
             "SSE_HEARTBEAT_S": 0.2,
+            "CARD_ART": DrawnCardArt(),
             **config,
         }
     )

@@ -8,7 +8,8 @@ marker) and says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -32,8 +33,11 @@ class Calibration:
 
     homography: np.ndarray  # table mm -> image px
     markers_seen: tuple[int, ...]
-    fresh: bool  # False when the last good homography was reused
+    fresh: bool  # False when the homography comes from earlier frames (kept or reused)
     error_px: float  # mean reprojection error of the marker corners used
+    #: "fresh" (this frame), "locked" (the kept calibration), "reused" (the last good one while
+    #: a marker is covered, before one was kept) or "moved" (the camera moved; this frame's).
+    state: str = "fresh"
 
 
 def marker_corners_mm(zones: Zones) -> dict[int, np.ndarray]:
@@ -45,48 +49,170 @@ def marker_corners_mm(zones: Zones) -> dict[int, np.ndarray]:
     return out
 
 
-def _detector() -> cv2.aruco.ArucoDetector:
+def _detector(small: bool = False) -> cv2.aruco.ArucoDetector:
+    """ArUco with sub-pixel corners; ``small``: tuned for small, soft markers (a finer range of
+    threshold windows, smaller and less sharply cornered squares accepted)."""
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    if small:
+        params.adaptiveThreshWinSizeMin = 3
+        params.adaptiveThreshWinSizeMax = 33
+        params.adaptiveThreshWinSizeStep = 4
+        params.minMarkerPerimeterRate = 0.015
+        params.polygonalApproxAccuracyRate = 0.06
     return cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(ARUCO_DICT), params)
 
 
-def detect_markers(frame: np.ndarray) -> dict[int, np.ndarray]:
-    """Marker id -> its four corners in image pixels."""
-    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    corners, ids, _ = _detector().detectMarkers(gray)
+#: A marker searched near where it should be is enlarged to about this many pixels a side.
+ROI_MARKER_PX = 96
+
+
+def _detect(gray: np.ndarray, small: bool = False) -> dict[int, np.ndarray]:
+    corners, ids, _ = _detector(small).detectMarkers(gray)
     if ids is None:
         return {}
     return {int(i): c.reshape(4, 2) for i, c in zip(ids.ravel(), corners, strict=True)}
 
 
-class Calibrator:
-    """Keeps the last good homography across frames."""
+def detect_markers(
+    frame: np.ndarray, predicted: dict[int, np.ndarray] | None = None
+) -> dict[int, np.ndarray]:
+    """Marker id -> its four corners in image pixels.
 
-    def __init__(self, zones: Zones | None = None) -> None:
+    ``predicted``: where markers should be (id -> four image corners, e.g. from the last good
+    calibration or from the other three markers). A predicted marker the whole-frame pass missed
+    is searched again in its neighbourhood only, enlarged to about ROI_MARKER_PX a side with the
+    small-marker settings: a far marker of 13-25 px, softened by the lens and noise, is found
+    there when the whole frame's pass loses it.
+    """
+    gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
+    return search_near(gray, _detect(gray), predicted or {})
+
+
+def search_near(
+    gray: np.ndarray, found: dict[int, np.ndarray], predicted: dict[int, np.ndarray]
+) -> dict[int, np.ndarray]:
+    """``found`` plus every predicted marker it lacks that an enlarged search near its predicted
+    corners finds (see :func:`detect_markers`)."""
+    found = dict(found)
+    for mid, quad in predicted.items():
+        if mid in found:
+            continue
+        side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
+        if not np.isfinite(side) or side < 4:
+            continue
+        pad = 0.8 * side
+        x0, y0 = np.floor(quad.min(0) - pad).astype(int)
+        x1, y1 = np.ceil(quad.max(0) + pad).astype(int)
+        x0, y0 = max(x0, 0), max(y0, 0)
+        x1, y1 = min(x1, gray.shape[1]), min(y1, gray.shape[0])
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            continue
+        k = float(np.clip(ROI_MARKER_PX / side, 1.0, 6.0))
+        roi = cv2.resize(gray[y0:y1, x0:x1], None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
+        hit = _detect(roi, small=True).get(mid)
+        if hit is not None:
+            # ROI pixel u is centred on u: image x = x0 + (u + 0.5) / k - 0.5
+            found[mid] = (hit + 0.5) / k - 0.5 + np.array([x0, y0], np.float32)
+    return found
+
+
+def project_markers(h: np.ndarray, known: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """Where a homography (table mm -> image px) puts each marker's corners."""
+    return {k: cv2.perspectiveTransform(v[None], h)[0] for k, v in known.items()}
+
+
+class Calibrator:
+    """Calibrates once from the best frames, keeps it, and notices when the camera moves.
+
+    The first ``settle`` frames with all four markers are each calibrated on their own (state
+    ``"fresh"``); then the corners of those frames are combined (per-corner median, which
+    removes the noise of any one frame) into the kept calibration (``"locked"``), used from then
+    on: no frame-to-frame jitter and no dependence on the markers staying visible. Every frame
+    still looks for the markers, near where the kept calibration puts them; when at least two
+    of them are more than ``moved_px`` away from their place (one misread marker is not a moved
+    camera) in ``moved_after`` consecutive frames (default 1: the first settled frame after a
+    bump must not be read through the old calibration), the camera has moved (``"moved"``): the
+    kept calibration is dropped and settling starts again from this frame. Before anything is
+    kept, a covered marker reuses the last good calibration (``"reused"``).
+
+    A missing marker is searched again near its predicted place: from the kept or last
+    calibration, or from the other three markers of this frame.
+    """
+
+    def __init__(
+        self, zones: Zones | None = None, settle: int = 5, moved_px: float = 3.0, moved_after: int = 1
+    ) -> None:
         self.zones = zones or default_zones()
         self.known = marker_corners_mm(self.zones)
+        self.settle, self.moved_px, self.moved_after = settle, moved_px, moved_after
         self.last: Calibration | None = None
+        self.locked: Calibration | None = None
+        self.moves = 0  # times the camera was noticed to move
+        self._settling: list[np.ndarray] = []
+        self._off = 0
+
+    def reset(self) -> None:
+        """Forget every calibration (a new camera or table)."""
+        self.last = self.locked = None
+        self._settling, self._off = [], 0
+
+    def _fit(self, found: dict[int, np.ndarray], state: str) -> Calibration | None:
+        src = np.concatenate([self.known[k] for k in sorted(found)])
+        dst = np.concatenate([found[k] for k in sorted(found)])
+        h, _ = cv2.findHomography(src, dst, 0)
+        if h is None:
+            return None
+        proj = cv2.perspectiveTransform(src[None], h)[0]
+        err = float(np.linalg.norm(proj - dst, axis=1).mean())
+        return Calibration(h, tuple(sorted(found)), state != "locked", err, state)
 
     def update(self, frame: np.ndarray) -> Calibration:
-        """Calibrate from this frame, or fall back to the last good calibration."""
+        """Calibrate from this frame, or keep the calibration already held."""
         check_frame(frame)
-        found = {k: v for k, v in detect_markers(frame).items() if k in self.known}
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        held = self.locked or self.last
+        found = {k: v for k, v in _detect(gray).items() if k in self.known}
+        predicted = project_markers(held.homography, self.known) if held is not None else {}
+        if held is None and len(found) == len(self.known) - 1:  # predict the fourth from the three
+            partial = self._fit(found, "fresh")
+            if partial is not None:
+                predicted = project_markers(partial.homography, self.known)
+        found = {k: v for k, v in search_near(gray, found, predicted).items() if k in self.known}
+        if self.locked is not None:
+            off = [
+                float(np.linalg.norm(found[k] - predicted[k], axis=1).mean()) for k in found if k in predicted
+            ]
+            if sum(d > self.moved_px for d in off) >= 2:  # one misread marker is not a moved camera
+                self._off += 1
+            else:
+                self._off = 0
+            if self._off < self.moved_after:
+                return replace(self.locked, markers_seen=tuple(sorted(found)))
+            self.moves += 1
+            self.reset()
+            moved = True
+        else:
+            moved = False
         if len(found) == len(self.known):
-            src = np.concatenate([self.known[k] for k in sorted(found)])
-            dst = np.concatenate([found[k] for k in sorted(found)])
-            h, _ = cv2.findHomography(src, dst, 0)
-            if h is not None:
-                proj = cv2.perspectiveTransform(src[None], h)[0]
-                err = float(np.linalg.norm(proj - dst, axis=1).mean())
-                self.last = Calibration(h, tuple(sorted(found)), True, err)
-                return self.last
+            cal = self._fit(found, "moved" if moved else "fresh")
+            if cal is not None:
+                self.last = cal
+                self._settling.append(np.concatenate([found[k] for k in sorted(found)]))
+                if len(self._settling) >= self.settle:
+                    median = np.median(np.stack(self._settling), axis=0)
+                    corners = {k: median[4 * i : 4 * i + 4] for i, k in enumerate(sorted(self.known))}
+                    locked = self._fit(corners, "locked")
+                    self.locked = locked
+                    self._settling = []
+                return cal
         if self.last is None:
             missing = sorted(set(self.known) - set(found))
+            why = "the camera moved and " if moved else ""
             raise CalibrationError(
-                f"calibration: markers {missing} not found and no earlier calibration to reuse"
+                f"calibration: {why}markers {missing} not found and no earlier calibration to reuse"
             )
-        return Calibration(self.last.homography, tuple(sorted(found)), False, self.last.error_px)
+        return Calibration(self.last.homography, tuple(sorted(found)), False, self.last.error_px, "reused")
 
 
 def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) -> np.ndarray:
@@ -158,6 +284,83 @@ def marker_sheet(zones: Zones | None = None, dpi: int = 150) -> list[np.ndarray]
         )
         pages.append(page)
     return pages
+
+
+#: The smallest marker side (px) found in at least 99 % of trials near a predicted place (keeping
+#: a calibration), and by the whole-frame pass (a first calibration): ``benchmarks/markers.py``.
+MIN_MARKER_PX = 28
+FIRST_MARKER_PX = 32
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerAdvice:
+    """Which marker size a camera needs (``print-markers --camera-height``)."""
+
+    height_mm: float
+    width_px: int
+    fov_deg: float
+    tilt_deg: float
+    marker_mm: float  # the zones file's marker size
+    far_px: float  # the far marker's shorter side in the image, at ``marker_mm``
+    needed_mm: float  # the smallest marker the far corner needs for a first calibration
+    view_mm: float  # table width the camera sees straight below it
+
+    @property
+    def ok(self) -> bool:
+        """Whether the markers of the zones file are large enough."""
+        return self.far_px >= FIRST_MARKER_PX
+
+    def summary(self) -> str:
+        """What to print, in one paragraph."""
+        head = (
+            f"camera {self.height_mm / 10:.0f} cm above the table, {self.width_px} px across a "
+            f"{self.fov_deg:.0f} degree view, tilted {self.tilt_deg:.0f} degrees: the far "
+            f"{self.marker_mm:.0f} mm marker is about {self.far_px:.0f} px "
+            f"(a first calibration needs {FIRST_MARKER_PX}, keeping one {MIN_MARKER_PX})"
+        )
+        if self.view_mm < 1200:
+            head += f"; the camera sees only {self.view_mm:.0f} mm across: raise it or widen the view"
+        if self.ok:
+            return head + f": print the {self.marker_mm:.0f} mm markers as they are."
+        return (
+            head + f": print markers of at least {math.ceil(self.needed_mm):.0f} mm (--marker-mm) "
+            f"and set the same marker_mm in the zones file the referee uses, or bring the camera closer."
+        )
+
+
+def marker_advice(
+    height_mm: float,
+    width_px: int = 1280,
+    fov_deg: float = 70.0,
+    tilt_deg: float = 0.0,
+    zones: Zones | None = None,
+) -> MarkerAdvice:
+    """How large the far marker appears for a pinhole camera over the table's centre.
+
+    The camera hangs ``height_mm`` above the play area's centre, offset by its tilt away from
+    the far marker (the worst case); a marker at distance D, seen at the angle whose cosine is
+    H / D, spans about f * side * H / D^2 pixels along the foreshortened direction.
+    """
+    if not 200 <= height_mm <= 3000:
+        raise CalibrationError(f"print-markers: camera height {height_mm / 10:g} cm is not 20-300 cm")
+    if not 20 <= fov_deg <= 150 or not 0 <= tilt_deg <= 60 or not 160 <= width_px <= 8000:
+        raise CalibrationError("print-markers: view 20-150 degrees, tilt 0-60 degrees, width 160-8000 px")
+    z = zones or default_zones()
+    f = width_px / (2 * math.tan(math.radians(fov_deg) / 2))
+    s = z.marker_mm
+    reach = math.hypot(z.size[0] / 2, z.size[1] / 2)  # the markers lie in the play area's corners
+    d2 = height_mm**2 + (height_mm * math.tan(math.radians(tilt_deg)) + reach) ** 2
+    per_mm = f * height_mm / d2
+    return MarkerAdvice(
+        height_mm,
+        width_px,
+        fov_deg,
+        tilt_deg,
+        s,
+        per_mm * s,
+        FIRST_MARKER_PX / per_mm,
+        2 * height_mm * math.tan(math.radians(fov_deg) / 2),
+    )
 
 
 def write_marker_sheet(path: str | Path, zones: Zones | None = None, dpi: int = 150) -> Path:

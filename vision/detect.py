@@ -16,8 +16,9 @@ import numpy as np
 
 from vision.errors import FrameError, ModelFileError
 from vision.geometry import CANON_SIZE, CLASSES
+from vision.paths import DETECTOR_ONNX
 
-COMMITTED_MODEL = Path(__file__).resolve().parent.parent / "models" / "detector.onnx"
+COMMITTED_MODEL = DETECTOR_ONNX
 MODEL_ENV = "GIZMOS_DETECTOR"
 #: Runtimes for the ONNX export, the shipped one first: OpenVINO measured fastest on this CPU
 #: (benchmarks/vision.py: 31 ms against onnxruntime 38 ms and OpenCV DNN 64 ms, 2 threads,
@@ -80,7 +81,10 @@ def decode(raw: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detecti
     hand = CLASSES.index("hand")
     offset = (cls == hand)[:, None] * 10_000.0  # hands never suppress objects, nor the reverse
     keep = nms(boxes + offset, best, iou)
-    return [Detection(CLASSES[int(cls[i])], float(best[i]), tuple(float(v) for v in boxes[i])) for i in keep]
+    return [
+        Detection(CLASSES[int(cls[i])], float(best[i]), tuple(float(v) for v in boxes[i]))  # type: ignore[arg-type]
+        for i in keep
+    ]
 
 
 class Detector:

@@ -19,8 +19,8 @@ import numpy as np
 
 from vision.errors import EnrolmentError
 from vision.faces import FACE_H, FACE_W, N_CARDS
+from vision.frames import IMAGE_SUFFIXES
 
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 ASPECT = FACE_W / FACE_H  # 63 : 88
 ASPECT_TOLERANCE = 0.12  # a loose crop is fine; a square or a whole photo is not
 MIN_WIDTH_PX = 126  # 2 px/mm: below that the top band's small print is gone

@@ -101,12 +101,12 @@ def type_icon(img: np.ndarray, kind: str, c: tuple[int, int], r: int, color: Col
         cv2.circle(img, (x, y + r // 3), r * 2 // 3, color, t, cv2.LINE_AA)
         cv2.arrowedLine(img, (x, y - r // 4), (x, y - r), color, t, cv2.LINE_AA, tipLength=0.5)
     elif kind == "build":
-        pts = []
+        star = []
         for k in range(16):
             rad = r if k % 2 == 0 else r * 2 // 3
             a = k * math.pi / 8
-            pts.append([x + int(rad * math.cos(a)), y + int(rad * math.sin(a))])
-        cv2.fillPoly(img, [np.array(pts, np.int32)], color, cv2.LINE_AA)
+            star.append([x + int(rad * math.cos(a)), y + int(rad * math.sin(a))])
+        cv2.fillPoly(img, [np.array(star, np.int32)], color, cv2.LINE_AA)
         cv2.circle(img, c, r // 3, WHITE, -1, cv2.LINE_AA)
     else:  # research: a magnifier
         cv2.circle(img, (x - r // 4, y - r // 4), r * 2 // 3, color, t, cv2.LINE_AA)
@@ -266,7 +266,8 @@ def draw_face(card: Card) -> np.ndarray:
     # Body: title, short text, large faint icon, the full rules text, level numeral and number.
     _text(img, card.type.upper(), (FACE_W // 2, BAND_PX + 18), 0.6, INK, 2)
     _text(img, short_text(card)[:26], (FACE_W // 2, BAND_PX + 42), 0.42, INK, 1)
-    faint = tuple(int(0.6 * c + 0.4 * 255) for c in body)
+    fb, fg, fr = (int(0.6 * c + 0.4 * 255) for c in body)
+    faint = (fb, fg, fr)
     type_icon(img, card.type, (FACE_W // 2, BAND_PX + 130), 60, faint)
     y = BAND_PX + 70
     for line in textwrap.wrap(card.text, 30)[:9]:

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -13,6 +19,9 @@ SUPPORTED_SIZES: tuple[tuple[int, int], ...] = ((1280, 720), (1920, 1080))
 #: The largest image file decoded (8K × 8K): a camera frame is far smaller, and a huge image
 #: (a 40000 × 40000 PNG is 4.8 GB decoded) is refused from its header, before any decoding.
 MAX_PIXELS = 8192 * 8192
+
+#: Still-image files the camera pipeline reads (a folder of frames, enrolled card photos).
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 
 
 def check_frame(frame: object, sizes: tuple[tuple[int, int], ...] | None = None) -> np.ndarray:
@@ -64,9 +73,37 @@ def read_frame(path: str | Path) -> np.ndarray:
             f"frame: image file {p} is {size[0]}x{size[1]}, too large (at most {MAX_PIXELS:,} pixels)"
         )
     try:
-        img = cv2.imread(str(p), cv2.IMREAD_COLOR)
+        with _native_stderr() as said:
+            img = cv2.imread(str(p), cv2.IMREAD_COLOR)
     except cv2.error as exc:  # e.g. OpenCV's own size limit for a format not checked above
         raise FrameError(f"frame: cannot decode image file {p}: {exc.err or 'OpenCV refused it'}") from exc
     if img is None:
-        raise FrameError(f"frame: cannot decode image file {p}")
+        why = f": {said[0]}" if said else ""
+        raise FrameError(f"frame: cannot decode image file {p}{why}")
     return img
+
+
+_STDERR_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _native_stderr() -> Iterator[list[str]]:
+    """Collect what native decoders print on file descriptor 2 while decoding (libjpeg's
+    "Premature end of JPEG file" and the like) instead of letting it reach the terminal beside
+    the referee's own one-line messages. Lines that are not the decoder's are passed on."""
+    said: list[str] = []
+    with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 2)
+            yield said
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        for line in sink.read().decode("utf-8", "replace").splitlines():
+            if "JPEG" in line or "libpng" in line or line.startswith("[ WARN"):
+                said.append(line.strip())
+            elif line.strip():
+                sys.stderr.write(line + "\n")

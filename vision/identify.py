@@ -15,6 +15,7 @@ seat ``s`` Starting Gizmo ``s``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ STARTING = np.flatnonzero(LEVELS == 0)  # the Starting Gizmos, one per seat
 
 def level_cards(level: int) -> np.ndarray:
     """Candidate mask: the cards of one level (a Display row)."""
-    return level == LEVELS
+    return np.equal(LEVELS, level)
 
 
 def built_cards() -> np.ndarray:
@@ -65,17 +66,6 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-6)
 
 
-def _windows(patch: np.ndarray, tw: int, th: int, step: int) -> np.ndarray:
-    """All ``tw × th`` windows of a patch at ``step`` px, flattened and normalised."""
-    h, w = patch.shape[:2]
-    rows = [
-        patch[y : y + th, x : x + tw].reshape(-1)
-        for y in range(0, h - th + 1, step)
-        for x in range(0, w - tw + 1, step)
-    ]
-    return _normalise(np.asarray(rows, np.float32))
-
-
 @dataclass(frozen=True, slots=True)
 class Match:
     """The best card, its score (correlation, -1..1) and the margin to the runner-up."""
@@ -91,29 +81,73 @@ class Match:
 
 
 class Identifier:
-    """Reference descriptors of the 112 faces and the matcher."""
+    """Reference descriptors of the 112 faces and the matcher.
 
-    def __init__(self, faces: tuple[np.ndarray, ...] | None = None, enrol_dir: str | None = None) -> None:
+    Options (measured in ``benchmarks/identify_methods.py``; docs/vision.md has the figures):
+    ``colour_norm`` normalises each colour channel of a window on its own (a lamp's tint or a
+    photo's colour cast scales channels, and is gone); ``soften_mm`` blurs patches and references
+    by that much more (a phone photo's keystone and a hand-placed card move detail by about a
+    millimetre); ``angles`` are the card rotations searched (degrees); ``gradients`` correlates
+    edge strength instead of colour; ``band_ppm`` is the top band's resolution (px/mm).
+    """
+
+    def __init__(
+        self,
+        faces: tuple[np.ndarray, ...] | None = None,
+        enrol_dir: str | None = None,
+        *,
+        colour_norm: bool = False,
+        soften_mm: float = 0.0,
+        angles: tuple[float, ...] = (0.0,),
+        gradients: bool = False,
+        band_ppm: float = BAND_PPM,
+    ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
+        self.colour_norm, self.soften_mm, self.angles, self.gradients = (
+            colour_norm,
+            soften_mm,
+            angles,
+            gradients,
+        )
         band_px = round(BAND_MM * FACE_PX_PER_MM)
-        self.band_size = _size(CARD_MM[0], BAND_MM, BAND_PPM)
+        self.band_ppm = band_ppm
+        self.band_size = _size(CARD_MM[0], BAND_MM, band_ppm)
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
-        blur = (3, 3)
-        self.band_refs = _normalise(
-            np.stack(
-                [
-                    cv2.GaussianBlur(
-                        cv2.resize(f[:band_px], self.band_size, interpolation=cv2.INTER_AREA), blur, 0
-                    ).reshape(-1)
-                    for f in faces
-                ]
-            ).astype(np.float32)
+        bands = [
+            cv2.GaussianBlur(cv2.resize(f[:band_px], self.band_size, interpolation=cv2.INTER_AREA), (3, 3), 0)
+            for f in faces
+        ]
+        fulls = [cv2.resize(f, self.full_size, interpolation=cv2.INTER_AREA) for f in faces]
+        self.band_refs = np.concatenate(
+            [self._windows(self._prep(b, band_ppm), *self.band_size) for b in bands]
         )
-        self.full_refs = _normalise(
-            np.stack(
-                [cv2.resize(f, self.full_size, interpolation=cv2.INTER_AREA).reshape(-1) for f in faces]
-            ).astype(np.float32)
+        self.full_refs = np.concatenate(
+            [self._windows(self._prep(f, FULL_PPM), *self.full_size) for f in fulls]
         )
+
+    def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
+        """A patch or reference as the matcher compares it (float, softened, or its edge strength)."""
+        f: np.ndarray = img.astype(np.float32)
+        if self.gradients:
+            g = cv2.cvtColor(f, cv2.COLOR_BGR2GRAY)
+            f = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1))
+        if self.soften_mm > 0:
+            f = cv2.GaussianBlur(f, (0, 0), self.soften_mm * ppm)
+        return f
+
+    def _windows(self, patch: np.ndarray, tw: int, th: int) -> np.ndarray:
+        """All ``tw × th`` windows of a patch at 1 px, flattened and normalised (per channel first
+        when ``colour_norm``)."""
+        h, w = patch.shape[:2]
+        rows = np.asarray(
+            [patch[y : y + th, x : x + tw] for y in range(0, h - th + 1) for x in range(0, w - tw + 1)],
+            np.float32,
+        )
+        if self.colour_norm and rows.ndim == 4:
+            rows = rows.reshape(len(rows), -1, rows.shape[-1])
+            rows = rows - rows.mean(axis=1, keepdims=True)
+            rows = rows / (rows.std(axis=1, keepdims=True) + 2.0)  # +2: a flat channel stays flat
+        return _normalise(rows.reshape(len(rows), -1))
 
     @staticmethod
     def _patch(
@@ -123,20 +157,18 @@ class Identifier:
         size_mm: tuple[float, float],
         ppm: float,
         rotation: int,
+        angle_deg: float = 0.0,
     ) -> np.ndarray:
-        """Rectify a table region (centre, size in mm; card reading direction 0 or 180°) from the frame."""
+        """Rectify a table region (centre, size in mm; card reading direction 0 or 180°, turned a
+        further ``angle_deg``) from the frame."""
         w, h = _size(*size_mm, ppm)
         cx, cy = center_mm
-        sgn = 1.0 if rotation == 0 else -1.0
+        t = math.radians(angle_deg + rotation)
+        c, s = math.cos(t) / ppm, math.sin(t) / ppm
         # patch px (u, v) -> table mm, then -> image px through the calibration; pixel u is centred
         # on u (OpenCV's convention), so the patch centre is u = (w - 1) / 2.
-        a = np.array(
-            [
-                [sgn / ppm, 0, cx - sgn * (w - 1) / (2 * ppm)],
-                [0, sgn / ppm, cy - sgn * (h - 1) / (2 * ppm)],
-                [0, 0, 1],
-            ]
-        )
+        u0, v0 = (w - 1) / 2, (h - 1) / 2
+        a = np.array([[c, -s, cx - c * u0 + s * v0], [s, c, cy - s * u0 - c * v0], [0, 0, 1]])
         return cv2.warpPerspective(frame, h_img @ a, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
 
     @staticmethod
@@ -148,6 +180,20 @@ class Identifier:
         out[among] = (windows @ refs[among].T).max(axis=0)
         return out
 
+    def _band(
+        self,
+        frame: np.ndarray,
+        h_img: np.ndarray,
+        center_mm: tuple[float, float],
+        rotation: int,
+        among: np.ndarray | None,
+        angle: float,
+    ) -> np.ndarray:
+        m = 2 * SHIFT_MM
+        ppm = self.band_ppm
+        patch = self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle)
+        return self._best(self._windows(self._prep(patch, ppm), *self.band_size), self.band_refs, among)
+
     def band_scores(
         self,
         frame: np.ndarray,
@@ -157,9 +203,7 @@ class Identifier:
         among: np.ndarray | None = None,
     ) -> np.ndarray:
         """Correlation of a top band (centre in mm) with every reference band (or those in ``among``)."""
-        m = 2 * SHIFT_MM
-        patch = self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), BAND_PPM, rotation)
-        return self._best(_windows(patch.astype(np.float32), *self.band_size, 1), self.band_refs, among)
+        return np.max([self._band(frame, h_img, center_mm, rotation, among, a) for a in self.angles], axis=0)
 
     def identify_band(
         self, frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float], rotation: int
@@ -176,13 +220,21 @@ class Identifier:
         among: np.ndarray | None = None,
     ) -> np.ndarray:
         """Correlation of a whole card (centre in mm) with every reference (or those in ``among``):
-        the face and its band averaged."""
+        the face and its band averaged, at the best of the rotations searched."""
         m = 2 * FULL_SHIFT_MM
-        patch = self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, CARD_MM[1] + m), FULL_PPM, rotation)
-        full = self._best(_windows(patch.astype(np.float32), *self.full_size, 1), self.full_refs, among)
         up = CARD_MM[1] / 2 - BAND_MM / 2
-        band_c = (center_mm[0], center_mm[1] - up) if rotation == 0 else (center_mm[0], center_mm[1] + up)
-        return 0.5 * full + 0.5 * self.band_scores(frame, h_img, band_c, rotation, among)
+        out = []
+        for angle in self.angles:
+            patch = self._patch(
+                frame, h_img, center_mm, (CARD_MM[0] + m, CARD_MM[1] + m), FULL_PPM, rotation, angle
+            )
+            full = self._best(
+                self._windows(self._prep(patch, FULL_PPM), *self.full_size), self.full_refs, among
+            )
+            t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
+            band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
+            out.append(0.5 * full + 0.5 * self._band(frame, h_img, band_c, rotation, among, angle))
+        return np.max(out, axis=0)
 
     def identify_card(
         self, frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float], rotation: int
@@ -221,7 +273,7 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
     for _ in range(n):
         live = np.where(free[None, :], table, -np.inf)
         live[[i for i in range(n) if out[i] is not None]] = -np.inf
-        i, card = np.unravel_index(int(np.argmax(live)), live.shape)
+        i, card = (int(v) for v in np.unravel_index(int(np.argmax(live)), live.shape))
         if not np.isfinite(live[i, card]):  # more cards than candidates left: fall back to the best
             for k in range(n):
                 if out[k] is None:

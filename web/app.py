@@ -15,6 +15,7 @@ DEFAULTS: dict[str, Any] = {
     "ENROL_DIR": None,  # enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)
     "CAMERA_SOURCE": "",
     "SERIAL_PORT": "",
+    "CARD_ART": None,  # face(card_id, enrol_dir) and back(level) images (referee.app.card_art)
     "FRAME_SOURCE": None,  # web.live.FrameSource
     "LIVE_RUNNER": None,  # web.live.LiveRunner
     "PIN_ITERATIONS": 200_000,
@@ -66,12 +67,13 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["gizmos_faces"] = {}
 
-    from web import api, errors, pages, streams
+    from web import api, contrivance, errors, pages, streams
 
     errors.register(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(streams.bp)
+    app.register_blueprint(contrivance.bp)
     app.before_request(check_csrf)
 
     app.after_request(security_headers)

@@ -3,7 +3,9 @@
 400 malformed JSON or a bad field, 401 admin PIN missing, 403 wrong PIN or a forged request,
 404 unknown game, warning or route, 405 wrong method, 409 an illegal step or a conflict with
 the game's state, 415 not JSON, 422 a well-formed step or correction the engine refuses to
-parse or apply, 429 too many wrong PINs. Pages (not under ``/api``) keep Flask's HTML errors.
+parse or apply, 429 too many wrong PINs; 503 the game record cannot be written now (disk full,
+read-only media: nothing was changed, the same request can be sent again). Pages (not under
+``/api``) keep Flask's HTML errors.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from referee.tracker.record import RecordError, RecordWriteError
 from web.hub import HubError
 
 
@@ -49,6 +52,12 @@ def register(app: Flask) -> None:
     @app.errorhandler(HubError)
     def hub_error(exc: HubError) -> Response:
         return error_response(exc.status, exc.message)
+
+    @app.errorhandler(RecordError)
+    def record_error(exc: RecordError) -> Response:
+        # A write that failed (disk full, read-only media) changed nothing: try again later.
+        status = 503 if isinstance(exc, RecordWriteError) else 409
+        return error_response(status, str(exc))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response | HTTPException:

@@ -10,6 +10,7 @@ the log it lacks (finished log entries never change).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.game import get_game, players_problem
 from referee.gizmos import state_from_json
 from referee.tracker import Tracker, TrackerError
 from referee.tracker.record import GameRecord, RecordError
@@ -87,7 +89,7 @@ class Snapshot:
 
 def check_names(raw: Any) -> list[str]:
     """Players' names in seat order (seat 0 plays first): 2-4 distinct, short, printable."""
-    if not isinstance(raw, list) or not 2 <= len(raw) <= 4:
+    if not isinstance(raw, list) or players_problem(get_game("gizmos"), len(raw)):
         raise HubError(400, "names: expected a list of 2 to 4 players' names in seat order")
     names = []
     for i, n in enumerate(raw):
@@ -213,11 +215,17 @@ class Hub:
             raise HubError(404, f"no game {game_id!r} (game ids are letters, digits, '-' and '_')")
         return self.games_dir / f"{game_id}{RECORD_SUFFIX}"
 
-    def create(self, names: list[str], seed: int | None, deal: bool) -> LiveGame:
-        """A new game, recorded in the games folder; it becomes the active one."""
+    def create(self, names: Any, seed: int | None, deal: bool) -> LiveGame:
+        """A new game, recorded in the games folder; it becomes the active one (``names`` as
+        received: :func:`check_names` vouches for them)."""
         names = check_names(names)
         with self._lock:
-            self.games_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                self.games_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HubError(
+                    503, f"cannot create the games folder {self.games_dir}: {exc.strerror or exc}"
+                ) from exc
             base = time.strftime("%Y%m%d-%H%M%S")
             game_id, n = base, 1
             while self.record_path(game_id).exists() or game_id in self._games:
@@ -228,6 +236,11 @@ class Hub:
                 tracker = Tracker.create(path, names, seed=seed, observed=not deal)
             except TrackerError as exc:
                 raise HubError(400, str(exc)) from exc
+            except RecordError as exc:  # a read-only or full disk: say so, leave nothing behind
+                with contextlib.suppress(OSError):
+                    if path.exists() and path.stat().st_size == 0:
+                        path.unlink()
+                raise HubError(503, f"cannot create a game record in {self.games_dir}: {exc}") from exc
             game = LiveGame(game_id, path, tracker)
             self._games[game_id] = game
             self.active = game_id
@@ -287,7 +300,7 @@ def _record_summary(path: Path) -> dict[str, Any]:
     """Names, creation time and whether it ended, read from a record without replaying it."""
     record = None
     try:
-        record = GameRecord(path)
+        record = GameRecord(path, readonly=True)
         setup = next(iter(record.entries("setup")), None)
         if setup is None:
             return {"error": "not a game record (no setup entry)"}

@@ -137,6 +137,7 @@ class Entry:
     done: bool = True
     forced: bool = False
     steps: list[dict[str, Any]] = field(default_factory=list)
+    ended: str | None = None  # how the turn's end was known: "signal", "table" (inferred), "person"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,6 +157,7 @@ class _Turn:
         self.steps: list[dict[str, Any]] = []
         self.forced = False
         self.done = False
+        self.ended: str | None = None
 
     def text(self) -> str:
         parts = []
@@ -176,6 +178,8 @@ class _Turn:
             out += " (" + "; ".join(refills) + ")"
         if self.forced:
             out += " — against the rules, see the warnings"
+        if self.ended == "table":
+            out += " [turn end seen from the table]"
         return out + ("." if self.done else " …")
 
     def entry(self) -> Entry:
@@ -189,6 +193,7 @@ class _Turn:
             self.done,
             self.forced,
             self.steps,
+            self.ended,
         )
 
 
@@ -215,7 +220,7 @@ class Narrator:
                 step = step_from_json(payload["step"])
             except (KeyError, GizmosError):
                 return
-            self._step(step, bool(payload.get("forced")))
+            self._step(step, bool(payload.get("forced")), payload.get("ended"))
         elif kind == "state":
             try:
                 self.state = state_from_json(payload.get("state"))
@@ -254,7 +259,7 @@ class Narrator:
             return Entry("setup", text, 0, 1, done=False)
         return None
 
-    def _step(self, step: Step, forced: bool) -> None:
+    def _step(self, step: Step, forced: bool, ended: str | None = None) -> None:
         before = self.state
         try:
             after = force(before, step)[0] if forced else apply(before, step)
@@ -279,6 +284,8 @@ class Narrator:
             if seat != turn.seat and isinstance(clause, str):
                 clause = f"{self.names[seat]} (out of turn) {clause}"
             turn.clauses.append(clause)
+        if step.kind == "end_turn":
+            turn.ended = ended if isinstance(ended, str) else None
         if step.kind == "end_turn" or after.game_over:
             turn.done = True
             self._close(interrupted=False)

@@ -240,6 +240,9 @@ def openapi_document() -> dict[str, Any]:
             }
         ),
     }
+    from web.contrivance import openapi_paths
+
+    paths.update(openapi_paths())
     return {
         "openapi": "3.1.0",
         "info": {

@@ -100,20 +100,26 @@ def _png(key: str, draw: Any) -> Response:
     return resp
 
 
+def _card_art() -> Any:
+    """The ``CARD_ART`` the application layer configured (the dashboard draws no cards itself)."""
+    art = current_app.config.get("CARD_ART")
+    if art is None:
+        abort(404)
+    return art
+
+
 @bp.get("/cards/<int:card_id>.png")
 def card_face(card_id: int) -> Response:
     if not 0 <= card_id < 112:
         abort(404)
-    from vision.faces import face_set
-
+    art = _card_art()
     enrol = current_app.config.get("ENROL_DIR")
-    return _png(f"face{card_id}", lambda: face_set(enrol)[card_id])
+    return _png(f"face{card_id}", lambda: art.face(card_id, enrol))
 
 
 @bp.get("/cards/back-<int:level>.png")
 def card_back(level: int) -> Response:
     if level not in (1, 2, 3):
         abort(404)
-    from vision.faces import draw_back
-
-    return _png(f"back{level}", lambda: draw_back(level))
+    art = _card_art()
+    return _png(f"back{level}", lambda: art.back(level))

@@ -144,12 +144,15 @@ def config_from(args: argparse.Namespace, pin: str) -> dict[str, Any]:
     }
 
 
-def run(args: argparse.Namespace) -> int:
-    """Serve until Ctrl-C; a bad option or a busy port is one line and exit status 2."""
+def run(args: argparse.Namespace, card_art: Any = None) -> int:
+    """Serve until Ctrl-C; a bad option or a busy port is one line and exit status 2.
+
+    ``card_art`` draws the card pictures (the application layer passes vision's).
+    """
     try:
         from web import create_app
 
-        app = create_app(config_from(args, admin_pin()))
+        app = create_app({**config_from(args, admin_pin()), "CARD_ART": card_art})
         if args.demo is not None:
             from web.demo import demo_game
 
@@ -170,13 +173,3 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("serve: stopped\n")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m web.serve", description=__doc__.splitlines()[0])
-    add_arguments(p)
-    return run(p.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

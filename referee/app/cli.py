@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from referee.app.broadcast import BroadcastError, add_broker_arguments
-from referee.game import Game, game_of_state, get_game, registered_games
+from referee.game import Game, game_of_state, get_game, players_problem, registered_games
 
 #: Random legal play longer than this many steps is reported as not terminating.
 MAX_STEPS = 100_000
@@ -65,6 +66,8 @@ def _json(text: str, what: str) -> Any:
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if what == "state" else f"column {exc.colno}"
         raise CliError(f"{what}: not valid JSON: {exc.msg} at {where}") from exc
+    except RecursionError as exc:
+        raise CliError(f"{what}: not valid JSON: nested too deeply") from exc
 
 
 def _load_state(arg: str) -> tuple[Game[Any, Any], Any]:
@@ -81,8 +84,20 @@ def _emit(obj: Any, out: TextIO, pretty: bool = True) -> None:
     out.write(json.dumps(obj, indent=1 if pretty else None) + "\n")
 
 
+def _edition_game(path: str) -> Game[Any, Any]:
+    """Contrivance with a table's own edition (the assumed Switch On values, requirements, Double)."""
+    from referee.contrivance import ContrivanceGame, EditionError, edition_from_json
+
+    try:
+        return ContrivanceGame(edition=edition_from_json(_json(_read_text(path, "edition"), "edition")))
+    except EditionError as exc:
+        raise CliError(str(exc)) from exc
+
+
 def cmd_new(args: argparse.Namespace) -> int:
-    game = get_game(args.game)
+    if args.edition and args.game != "contrivance":
+        raise CliError("--edition: only Contrivance has an edition")
+    game = _edition_game(args.edition) if args.edition else get_game(args.game)
     state = game.new_game(args.players, None if args.observed else random.Random(args.seed))
     _emit_state(game, state, args.out)
     return 0
@@ -213,9 +228,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """The dashboard (web/serve.py)."""
+    from referee.app.card_art import DrawnCardArt
     from web.serve import run
 
-    return run(args)
+    return run(args, card_art=DrawnCardArt())
 
 
 def cmd_hub(args: argparse.Namespace) -> int:
@@ -228,21 +244,41 @@ def cmd_hub(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
 
 
-def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        import importlib
+def cmd_vision(args: argparse.Namespace) -> int:
+    """A ``vision`` command (referee/app/vision_cli.py)."""
+    from referee.app import vision_cli
 
-        try:
-            mod = importlib.import_module(module)
-        except ImportError as exc:
-            raise CliError(f"{module} is not available: {exc}") from exc
-        return int(mod.main(list(args.rest)))
+    return vision_cli.run(args)
 
-    return run
+
+def cmd_hardware(args: argparse.Namespace) -> int:
+    """A ``hardware`` command (hardware/cli.py)."""
+    from hardware import cli
+
+    return cli.run(args)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help shows its default, unless it has none or the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action) or text
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every command and group: subparsers inherit it, so all use :class:`HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    """The whole command tree: argparse subparsers all the way down (tests walk it for ``--help``)."""
+    p = Parser(
         prog="gizmos-referee",
         description="A rule-enforcing referee for physical games of Gizmos.",
     )
@@ -254,6 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--players", type=int, default=2, help="Gizmos 2-4, Contrivance 2-6 players (default 2)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random setup (default 0)")
     s.add_argument("--observed", action="store_true", help="leave the setup's random outcomes to be supplied")
+    s.add_argument(
+        "--edition",
+        help="Contrivance: a JSON file of the assumed parts of your box (docs/contrivance.md)",
+    )
     s.add_argument("--out", help="write the state here instead of standard output")
     s.set_defaults(func=cmd_new)
 
@@ -277,10 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_score)
 
     s = sub.add_parser("simulate", help="N random legal games from a seed, with a summary")
-    s.add_argument("--game", choices=games, default="gizmos", help="the game (default gizmos)")
-    s.add_argument("--games", type=int, default=10)
-    s.add_argument("--players", type=int, default=2)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--game", choices=games, default="gizmos", help="the game")
+    s.add_argument("--games", type=int, default=10, help="games to play")
+    s.add_argument("--players", type=int, default=2, help="players per game (the game's limits)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the first game (then +1 each)")
     s.add_argument("--log", help="write every step as JSON lines here")
     s.add_argument("--quiet", action="store_true", help="no progress line")
     s.set_defaults(func=cmd_simulate)
@@ -336,7 +376,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
     s.add_argument(
-        "--players", dest="names", nargs="+", required=True, metavar="NAME", help="2-4 names in seat order"
+        "--players",
+        dest="names",
+        nargs="+",
+        metavar="NAME",
+        help="2-4 names in seat order (required unless --resume)",
     )
     s.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
     s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")
@@ -347,7 +391,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--save-frames", metavar="DIR", help="save accepted frames with YOLO labels here (for finetune)"
     )
-    s.add_argument("--record", help="game record file (SQLite; default: games/<time>.sqlite)")
+    s.add_argument("--record", help="new game record file (SQLite; default: games/<time>.sqlite)")
+    s.add_argument(
+        "--resume",
+        metavar="RECORD",
+        help="continue the game recorded in RECORD (after a crash, a full disk or Ctrl-C); the "
+        "players' names come from the record",
+    )
     s.add_argument("--games-dir", default="games", help="folder of game records (default ./games)")
     s.add_argument("--no-serve", action="store_true", help="no dashboard; print changes as they happen")
     s.add_argument("--port", type=int, default=8000, help="dashboard port (default 8000)")
@@ -396,31 +446,33 @@ def build_parser() -> argparse.ArgumentParser:
     hub_arguments(s)
     s.set_defaults(func=cmd_hub)
 
-    for name, module, text in (
-        ("hardware", "hardware.cli", "dispenser sensors: simulate, listen, calibrate, vectors"),
-        (
-            "vision",
-            "referee.app.vision_cli",
-            "camera pipeline: faces, synth, dataset, train, calibrate, observe",
-        ),
-    ):
-        s = sub.add_parser(name, help=text, add_help=False)
-        s.add_argument("rest", nargs=argparse.REMAINDER)
-        s.set_defaults(func=_delegate(module))
+    from hardware.cli import add_commands as hardware_commands
+    from referee.app.vision_cli import add_commands as vision_commands
+
+    s = sub.add_parser("hardware", help="dispenser sensors: simulate, listen, calibrate, vectors")
+    hardware_commands(s.add_subparsers(dest="hardware_command", required=True, metavar="COMMAND"))
+    s.set_defaults(func=cmd_hardware)
+    s = sub.add_parser("vision", help="camera pipeline: faces, synth, dataset, train, calibrate, observe")
+    vision_commands(s.add_subparsers(dest="cmd", required=True, metavar="COMMAND"))
+    s.set_defaults(func=cmd_vision)
     return p
 
 
+#: Native libraries' own chatter, off unless the user set it: ffmpeg's "moov atom not found"
+#: and OpenCV's warnings would otherwise come beside the one line the referee prints.
+QUIET_NATIVE_LOGS = {"OPENCV_FFMPEG_LOGLEVEL": "-8", "OPENCV_LOG_LEVEL": "ERROR"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for key, value in QUIET_NATIVE_LOGS.items():
+        os.environ.setdefault(key, value)
     parser = build_parser()
     args = parser.parse_args(argv)
     players = getattr(args, "players", None)
-    if players is not None:
-        game = get_game(args.game)
-        if not game.min_players <= players <= game.max_players:
-            parser.error(
-                f"--players: {game.name.capitalize()} is for {game.min_players}-{game.max_players} "
-                f"players, got {players}"
-            )
+    game_name = getattr(args, "game", "gizmos")
+    problem = None if players is None else players_problem(get_game(game_name), players)
+    if problem:
+        parser.error(f"--players: {problem}")
     if getattr(args, "games", 1) < 1:
         parser.error("--games: must be at least 1")
     bad_input: tuple[type[Exception], ...] = (

@@ -113,7 +113,13 @@ class DemoResult:
 def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> DemoResult:
     """Render (first run) and referee the recording; returns what the referee made of it."""
     from vision.training.recording import RECORDING_ROOT, ensure_recording
+    from web.serve import ServeError, check_port
 
+    if options.serve:
+        try:
+            check_port(options.port)  # before minutes of rendering, not after
+        except ServeError as exc:
+            raise LiveError(str(exc)) from None
     recording = ensure_recording(root=options.recording_root or RECORDING_ROOT, workers=options.workers)
     names = recording.names
     pipeline = recording_pipeline(recording, options.model, options.oracle)

@@ -24,7 +24,6 @@ import itertools
 import os
 import queue
 import random
-import secrets
 import sys
 import threading
 import time
@@ -37,14 +36,16 @@ import cv2
 import numpy as np
 
 from referee.events import DispenserEvent
+from referee.game import get_game, players_problem
 from referee.gizmos import State
 from referee.observation import Observation
 from referee.tracker import Tracker, TrackerSettings, Update
 from referee.tracker.explain import Limits
+from referee.tracker.record import RecordWriteError
 from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
-from vision.frames import read_frame
+from vision.frames import IMAGE_SUFFIXES, read_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
 
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from vision.observe import Assembler, Observer
     from web.live import FrameBuffer
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
 
 
 class LiveError(Exception):
@@ -72,7 +72,7 @@ class Frame:
     image: np.ndarray
 
 
-class FrameSource(Protocol):
+class FrameFeed(Protocol):
     """Where frames come from; ``frames()`` ends when the source does (a camera never does)."""
 
     name: str
@@ -191,7 +191,7 @@ class RecordingFrames:
         pass
 
 
-def open_source(text: str, fps: float = 10.0) -> FrameSource:
+def open_source(text: str, fps: float = 10.0) -> FrameFeed:
     """A frame source from what a user types: a camera index, a video file, or a folder of images
     (a folder holding ``recording.json`` is a rendered recording)."""
     text = text.strip()
@@ -212,6 +212,11 @@ def open_source(text: str, fps: float = 10.0) -> FrameSource:
                 raise LiveError(str(exc)) from exc
         return FolderFrames(path, fps)
     if path.is_file():
+        if path.suffix.lower() in IMAGE_SUFFIXES:
+            raise LiveError(
+                f"camera source {text!r}: a single image is not a video (put frames in a folder, "
+                "or give a video file or a camera index)"
+            )
         return VideoFrames(path)
     raise LiveError(f"camera source {text!r}: no such camera index, video file or image folder")
 
@@ -500,10 +505,10 @@ class OraclePipeline:
     def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
         cal = self.calibrator.update(frame.image)
         dets = [
-            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))  # type: ignore[arg-type]
+            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))
             for cls, box in self.recording.objects(frame.index)
         ]
-        notes = {"calibration": "fresh" if cal.fresh else "reused", "markers": list(cal.markers_seen)}
+        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
 
 
@@ -547,6 +552,7 @@ class RunStats:
     seconds: float = 0.0
     observe_seconds: float = 0.0
     calibration_failures: int = 0
+    write_failures: int = 0  # tracker calls refused because the record could not be written
     started: float = 0.0  # wall clock of the first frame
     first_frame_time: float = 0.0
     changes: list[Change] = field(default_factory=list)
@@ -561,7 +567,7 @@ class RunStats:
 class Feed:
     """What a run reads: frames, and the dispenser (a port, or the recording's simulated board)."""
 
-    source: FrameSource
+    source: FrameFeed
     dispenser: DispenserFeed | None = None
     board: SimulatedDispenser | None = None
 
@@ -599,6 +605,8 @@ class LiveReferee:
         self._stop = threading.Event()
         self._paused = threading.Event()
         self._game: GameAccess | None = None
+        self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
+        self._write_down = False  # the record could not be written at the last try
 
     # -- the dashboard's live-runner protocol ---------------------------------------------------
 
@@ -700,15 +708,23 @@ class LiveReferee:
                     if lockstep and feed.board is not None:
                         feed.dispenser.wait_for(feed.board.send_until(frame.time))
                     events = feed.dispenser.drain()
+                    stats.events += len(events)
+                    events = self._unwritten + events
+                    self._unwritten = []
                     if events:
-                        stats.events += len(events)
                         burst = opt.burst
-                        for event in events:
-                            with game.locked() as tracker:
-                                logged = len(tracker.log)
-                                update = tracker.dispenser(event)
-                                lines = [line.to_json() for line in tracker.log[logged:]]
-                                turn = tracker.state.turn
+                        for i, event in enumerate(events):
+                            try:
+                                with game.locked() as tracker:
+                                    logged = len(tracker.log)
+                                    update = tracker.dispenser(event)
+                                    lines = [line.to_json() for line in tracker.log[logged:]]
+                                    turn = tracker.state.turn
+                            except RecordWriteError as exc:
+                                self._unwritten = events[i:]  # handed over again at the next frame
+                                self._record_down(exc)
+                                break
+                            self._record_up()
                             self._changed(update, frame, turn, lines)
                 gate.update(frame.image)
                 if gate.still == 0:
@@ -755,19 +771,38 @@ class LiveReferee:
         )
         stats.observe_seconds += time.perf_counter() - t0
         stats.observed += 1
-        with game.locked() as tracker:
-            logged = len(tracker.log)
-            update = tracker.observe(obs)
-            lines = [line.to_json() for line in tracker.log[logged:]]
-            turn = tracker.state.turn
-            if saver is not None:
-                saver.offer(frame.image, h, detections, obs, tracker.state)
+        try:
+            with game.locked() as tracker:
+                logged = len(tracker.log)
+                update = tracker.observe(obs)
+                lines = [line.to_json() for line in tracker.log[logged:]]
+                turn = tracker.state.turn
+                if saver is not None:
+                    saver.offer(frame.image, h, detections, obs, tracker.state)
+        except RecordWriteError as exc:  # nothing was kept: the next still frame tries again
+            self._record_down(exc)
+            return
+        self._record_up()
         self._changed(update, frame, turn, lines)
         if self.frame_buffer is not None:
             self.frame_buffer.set_status(
                 True, f"markers {notes.get('markers')}, calibration {notes.get('calibration')}"
             )
             self.frame_buffer.publish_image(annotate(frame.image, h, detections, obs))
+
+    def _record_down(self, exc: RecordWriteError) -> None:
+        """A write failed (disk full): the tracker is as it was; say so once, and go on."""
+        self.stats.write_failures += 1
+        if not self._write_down:
+            self._write_down = True
+            sys.stderr.write(f"run: {exc}; refereeing goes on and records again once it can write\n")
+            if self.frame_buffer is not None:
+                self.frame_buffer.set_status(False, str(exc))
+
+    def _record_up(self) -> None:
+        if self._write_down:
+            self._write_down = False
+            sys.stderr.write("run: the game record is being written again\n")
 
     def _changed(self, update: Update, frame: Frame, turn: int, lines: list[dict[str, Any]]) -> None:
         if not update.changed:
@@ -842,13 +877,13 @@ def serve_dashboard(
     attached, served from a thread. Returns the app, the server and its address. The admin PIN
     is ``$GIZMOS_ADMIN_PIN`` or a random one, printed. Host names the pages may be reached by
     are checked as ``serve`` checks them (``web/serve.py``)."""
-    from werkzeug.serving import make_server
-
+    from referee.app.card_art import DrawnCardArt
     from web import create_app
-    from web.serve import PIN_ENV, exposure_warning
+    from web.security import random_pin
+    from web.serve import PIN_ENV, ServeError, exposure_warning, make_dashboard_server
     from web.serve import trusted_hosts as trusted_names
 
-    pin = os.environ.get(PIN_ENV) or f"{secrets.randbelow(10**6):06d}"
+    pin = os.environ.get(PIN_ENV) or random_pin()
     if PIN_ENV not in os.environ:
         err.write(f"admin PIN for the dashboard: {pin} (set ${PIN_ENV} to choose one)\n")
     warning = exposure_warning(host)
@@ -859,18 +894,16 @@ def serve_dashboard(
         "GAMES_DIR": str(games_dir),
         "FRAME_SOURCE": frames,
         "LIVE_RUNNER": runner,
+        "CARD_ART": DrawnCardArt(),
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,
         "TRUSTED_HOSTS": trusted_names(host, trusted_hosts),
     }
     app = create_app(config)
     try:
-        server = make_server(host, port, app, threaded=True)
-    except OSError:
-        try:
-            server = make_server(host, 0, app, threaded=True)  # the port is taken: any free one
-        except OSError as exc:
-            raise LiveError(f"--host: cannot listen on {host}: {exc.strerror or exc}") from None
+        server = make_dashboard_server(host, port, app)  # a busy port is an error, never another port
+    except ServeError as exc:
+        raise LiveError(str(exc)) from None
     threading.Thread(target=server.serve_forever, name="dashboard", daemon=True).start()
     return app, server, f"http://{host}:{server.port}/"
 
@@ -910,17 +943,54 @@ def change_printer(names: list[str], out: TextIO, steps: bool = True) -> Callabl
     return show
 
 
+def _writable_folder(folder: Path, option: str) -> None:
+    """Make ``folder`` (and its parents) now and check it can be written: a path under a file
+    or on read-only media is one line before anything starts, not a traceback later."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LiveError(f"{option}: cannot create folder {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK):
+        raise LiveError(f"{option}: folder {folder} cannot be written (read-only?)")
+
+
 def run_table(args: Any) -> int:
     """``gizmos-referee run``: referee a real table until the source ends or Ctrl-C."""
     from referee.app.broadcast import broadcast_live_game
     from referee.tracker import TrackerError
+    from referee.tracker.record import RecordError
     from vision.detect import default_model
     from vision.observe import Observer
     from vision.zones import load_zones
+    from web.hub import HubError
 
+    resume = Path(args.resume).expanduser() if getattr(args, "resume", None) else None
+    serial = None if (args.serial or "").strip().lower() in ("", "none") else args.serial
+    if not args.no_serve:
+        from web.serve import ServeError, check_port
+
+        try:
+            check_port(args.port)
+        except ServeError as exc:
+            raise LiveError(str(exc)) from None
+    games = Path(args.games_dir).expanduser()
+    _writable_folder(games, "--games-dir")
+    if args.save_frames:
+        _writable_folder(Path(args.save_frames).expanduser(), "--save-frames")
+    resumed: Tracker | None = None
+    if resume is not None:
+        if args.record:
+            raise LiveError("--resume and --record: give one (--resume continues the record it names)")
+        resumed = Tracker.open(resume)
+        if args.names and [" ".join(n.split()) for n in args.names] != resumed.names:
+            raise LiveError(f"--players: the record {resume} is a game of {', '.join(resumed.names)}")
+        args.names = resumed.names
+    if not args.names:
+        raise LiveError("--players: give 2-4 names in seat order (or --resume a recorded game)")
     names = [" ".join(n.split()) for n in args.names]
-    if not 2 <= len(names) <= 4:
-        raise LiveError(f"--players: Gizmos is for 2-4 players, got {len(names)} names")
+    problem = players_problem(get_game("gizmos"), len(names))
+    if problem:
+        raise LiveError(f"--players: {problem} names")
     if len({n.casefold() for n in names}) != len(names) or not all(names):
         raise LiveError("--players: every player needs a different, non-empty name")
     zones = load_zones(args.zones)
@@ -929,7 +999,8 @@ def run_table(args: Any) -> int:
 
     def opener(settings: Any = None) -> Feed:
         camera = (getattr(settings, "camera_source", "") or args.camera) if settings else args.camera
-        port = (getattr(settings, "serial_port", "") or args.serial) if settings else args.serial
+        port = (getattr(settings, "serial_port", "") or serial) if settings else serial
+        port = None if (port or "").strip().lower() in ("", "none") else port
         source = open_source(str(camera), args.fps)
         try:
             dispenser = DispenserFeed(port) if port else None
@@ -961,30 +1032,42 @@ def run_table(args: Any) -> int:
     runner = LiveReferee(VisionPipeline(observer), opener, options, frames, change_printer(names, sys.stdout))
     server = None
     if args.no_serve:
-        games = Path(args.games_dir)
-        games.mkdir(parents=True, exist_ok=True)
         record = Path(args.record) if args.record else games / f"{time.strftime('%Y%m%d-%H%M%S')}.sqlite"
+        record = resume or record
         # With neither a dispenser board nor a dashboard nobody signals the end of a turn: the
         # tracker infers each from the table (as it always may).
         try:
-            game: Any = LocalGame(Tracker.create(record, names))
-        except TrackerError:
+            tracker = resumed or Tracker.create(record, names)
+        except (TrackerError, RecordError):
             feed.close()
             raise
-        err.write(f"run: refereeing {feed.source.name}; the game is recorded in {record} (Ctrl-C ends it)\n")
+        game: Any = LocalGame(tracker)
+        how = "resumed from" if resumed else "recorded in"
+        err.write(f"run: refereeing {feed.source.name}; the game is {how} {record} (Ctrl-C ends it)\n")
     else:
-        app, server, url = serve_dashboard(
-            runner,
-            frames,
-            Path(args.games_dir),
-            args.port,
-            err,
-            str(args.camera),
-            args.serial or "",
-            host=args.host,
-            trusted_hosts=args.trusted_host,
-        )
-        game = app.extensions["gizmos_hub"].create(names, seed=None, deal=False)
+        try:
+            app, server, url = serve_dashboard(
+                runner,
+                frames,
+                resume.parent if resume else games,
+                args.port,
+                err,
+                str(args.camera),
+                serial or "",
+                host=args.host,
+                trusted_hosts=args.trusted_host,
+            )
+            hub = app.extensions["gizmos_hub"]
+            if resume is not None:
+                if resumed is not None:
+                    resumed.record.close()
+                game = hub.get(resume.name.removesuffix(".sqlite"))
+                hub.active = game.id
+            else:
+                game = hub.create(names, seed=None, deal=False)
+        except (LiveError, HubError) as exc:
+            feed.close()
+            raise LiveError(getattr(exc, "message", str(exc))) from None
         err.write(f"run: the dashboard is at {url} (game {game.id}); Ctrl-C ends the run\n")
     try:
         caster = broadcast_live_game(args, game, runner, None if server is None else url)

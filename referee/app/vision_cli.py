@@ -9,85 +9,113 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from vision.errors import VisionError
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gizmos-referee vision", description=__doc__)
-    sub = p.add_subparsers(dest="cmd", required=True)
+def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
+    """The ``vision`` commands, added to ``gizmos-referee vision``'s subparsers."""
     f = sub.add_parser("faces", help="write the card faces in use as PNGs")
-    f.add_argument("--out", type=Path, default=Path("data/faces"))
-    f.add_argument("--enrol", type=Path, help="enrolment folder (default: $GIZMOS_ENROL_DIR)")
+    f.add_argument("--out", type=Path, default=Path("data/faces"), help="folder to write the faces to")
+    f.add_argument("--enrol", type=Path, help="enrolment folder (else $GIZMOS_ENROL_DIR, else drawn faces)")
     e = sub.add_parser("enrol-check", help="check a folder of enrolled card photos named by card id")
-    e.add_argument("folder", type=Path)
+    e.add_argument("folder", type=Path, help="folder of card photos named by card id")
     s = sub.add_parser("synth", help="render random tables with their ground truth")
-    s.add_argument("--out", type=Path, default=Path("data/synth"))
-    s.add_argument("--count", type=int, default=4)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--size", choices=["1280x720", "1920x1080"], default="1280x720")
-    s.add_argument("--players", type=int, choices=[2, 3, 4])
-    s.add_argument("--enrol", type=Path)
+    s.add_argument("--out", type=Path, default=Path("data/synth"), help="folder to write the scenes to")
+    s.add_argument("--count", type=int, default=4, help="tables to render")
+    s.add_argument("--seed", type=int, default=0, help="seed of the first table (then +1 each)")
+    s.add_argument("--size", choices=["1280x720", "1920x1080"], default="1280x720", help="frame size")
+    s.add_argument("--players", type=int, choices=[2, 3, 4], help="players at the table (else random)")
+    s.add_argument("--enrol", type=Path, help="enrolment folder whose photos replace the drawn faces")
     d = sub.add_parser("dataset", help="render the YOLO training set (resumable)")
-    d.add_argument("--out", type=Path, default=Path("data/detector"))
-    d.add_argument("--train", type=int, default=2000)
-    d.add_argument("--val", type=int, default=100)
-    d.add_argument("--workers", type=int, default=2)
+    d.add_argument("--out", type=Path, default=Path("data/detector"), help="dataset folder")
+    d.add_argument("--train", type=int, default=2000, help="training scenes")
+    d.add_argument("--val", type=int, default=100, help="validation scenes")
+    d.add_argument("--workers", type=int, default=2, help="rendering processes")
     d.add_argument("--tile", type=int, default=384, help="tile size in canonical pixels")
-    d.add_argument("--tiles-per-scene", type=int, default=3)
+    d.add_argument("--tiles-per-scene", type=int, default=3, help="training tiles cut from each scene")
     d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
     d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
+    d.add_argument(
+        "--randomise", action="store_true", help="domain-randomised decks, tables, tokens, lamps (issue 14)"
+    )
     d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
-    t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"))
-    t.add_argument("--epochs", type=int, default=25)
-    t.add_argument("--imgsz", type=int, default=384)
-    t.add_argument("--batch", type=int, default=16)
+    t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"), help="dataset YAML")
+    t.add_argument("--epochs", type=int, default=25, help="training epochs")
+    t.add_argument("--imgsz", type=int, default=384, help="training image size in px")
+    t.add_argument("--batch", type=int, default=16, help="batch size")
     t.add_argument("--threads", type=int, default=2, help="torch threads (see docs/vision.md for the choice)")
-    t.add_argument("--name", default="detector")
-    t.add_argument("--resume", action="store_true")
+    t.add_argument("--name", default="detector", help="run name (the folder under runs/)")
+    t.add_argument("--resume", action="store_true", help="continue the interrupted run")
     t.add_argument("--from", dest="start", type=Path, help="start from these weights (a second stage)")
-    t.add_argument("--lr0", type=float, default=0.002)
+    t.add_argument("--lr0", type=float, default=0.002, help="initial learning rate")
     t.add_argument("--smoke", action="store_true", help="one epoch on a few tiny rendered tiles (CI)")
     x = sub.add_parser("export", help="copy trained weights to models/ and export ONNX")
-    x.add_argument("--weights", type=Path, default=Path("runs/detector/weights/best.pt"))
-    x.add_argument("--out", type=Path, default=Path("models"))
+    x.add_argument(
+        "--weights", type=Path, default=Path("runs/detector/weights/best.pt"), help="trained weights"
+    )
+    x.add_argument("--out", type=Path, default=Path("models"), help="folder for detector.pt and .onnx")
     hs = sub.add_parser("hand-set", help="render the hand network's training set (resumable)")
-    hs.add_argument("--out", type=Path, default=Path("data/hands"))
-    hs.add_argument("--train", type=int, default=2400)
-    hs.add_argument("--val", type=int, default=200)
-    hs.add_argument("--workers", type=int, default=2)
+    hs.add_argument("--out", type=Path, default=Path("data/hands"), help="dataset folder")
+    hs.add_argument("--train", type=int, default=2400, help="training scenes")
+    hs.add_argument("--val", type=int, default=200, help="validation scenes")
+    hs.add_argument("--workers", type=int, default=2, help="rendering processes")
     th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
-    th.add_argument("--data", type=Path, default=Path("data/hands"))
-    th.add_argument("--out", type=Path, default=Path("runs/hands"))
-    th.add_argument("--epochs", type=int, default=30)
-    th.add_argument("--batch", type=int, default=16)
-    th.add_argument("--threads", type=int, default=2)
-    th.add_argument("--resume", action="store_true")
+    th.add_argument("--data", type=Path, default=Path("data/hands"), help="dataset folder (from hand-set)")
+    th.add_argument("--out", type=Path, default=Path("runs/hands"), help="run folder")
+    th.add_argument("--epochs", type=int, default=30, help="training epochs")
+    th.add_argument("--batch", type=int, default=16, help="batch size")
+    th.add_argument("--threads", type=int, default=2, help="torch threads")
+    th.add_argument("--resume", action="store_true", help="continue the interrupted run")
     th.add_argument("--smoke", type=Path, help="one epoch on a few scenes rendered into this folder (CI)")
     xh = sub.add_parser("export-hands", help="export trained hand weights to ONNX")
-    xh.add_argument("--weights", type=Path, default=Path("runs/hands/best.pt"))
-    xh.add_argument("--out", type=Path, default=None, help="default: models/hands.onnx")
+    xh.add_argument("--weights", type=Path, default=Path("runs/hands/best.pt"), help="trained weights")
+    xh.add_argument("--out", type=Path, default=None, help="ONNX file (default: models/hands.onnx)")
     fm = sub.add_parser("fit-marbles", help="fit the marble colour stage on rendered tables")
-    fm.add_argument("--tables", type=int, default=300)
-    fm.add_argument("--out", type=Path, default=None, help="default: vision/data/marble_colours.json")
+    fm.add_argument("--tables", type=int, default=300, help="rendered tables to fit on")
+    fm.add_argument(
+        "--out", type=Path, default=None, help="parameter file (default: vision/data/marble_colours.json)"
+    )
     c = sub.add_parser("calibrate", help="find the markers and write an annotated image")
-    c.add_argument("image", type=Path)
+    c.add_argument("image", type=Path, help="a camera frame showing the four markers")
     c.add_argument("--out", type=Path, help="also write the frame annotated with the markers and zones (PNG)")
-    c.add_argument("--zones", type=Path)
+    c.add_argument("--zones", type=Path, help="zones YAML file (default: the built-in table)")
     c.add_argument("--save", type=Path, help="also write the homography (JSON)")
     m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
-    m.add_argument("--out", type=Path, default=Path("markers.png"))
-    m.add_argument("--dpi", type=int, default=150)
+    m.add_argument("--out", type=Path, default=Path("markers.png"), help="PNG to write")
+    m.add_argument("--dpi", type=int, default=150, help="print resolution")
+    m.add_argument("--marker-mm", type=float, help="black square side to print (default: the zones file's)")
+    m.add_argument(
+        "--camera-height", type=float, help="cm above the table: say whether the markers are big enough"
+    )
+    m.add_argument("--width", type=int, default=1280, help="camera frame width in px (with --camera-height)")
+    m.add_argument("--fov", type=float, default=70.0, help="camera's horizontal view in degrees")
+    m.add_argument("--tilt", type=float, default=0.0, help="camera tilt from straight down, degrees")
     o = sub.add_parser("observe", help="turn frames into table observations (JSON lines)")
-    o.add_argument("images", type=Path, nargs="+")
-    o.add_argument("--model", type=Path, default=None)
-    o.add_argument("--players", type=int, choices=[2, 3, 4], default=2)
-    o.add_argument("--zones", type=Path)
-    o.add_argument("--enrol", type=Path)
+    o.add_argument("images", type=Path, nargs="+", help="frames (image files)")
+    o.add_argument("--model", type=Path, default=None, help="detector ONNX file (default: the committed one)")
+    o.add_argument("--players", type=int, choices=[2, 3, 4], default=2, help="players at the table")
+    o.add_argument("--zones", type=Path, help="zones YAML file (default: the built-in table)")
+    o.add_argument("--enrol", type=Path, help="enrolment folder of card photos (else drawn faces)")
     o.add_argument("--stream", action="store_true", help="apply the still-frame gate (frames in order)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a parsed ``vision`` command; bad input is one line on stderr and exit status 2."""
+    try:
+        return _run(args)
+    except VisionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gizmos-referee vision", description=__doc__)
+    add_commands(p.add_subparsers(dest="cmd", required=True, metavar="COMMAND"))
     return p
 
 
@@ -114,6 +142,7 @@ def _run(a: argparse.Namespace) -> int:
             tiles_per_scene=a.tiles_per_scene,
             hand_prob=a.hand_prob,
             whole=a.whole,
+            randomise=a.randomise,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "train":
@@ -160,9 +189,21 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "calibrate":
         _calibrate(a)
     elif a.cmd == "print-markers":
-        from vision.calibrate import write_marker_sheet
+        from dataclasses import replace
 
-        print(f"print-markers: wrote {write_marker_sheet(a.out, dpi=a.dpi)}")
+        from vision.calibrate import marker_advice, write_marker_sheet
+        from vision.errors import CalibrationError
+        from vision.zones import default_zones
+
+        zones = default_zones()
+        if a.marker_mm is not None:
+            if not 20 <= a.marker_mm <= 150:
+                raise CalibrationError(f"print-markers: --marker-mm {a.marker_mm:g} is not 20-150 mm")
+            zones = replace(zones, marker_mm=a.marker_mm)
+        if a.camera_height is not None:
+            advice = marker_advice(a.camera_height * 10, a.width, a.fov, a.tilt, zones)
+            print("print-markers: " + advice.summary())
+        print(f"print-markers: wrote {write_marker_sheet(a.out, zones, dpi=a.dpi)}")
     elif a.cmd == "observe":
         _observe(a)
     return 0
@@ -249,12 +290,7 @@ def _observe(a: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    try:
-        return _run(args)
-    except VisionError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run(_parser().parse_args(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

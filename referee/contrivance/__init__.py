@@ -19,6 +19,8 @@ from typing import Any
 from referee.contrivance.data import (
     BUILDERS,
     DEFAULT_EDITION,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
     Edition,
     EditionError,
     edition_from_json,
@@ -82,8 +84,8 @@ class ContrivanceGame:
     """Contrivance behind the game-independent :class:`referee.game.Game` interface."""
 
     name: str = "contrivance"
-    min_players: int = 2
-    max_players: int = 6
+    min_players: int = MIN_PLAYERS
+    max_players: int = MAX_PLAYERS
     error_type: type[Exception] = ContrivanceError
     illegal_step_type: type[Exception] = IllegalStep
     edition: Edition = DEFAULT_EDITION

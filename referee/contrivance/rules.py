@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import replace
+from typing import NoReturn
 
 from referee.contrivance.data import (
     BUILDERS,
@@ -303,7 +304,7 @@ def sample(state: State | _Table, rng: random.Random) -> Step:
     return Step("draw", card=cands[rng.randrange(len(cands))])
 
 
-def _fail(code: str, message: str) -> None:
+def _fail(code: str, message: str) -> NoReturn:
     raise IllegalStep(code, message)
 
 

@@ -17,7 +17,16 @@ from referee.gizmos.cards import COLORS, Card, CardDataError, default_cards, loa
 from referee.gizmos.errors import RULES, GizmosError, IllegalStep, InvalidStep, StateError
 from referee.gizmos.rules import apply, chance_outcomes, force, legal_steps, resolve_chance
 from referee.gizmos.scoring import ScoreLine, ranking, report, returns, score_player
-from referee.gizmos.state import Pending, Player, State, check_invariants, new_game, state_from_json
+from referee.gizmos.state import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    Pending,
+    Player,
+    State,
+    check_invariants,
+    new_game,
+    state_from_json,
+)
 from referee.gizmos.steps import Step, describe, step_from_json
 
 __all__ = [
@@ -59,8 +68,8 @@ class GizmosGame:
     """Gizmos behind the game-independent :class:`referee.game.Game` interface."""
 
     name: str = "gizmos"
-    min_players: int = 2
-    max_players: int = 4
+    min_players: int = MIN_PLAYERS
+    max_players: int = MAX_PLAYERS
     error_type: type[Exception] = GizmosError
     illegal_step_type: type[Exception] = IllegalStep
 

@@ -23,6 +23,7 @@ from referee.gizmos.state import (
     END_GIZMOS,
     END_LEVEL3,
     ChanceEvent,
+    Converter,
     Counts,
     Pending,
     Player,
@@ -53,7 +54,7 @@ def _build_need(card: Card, prof: Profile, source: str) -> int:
     return max(0, card.cost - discount)
 
 
-def _unused_converters(state: State, prof: Profile) -> tuple:
+def _unused_converters(state: State, prof: Profile) -> tuple[Converter, ...]:
     used = state.used
     if not used:
         return prof.converters

@@ -64,9 +64,7 @@ def ranking(state: State) -> list[ScoreLine]:
         if i + 1 < len(lines):
             a, b = _key(line), _key(lines[i + 1])
             decided = next(name for name, x, y in zip(TIE_BREAKS, a, b, strict=True) if x != y)
-        out.append(
-            ScoreLine(**{**asdict(line), "rank": i + 1, "decided_by": decided})  # type: ignore[arg-type]
-        )
+        out.append(ScoreLine(**{**asdict(line), "rank": i + 1, "decided_by": decided}))
     return out
 
 
@@ -86,7 +84,7 @@ def report(state: State) -> str:
     ]
     for r in ranking(state):
         lines.append(
-            f"{r.rank:<5}{'P' + str(r.seat + 1):<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
+            f"{r.rank:<5}{r.seat:<6}{r.printed_vp:>8}{r.token_points:>8}{r.end_cards:>5}"
             f"{r.total:>7}{r.gizmos:>8}{r.energy:>8}  {r.decided_by or '-'}"
         )
     return "\n".join(lines) + "\n"

@@ -38,6 +38,11 @@ ChanceEvent = tuple[Any, ...]
 Segment = tuple[tuple[int, ...], int]
 
 
+#: Players a game of Gizmos is for (the game interface's min_players and max_players).
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+
+
 @dataclass(frozen=True, slots=True)
 class Converter:
     """A converter gizmo as the payment search needs it."""
@@ -223,8 +228,8 @@ def new_game(players: int) -> State:
     Level III holds all 36 candidates but only 16 cards (ruling 3): the 20 removed are simply
     never drawn. Resolve the chance events with a random source or with what the camera saw.
     """
-    if not 2 <= players <= 4:
-        raise StateError(f"players: Gizmos is for 2-4 players, got {players}")
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise StateError(f"players: Gizmos is for {MIN_PLAYERS}-{MAX_PLAYERS} players, got {players}")
     cards = default_cards()
     decks = tuple(
         (((tuple(c.id for c in cards if c.level == lvl)), 16 if lvl == 3 else 36),) for lvl in (1, 2, 3)
@@ -501,9 +506,9 @@ def check_invariants(s: State, limits: bool = True) -> None:
                         f"impossible state: card #{c} (Level {cards[c].level}) in the Level {lvl + 1} deck"
                     )
     for lvl, slots in enumerate(s.display):
-        for c in slots:
-            if c is not None and cards[c].level != lvl + 1:
-                raise StateError(f"impossible state: card #{c} in the Level {lvl + 1} Display row")
+        for shown in slots:
+            if shown is not None and cards[shown].level != lvl + 1:
+                raise StateError(f"impossible state: card #{shown} in the Level {lvl + 1} Display row")
     for i, p in enumerate(s.players):
         if i not in p.gizmos:
             raise StateError(f"impossible state: seat {i} lacks Starting Gizmo #{i}")

@@ -4,12 +4,14 @@ It turns what the sensors report (:mod:`referee.observation`, :mod:`referee.even
 steps of the engine. It imports only the engine and that contract: no camera, no serial port,
 no web (see docs/architecture.md). The names below are the package's public face; the modules
 are ``tracker`` (the :class:`Tracker`), ``view`` (stabilising what is seen), ``explain`` (the
-search), ``verdicts`` (warnings) and ``record`` (the SQLite game record).
+search), ``verdicts`` (warnings), ``record`` (the SQLite game record) and ``scorekeeper`` (a game
+of any registered rule set entered step by step, in the same record).
 """
 
 from __future__ import annotations
 
 from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.scorekeeper import Scorekeeper, ScorekeeperError, replayed_states
 from referee.tracker.tracker import (
     LogLine,
     Tracker,
@@ -26,10 +28,13 @@ __all__ = [
     "LogLine",
     "RecordError",
     "RefereeWarning",
+    "Scorekeeper",
+    "ScorekeeperError",
     "Tracker",
     "TrackerError",
     "TrackerSettings",
     "Update",
     "replay_states",
+    "replayed_states",
     "swap_cards",
 ]

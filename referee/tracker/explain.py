@@ -63,6 +63,9 @@ class Hints:
     # A rule was broken earlier in this turn (and warned): what the current player does until the
     # turn ends is taken as seen, rule-breaking steps costing no violation (no cascade of warnings).
     free_until_end: bool = False
+    # Tables seen (steadily, in full) since the accepted state and not yet accepted: the
+    # explanation passes through each in order (what was seen first happened first).
+    waypoints: tuple[TableView, ...] = ()
     end_last: bool = False  # the signal came after the table seen: nothing is played after the last end
     checkpoints: tuple[TableView, ...] = ()  # the table seen at each end signal: each end happens there
 
@@ -101,6 +104,8 @@ class _Node:
     order: int = -1  # the last step's canonical-order key (see _use_key)
     free: int = 0  # rule-breaking steps taken for free (see Hints.free_until_end)
     shown: bool = False  # the current turn's main action left a trace on the table
+    unseen: int = 0  # turns ended unsignalled that left no trace (a Research declined)
+    passed: int = 0  # waypoints passed (Hints.waypoints)
     folds: tuple[tuple[int, int, tuple[int, ...]], ...] = ()  # (after step i, level, cards folded back)
 
 
@@ -256,6 +261,8 @@ class _Search:
             return False
         if self.hints.strict_draws and node.draw_i < len(self.hints.draw_colours):
             return False  # every draw the sensor reported happened
+        if node.passed < len(self.hints.waypoints):
+            return False
         return matches(s, self.view, turn=True)
 
     # ---- successors
@@ -405,7 +412,16 @@ class _Search:
             if lazy:
                 children = self.expand_forced(node)
             else:
-                key = (node.state, node.row_i, node.draw_i, node.paid, node.refills, node.ends, node.order)
+                key = (
+                    node.state,
+                    node.row_i,
+                    node.draw_i,
+                    node.paid,
+                    node.refills,
+                    node.ends,
+                    node.order,
+                    node.passed,
+                )
                 if key in seen:
                     continue
                 seen.add(key)
@@ -426,7 +442,7 @@ class _Search:
                 children = self.expand(node)
                 free = self._free(node)
                 if (
-                    (free or (self.max_violations and len(node.violations) < self.max_violations))
+                    (free or len(node.violations) + node.unseen < self.max_violations)
                     and not node.state.chance
                     and node.player_steps < self.limits.max_player_steps
                 ):
@@ -438,7 +454,8 @@ class _Search:
                 cost = steps + self.estimate(child.state, child.ends) + self.distance(child.state)
                 # Ties go to the node that ended more turns: a change seen after an end-of-turn
                 # signal most likely happened after it.
-                entry = (len(child.violations), cost, -child.ends, steps, next(self.counter), False, child)
+                level = len(child.violations) + child.unseen
+                entry = (level, cost, -child.ends, steps, next(self.counter), False, child)
                 heapq.heappush(heap, entry)
         if not found:
             return None
@@ -462,12 +479,19 @@ class _Search:
             return True
         if node.ends >= self.max_ends:
             return False
-        if node.ends >= self.hints.end_turns and not node.shown:
-            # Unsignalled, a turn is seen to end only after a main action the table shows: a
-            # Research declined leaves no trace, and a move before any would be out of turn.
-            return False
         marks = self.hints.checkpoints
         return node.ends >= len(marks) or matches(node.state, marks[node.ends])
+
+    def _passes(self, node: _Node, after: State) -> bool:
+        """Whether ``after`` is the next waypoint's table."""
+        marks = self.hints.waypoints
+        return node.passed < len(marks) and matches(after, marks[node.passed])
+
+    def _unseen_end(self, node: _Node, step: Step) -> bool:
+        """An unsignalled end of a turn whose main action left no trace on the table (a
+        Research declined). Legal, but it weighs like a broken rule: a move before any visible
+        main action is likelier out of turn, unless what follows says otherwise."""
+        return step.kind == "end_turn" and node.ends >= self.hints.end_turns and not node.shown
 
     def _in_order(self, node: _Node, step: Step) -> bool:
         """Uses that commute (VP tokens, blind draws) are tried in one canonical order when they
@@ -494,8 +518,10 @@ class _Search:
         if self.hints.end_last and self.hints.end_turns and node.ends >= self.hints.end_turns:
             return out
         for step in legal_steps(s) if not s.game_over else []:
+            unseen = self._unseen_end(node, step)
             if (
                 not self._ends_ok(node, step)
+                or (unseen and len(node.violations) + node.unseen >= self.max_violations)
                 or not self._in_order(node, step)
                 or not self.wanted_step(s, step)
             ):
@@ -528,7 +554,7 @@ class _Search:
             gratis = free and step.player in (None, s.current)
             if (
                 broken
-                and (gratis or len(node.violations) + len(broken) <= self.max_violations)
+                and (gratis or len(node.violations) + node.unseen + len(broken) <= self.max_violations)
                 and self.possible(after, node.ends + (step.kind == "end_turn"))
             ):
                 out.append(self._child(node, step, after, True, () if gratis else tuple(broken), gratis))
@@ -569,11 +595,13 @@ class _Search:
             paid=paid,
             refills=node.refills,
             ends=node.ends + (step.kind == "end_turn"),
-            player_steps=node.player_steps + _cost(step, forced),
+            player_steps=node.player_steps + _cost(step, forced, _out_of_turn(before, step)),
             research=research,
             order=order,
             folds=folds,
             free=node.free + free,
+            unseen=node.unseen + self._unseen_end(node, step),
+            passed=node.passed + self._passes(node, after),
             shown=False if step.kind == "end_turn" else node.shown or step.kind in ("file", "pick", "build"),
         )
 
@@ -586,13 +614,26 @@ def _use_key(step: Step) -> int:
     return step.gizmo if CARDS[step.gizmo].effect.reward in ("vp_tokens", "draw_random") else -1
 
 
-def _cost(step: Step, forced: bool) -> int:
+def _out_of_turn(before: State, step: Step) -> int:
+    """0 for a step by the player whose turn it is; else 1, or 2 when that player's turn could
+    have ended first (main action taken, nothing owed): then the move is likelier the next
+    turn's, after an end nobody signalled, than one made in the middle of this one."""
+    if step.player is None or step.player == before.current:
+        return 0
+    return 2 if before.main_done and before.pending is None and not before.chance else 1
+
+
+def _cost(step: Step, forced: bool, out_of_turn: int = 0) -> int:
     """Player steps that count towards an explanation's length. The forced order of the cards
     going under a deck (one canonical order is tried) is free. A gizmo used against the rules
     counts double: among explanations breaking as many rules, a plain action taken wrongly (a
-    second marble from the Row) is likelier than an effect claimed without its trigger."""
+    second marble from the Row) is likelier than an effect claimed without its trigger. So does
+    a move out of turn: a player's own area changing is likelier their own turn going on (a
+    second marble) than a move after their turn ended."""
     if step.is_chance or step.kind == "bottom":
         return 0
+    if forced and out_of_turn:
+        return 1 + out_of_turn
     return 2 if forced and step.kind == "use" else 1
 
 

@@ -28,7 +28,10 @@ before the tracker moves on, so a restart (:meth:`Tracker.open`) resumes where t
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
+import functools
 import random
 import time
 from collections import Counter
@@ -57,7 +60,7 @@ from referee.gizmos.errors import RULES, GizmosError, StateError
 from referee.gizmos.steps import describe
 from referee.observation import Observation
 from referee.tracker.explain import Explanation, Hints, Limits, explain, fold_research, visible_cards
-from referee.tracker.record import GameRecord, RecordError
+from referee.tracker.record import GameRecord, RecordError, writable
 from referee.tracker.verdicts import RefereeWarning, describe_violation
 from referee.tracker.view import (
     Stabilizer,
@@ -73,13 +76,13 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 #: Broken rules that finishing the turn cannot mend: warned mid-turn once the view persists.
 #: Others (a Build still being paid, a VP token taken before the action that earns it) wait for
-#: the end of the turn.
+#: the end of the turn, and so does a move out of turn: with no signal, the turn before may have
+#: left no trace (a Research declined), and only what follows tells.
 CERTAIN_MID_TURN = frozenset(
     {
         "RING_FULL",
         "ARCHIVE_FULL",
         "SECOND_MAIN_ACTION",
-        "NOT_YOUR_TURN",
         "GAME_OVER",
         "ACTION_FORBIDDEN",
         "CARD_NOT_AVAILABLE",
@@ -98,6 +101,8 @@ class LogLine:
     text: str
     step: dict[str, Any]
     forced: bool = False
+    # An end of turn: how it was known ("signal", "table": inferred from what was seen, "person").
+    ended: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -125,7 +130,7 @@ class TrackerSettings:
     sure: float = 0.85  # zones read below this confidence could be misread: no violation rests on them
     confirm: int = 3  # frames an unexplained stable view must persist before a mid-turn verdict
     eot_wait: int = 12  # frames to wait for a clear view after an end-of-turn signal
-    inferred_ends: int = 1  # turns an explanation may end unsignalled (the next player's change shows it)
+    inferred_ends: int = 3  # turns an explanation may end unsignalled (the next players' changes show it)
     final_wait: int = 3  # frames the game's last turn, with nothing legal left but ending it, stays still
     backoff: int = 10  # frames without a new search after a table nothing explains (a person is asked)
     max_violations: int = 2
@@ -166,6 +171,28 @@ class _Suspect:
     revised: bool = False  # the turn was tried again from its start
     doubtful: bool = False  # legal play explains it once the low-confidence zones are unknown
     unsure: frozenset[str] = frozenset()  # the zones read with low confidence then
+    view: TableView | None = None  # the table (complete)
+
+
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a public entry point as one record transaction; if its write fails (disk full), the
+    tracker is put back as it was before the call, so memory never runs ahead of the record."""
+
+    @functools.wraps(method)
+    def wrapped(self: Tracker, *args: Any, **kwargs: Any) -> Any:
+        with self.atomic():
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
+#: What a call may change in place besides containers: the sensor tallies (copied deeply) and
+#: the suspect reading (its frame count; copied shallowly, its explanation is never changed).
+_DEEP = frozenset({"_sensed", "_done", "_closed"})
+_SHALLOW = frozenset({"_suspect"})
+#: Not part of what a failed write restores: the record itself, wiring, and the frame history
+#: (a frame that was seen stays seen).
+_KEPT = frozenset({"record", "listeners", "settings", "stabilizer", "_atomic_depth"})
 
 
 class Tracker:
@@ -214,6 +241,14 @@ class Tracker:
         self._adoptable: dict[int, tuple[State, Explanation | TableView]] = {}
         self._warned_after_end: set[int] = set()
         self._still = 0  # frames the table stayed as accepted in the game's last turn
+        self._atomic_depth = 0
+        self._signalled = False  # an end-of-turn signal came in this game: turns are signalled here
+        # Complete tables seen steadily since the last accepted one, explained only by a rule
+        # break still awaiting its verdict: a later explanation passes through them in order
+        # (what was seen first happened first). Each with whether it binds: a move out of turn's
+        # does; another's is set aside if play explains the new table with fewer broken rules
+        # without it (a Build seen underpaid, then paid in full).
+        self._waypoints: list[tuple[TableView, bool]] = []
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -234,22 +269,36 @@ class Tracker:
             raise TrackerError(f"players: Gizmos is for 2-4 players, got {len(names)}")
         if state is not None and state.num_players != len(names):
             raise TrackerError(f"players: {len(names)} names for a {state.num_players}-player table")
-        record = GameRecord(path)
-        if len(record):
-            raise TrackerError(f"{path} already holds a game; open it to resume")
-        if state is None:
-            state = new_game(len(names))
-            if not observed:
-                state = resolve_chance(state, random.Random(seed))
-        record.append("setup", {"names": names, "seed": seed, "observed": observed, "state": state.to_json()})
+        fresh = str(path) != ":memory:" and not Path(path).exists()
+        try:
+            record = GameRecord(path)
+            if len(record):
+                raise TrackerError(f"{path} already holds a game; open it to resume (run --resume)")
+            if state is None:
+                state = new_game(len(names))
+                if not observed:
+                    state = resolve_chance(state, random.Random(seed))
+            setup = {"names": names, "seed": seed, "observed": observed, "state": state.to_json()}
+            record.append("setup", setup)
+        except RecordError:
+            if fresh:  # a full or read-only disk: leave no half-made record behind
+                for leftover in (str(path), f"{path}-wal", f"{path}-shm"):
+                    with contextlib.suppress(OSError):
+                        Path(leftover).unlink()
+            raise
         return cls(record, names, state, settings)
 
     @classmethod
-    def open(cls, path: str | Path, settings: TrackerSettings | None = None) -> Tracker:
-        """Resume a recorded game: replay every entry to the state it stood in."""
+    def open(
+        cls, path: str | Path, settings: TrackerSettings | None = None, readonly: bool | None = None
+    ) -> Tracker:
+        """Resume a recorded game: replay every entry to the state it stood in. A record that
+        cannot be written (read-only media) is opened read-only, for viewing and export."""
         if str(path) != ":memory:" and not Path(path).exists():
             raise RecordError(f"{path}: no such game record")
-        return cls._from_record(GameRecord(path), settings)
+        if readonly is None:
+            readonly = str(path) != ":memory:" and not writable(path)
+        return cls._from_record(GameRecord(path, readonly=readonly), settings)
 
     @classmethod
     def from_export(
@@ -289,7 +338,8 @@ class Tracker:
     def _replay(self, kind: str, payload: dict[str, Any], who: str) -> None:
         try:
             if kind == "step":
-                self._advance(step_from_json(payload["step"]), bool(payload.get("forced")), live=False)
+                step = step_from_json(payload["step"])
+                self._advance(step, bool(payload.get("forced")), live=False, ended=payload.get("ended"))
             elif kind == "state":
                 state = state_from_json(payload["state"])
                 if payload.get("reason") == "revise":
@@ -326,8 +376,50 @@ class Tracker:
         for listener in list(self.listeners):
             listener(kind, data)
 
+    # ------------------------------------------------------------------ atomic changes
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One record transaction for everything done inside; if it fails (a write or the
+        COMMIT: disk full, read-only media), the record rolls back and every attribute the
+        tracker keeps is restored, then the error (a :class:`RecordError`) goes on. Re-entrant."""
+        if self._atomic_depth:
+            yield
+            return
+        saved = self._snapshot()
+        self._atomic_depth += 1
+        try:
+            with self.record.transaction():
+                yield
+        except BaseException:
+            self._restore(saved)
+            raise
+        finally:
+            self._atomic_depth -= 1
+
+    def _snapshot(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in vars(self).items():
+            if key in _KEPT:
+                continue
+            if key in _DEEP:
+                out[key] = copy.deepcopy(value)
+            elif key in _SHALLOW:
+                out[key] = copy.copy(value)
+            elif isinstance(value, list | set | dict):
+                out[key] = type(value)(value)  # the items are immutable or replaced, never changed
+            else:
+                out[key] = value
+        return out
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        for key, value in saved.items():
+            setattr(self, key, value)
+        self._emit("state", {"turn": self.state.turn})
+
     # ------------------------------------------------------------------ inputs
 
+    @_atomic
     def observe(self, obs: Observation) -> Update:
         """A new observation. Only stable views count; see the module docstring."""
         update = Update()
@@ -364,6 +456,12 @@ class Tracker:
                 self._conclude(view, update, urgent=bool(self._ends))
             return
         self._last_key = key
+        suspect = self._suspect
+        if suspect is not None and suspect.found is not None and suspect.view is not None:
+            # A move out of turn seen steadily: its order with what follows is what tells.
+            out_of_turn = any(e.code == "NOT_YOUR_TURN" for _, e in suspect.found.violations)
+            if len(self._waypoints) < 2:
+                self._waypoints.append((suspect.view, out_of_turn))
         if not self._ends and matches(self.state, view, turn=False):
             self._suspect = None
             return
@@ -377,7 +475,8 @@ class Tracker:
         ``eot_wait`` frames). A signal pending settles it the usual way."""
         s = self.state
         last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
-        if not last or s.game_over or s.chance or s.pending or self._ends or not matches(s, view, turn=False):
+        settled = not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
+        if not (last and settled and matches(s, view, turn=False)):
             self._still = 0
             return
         self._still += 1
@@ -386,18 +485,20 @@ class Tracker:
             return
         step = Step("end_turn", s.current)
         with self.record.transaction():
-            self._advance(step, forced=False, live=True, update=update)
+            self._advance(step, forced=False, live=True, update=update, ended="table")
             self._note(f"turn {s.turn + 1}: the game's last turn ended, seen from the table", update)
         update.steps.append(step)
         self._still = 0
         self._emit("state", {"turn": self.state.turn})
 
+    @_atomic
     def end_of_turn(self, event: EndOfTurn, who: str = "referee") -> Update:
         """An end-of-turn signal: the current turn must end in the explanation."""
         self.record.append("event", event.to_json(), who=who)
         self._on_end_signal()
         return self._after_end_signal()
 
+    @_atomic
     def dispenser(self, event: DispenserEvent) -> Update:
         """A dispenser sensor event: it corroborates colours and counts (never a warning alone);
         the board's button ends the turn."""
@@ -416,6 +517,7 @@ class Tracker:
 
     def _on_end_signal(self) -> None:
         self._ends += 1
+        self._signalled = True
         # Recall only what a single bad frame blanked (it stays out of the window ``frames``
         # frames): a zone covered longer is under a hand, and may be changing there.
         recent = self.settings.frames
@@ -461,6 +563,8 @@ class Tracker:
         fresh: bool = False,
         recalled: bool = True,
         sensed: bool = True,
+        waypoints: bool = True,
+        inferred: bool = False,
     ) -> Hints:
         """What the signals and sensors add to the view. ``fresh``: for an explanation from the
         start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
@@ -488,8 +592,9 @@ class Tracker:
             strict_rows=refills is not None,
             strict_draws=self._sensed_draws and not ring_seen,
             end_turns=self._ends,
-            unsignalled_ends=s.inferred_ends,
+            unsignalled_ends=s.inferred_ends if inferred or not self._signalled else 0,
             free_until_end=self._turn_forced,
+            waypoints=tuple(view for view, binds in self._waypoints if binds or waypoints),
             end_last=end_last,
             checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
         )
@@ -503,6 +608,8 @@ class Tracker:
         found: Explanation | None = None
         unsensed = False  # found only by setting the sensors' counts aside
         for relax in self._relaxations(hints):
+            if relax.get("inferred") and found is not None:
+                break  # where turns are signalled, a turn ends unsignalled only as a last resort
             tried = explain(
                 self.state, view, self._hints(view, urgent, end_last, **relax), s.max_violations, s.limits
             )
@@ -534,10 +641,13 @@ class Tracker:
         doubtful = bool(view.unsure) and self._explains_if_misread(view, hints)
         key = view.key()
         if self._suspect is None or self._suspect.key != key:
-            self._suspect = _Suspect(key, 1, found, end_last, doubtful=doubtful, unsure=view.unsure)
-        else:
+            self._suspect = _Suspect(
+                key, 1, found, end_last, doubtful=doubtful, unsure=view.unsure, view=view
+            )
+        else:  # the same table read again (its doubtful zones read differently): it persists
             self._suspect.found, self._suspect.doubtful = found, doubtful
             self._suspect.unsure = view.unsure
+            self._suspect.frames += 1
         self._conclude(view, update, urgent)
 
     def _catch_up(self, update: Update) -> bool:
@@ -572,6 +682,10 @@ class Tracker:
             out.append({"recalled": False})
         if sensed and recalled:
             out.append({"sensed": False, "recalled": False})
+        if not all(binds for _, binds in self._waypoints):
+            out += [{**relax, "waypoints": False} for relax in out]
+        if self._signalled:  # only if nothing else explains the table (see _explain)
+            out.append({"inferred": True, "waypoints": False})
         return out
 
     def _revise(self, view: TableView, update: Update, urgent: bool, end_last: bool, budget: int) -> bool:
@@ -623,7 +737,7 @@ class Tracker:
         if urgent and found is None and refilling and self._waited < s.eot_wait:
             return  # the Row is still being refilled: wait for the table to settle
         # Rules broken in a turn the explanation ends (the next player has begun) are certain.
-        codes = {err.code for i, err in found.violations if not _ends_after(found, i)} if found else set()
+        codes = {e.code for i, e in found.violations if not _settled(found, i, e.code)} if found else set()
         decide = urgent or (persisted and (found is None or codes <= CERTAIN_MID_TURN))
         if suspect.doubtful:
             # The break rests on a low-confidence reading: the camera gets the rest of the turn
@@ -797,14 +911,27 @@ class Tracker:
                 )
         self._suspect = None
         self._last_partial = None
+        self._waypoints.clear()
         self._emit("state", {"turn": self.state.turn})
 
-    def _advance(self, step: Step, forced: bool, live: bool, update: Update | None = None) -> State:
-        """Apply one accepted step, live or replayed: the same bookkeeping either way."""
+    def _advance(
+        self,
+        step: Step,
+        forced: bool,
+        live: bool,
+        update: Update | None = None,
+        ended: str | None = None,
+    ) -> State:
+        """Apply one accepted step, live or replayed: the same bookkeeping either way. An end of
+        turn says how it was known (``ended``; by default a pending signal, else the table)."""
         before = self.state
         after = force(before, step)[0] if forced else apply(before, step)
+        how = ended or ("signal" if self._ends else "table") if step.kind == "end_turn" else None
         if live:
-            self.record.append("step", {"step": step.to_json(), "forced": forced, "turn": before.turn})
+            entry = {"step": step.to_json(), "forced": forced, "turn": before.turn}
+            if how is not None:
+                entry["ended"] = how
+            self.record.append("step", entry)
         self.state = after
         done = self._done
         setup = step.is_chance and before is self._baseline and before.turn == 0 and not before.main_done
@@ -821,7 +948,13 @@ class Tracker:
             seat = step.player if step.player is not None else before.current
             self.log.append(
                 LogLine(
-                    before.turn, before.round, seat, describe(step, self.names[seat]), step.to_json(), forced
+                    before.turn,
+                    before.round,
+                    seat,
+                    describe(step, self.names[seat]),
+                    step.to_json(),
+                    forced,
+                    how,
                 )
             )
         elif self.log:
@@ -929,6 +1062,7 @@ class Tracker:
         if found is not None:
             self._adoptable[warning.id] = (self.state, found)
 
+    @_atomic
     def decide(self, warning_id: int, status: str, who: str) -> RefereeWarning:
         """Accept or dismiss a warning (recorded with who).
 
@@ -991,6 +1125,7 @@ class Tracker:
 
     # ------------------------------------------------------------------ people have the last word
 
+    @_atomic
     def play(self, step: Step, who: str = "manual") -> Update:
         """Manual mode: apply one step chosen by a person; an illegal step raises IllegalStep."""
         if self.ended_by is not None:
@@ -998,7 +1133,7 @@ class Tracker:
         apply(self.state, step)  # raises before anything is recorded
         update = Update(steps=[step])
         with self.record.transaction():
-            self._advance(step, forced=False, live=True, update=update)
+            self._advance(step, forced=False, live=True, update=update, ended="person")
         self._emit("state", {"turn": self.state.turn})
         return update
 
@@ -1006,6 +1141,7 @@ class Tracker:
         """The steps a person may enter now (manual mode)."""
         return [] if self.ended_by is not None else legal_steps(self.state)
 
+    @_atomic
     def correct(self, correction: Correction) -> State:
         """Apply a person's correction and record it with who and when.
 
@@ -1056,10 +1192,12 @@ class Tracker:
             self._done = _Done()
             self._last_key = None
             self._suspect = None
+            self._waypoints.clear()
             self._raised.clear()
             self._adoptable.clear()
         self._emit("state", {"turn": state.turn})
 
+    @_atomic
     def undo_turn(self, who: str) -> State:
         """Go back to the start of the current turn (or of the previous one if nothing happened yet)."""
         self._record_correction("undo_turn", who, self._undo_target(), "undo")
@@ -1079,6 +1217,7 @@ class Tracker:
         self._set_state(target, reset=True)
         return target
 
+    @_atomic
     def end_game(self, who: str) -> None:
         """A person ends the game now (recorded); scoring is final from here."""
         self.ended_by = who
@@ -1129,9 +1268,17 @@ def replay_states(data: Any) -> Iterator[State]:
             yield tracker.state
 
 
-def _ends_after(found: Explanation, index: int) -> bool:
-    """Whether the explanation ends the turn after its step ``index``."""
-    return any(step.kind == "end_turn" for step in found.steps[index + 1 :])
+def _settled(found: Explanation, index: int, code: str) -> bool:
+    """Whether what the explanation shows after its step ``index`` settles the rule it broke:
+    the turn ends, or, for a move out of turn, another player moves after it (the turn was not
+    over, or someone else's had begun)."""
+    mover = found.steps[index].player
+    for step in found.steps[index + 1 :]:
+        if step.kind == "end_turn":
+            return True
+        if code == "NOT_YOUR_TURN" and not step.is_chance and step.player not in (None, mover):
+            return True
+    return False
 
 
 def _colour_list(colours: list[str]) -> str:

@@ -110,7 +110,7 @@ def zone_text(zone: str, names: list[str] | None = None) -> str:
     for z in SEAT_ZONES:
         if zone.startswith(z) and zone[len(z) :].isdigit():
             seat = int(zone[len(z) :])
-            who = names[seat] if names and seat < len(names) else f"player {seat + 1}"
+            who = names[seat] if names and seat < len(names) else f"seat {seat}"
             label = {"ring": "ring", "archive": "Archive", "gizmos": "gizmos", "vp": "VP tokens"}[z]
             return f"{who}'s {label}"
     return zone
@@ -139,7 +139,7 @@ def mismatches(state: State, view: TableView, turn: bool = False) -> list[str]:
         if seat >= len(state.players):
             break
         p = state.players[seat]
-        who = f"player {seat + 1}"
+        who = f"seat {seat}"
         if sv.ring is not None and sv.ring != p.ring:
             out.append(f"{who}'s ring: {_counts(p.ring)} expected, {_counts(sv.ring)} seen")
         if sv.archive is not None and sv.archive != frozenset(p.archive):
@@ -149,7 +149,7 @@ def mismatches(state: State, view: TableView, turn: bool = False) -> list[str]:
         if sv.vp is not None and sv.vp != p.vp_tokens:
             out.append(f"{who}'s VP tokens: {p.vp_tokens} expected, {sv.vp} seen")
     if turn and view.turn_player is not None and view.turn_player != state.current:
-        out.append(f"turn: player {state.current + 1} expected, player {view.turn_player + 1} seen")
+        out.append(f"turn: seat {state.current} expected, seat {view.turn_player} seen")
     return out
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.faces import face_set
 from vision.geometry import CANON_SIZE, CLASSES, rectify, yolo_text
 from vision.progress import Progress
 from vision.training.synth import SIZES, RenderSettings, random_layout, render_table
@@ -38,6 +39,11 @@ class DatasetSpec:
     #: Whole canonical frames instead of tiles: the only way the detector sees a hand whole
     #: (a hand and forearm span more than a tile); the second training stage uses them.
     whole: bool = False
+    #: Enrolled card photos the tables show instead of the drawn faces (fine-tuning on your cards).
+    enrol: Path | None = None
+    #: Domain-randomised scenes (vision/training/randomise.py): random decks, tables, token
+    #: printings, touching marbles, lamps and cameras.
+    randomise: bool = False
 
 
 def crop_labels(
@@ -61,14 +67,21 @@ def crop_labels(
     return out
 
 
-def _write_scene(job: tuple[Path, str, int, int, int, float]) -> int:
-    out, split, seed, tile, per_scene, hand_prob = job
+def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool]) -> int:
+    out, split, seed, tile, per_scene, hand_prob, enrol, randomise = job
     marker = out / "labels" / split / f"s{seed}_{max(per_scene, 1) - 1}.txt"
     if marker.exists():
         return 0
     rng = np.random.default_rng(seed)
     size = SIZES[seed % len(SIZES)]
-    scene = render_table(random_layout(rng), seed, RenderSettings(size=size, hand_prob=hand_prob))
+    settings = RenderSettings(size=size, hand_prob=hand_prob)
+    faces = face_set(enrol) if enrol is not None else None
+    if randomise:
+        from vision.training.randomise import randomised
+
+        settings, random_faces = randomised(seed, settings)
+        faces = faces if faces is not None else random_faces
+    scene = render_table(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
     labels = scene.yolo_labels()
     if per_scene == 0:  # the whole canonical frame
@@ -107,7 +120,17 @@ def generate(spec: DatasetSpec, workers: int = 2, seed_offset: int = 0) -> Path:
         (spec.out / "labels" / split).mkdir(parents=True, exist_ok=True)
         per_scene = 0 if spec.whole else spec.tiles_per_scene
         jobs += [
-            (spec.out, split, base + seed_offset + i, spec.tile, per_scene, spec.hand_prob) for i in range(n)
+            (
+                spec.out,
+                split,
+                base + seed_offset + i,
+                spec.tile,
+                per_scene,
+                spec.hand_prob,
+                spec.enrol,
+                spec.randomise,
+            )
+            for i in range(n)
         ]
     prog = Progress("dataset: scenes", len(jobs))
     if workers <= 1:

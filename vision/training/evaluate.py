@@ -27,18 +27,24 @@ HELDOUT = RenderSettings(
 
 
 def heldout_scenes(
-    first_seed: int, count: int, settings: RenderSettings = HELDOUT
+    first_seed: int,
+    count: int,
+    settings: RenderSettings = HELDOUT,
+    faces: tuple[np.ndarray, ...] | None = None,
 ) -> Iterator[tuple[int, RenderedScene]]:
     """Held-out scenes: 1280×720 for even seeds, 1920×1080 for odd ones (deterministic per seed)."""
     for seed in range(first_seed, first_seed + count):
-        yield seed, scene_for_seed(seed, settings)
+        yield seed, scene_for_seed(seed, settings, faces)
 
 
-def scene_for_seed(seed: int, settings: RenderSettings = HELDOUT) -> RenderedScene:
-    """A random table rendered from one seed: 1280×720 for even seeds, 1920×1080 for odd ones."""
+def scene_for_seed(
+    seed: int, settings: RenderSettings = HELDOUT, faces: tuple[np.ndarray, ...] | None = None
+) -> RenderedScene:
+    """A random table rendered from one seed: 1280×720 for even seeds, 1920×1080 for odd ones
+    (``faces``: a deck of other art; default the faces in use)."""
     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
     layout = random_layout(np.random.default_rng(seed))
-    return render_table(layout, seed, replace(settings, size=size))
+    return render_table(layout, seed, replace(settings, size=size), faces=faces)
 
 
 def oracle_detections(scene: RenderedScene) -> list[Detection]:
@@ -111,7 +117,7 @@ def table_differences(got: Observation, scene: RenderedScene) -> list[str]:
         b["energy_row"] = full["energy_row"]
     fp = {p["seat"]: p for p in full["players"]}
     for p in b["players"]:
-        mine = next((x for x in a["players"] if x["seat"] == p["seat"]), {})
+        mine: dict[str, Any] = next((x for x in a["players"] if x["seat"] == p["seat"]), {})
         for zone, key in _SEAT_ZONES.items():
             if (
                 p.get(zone) is None

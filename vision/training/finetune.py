@@ -15,9 +15,8 @@ interrupted training run. The result is exported next to the run (``OUT/detector
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,10 @@ import cv2
 from vision.errors import ModelFileError, VisionError
 from vision.frames import read_frame
 from vision.geometry import CANON_SIZE, CLASSES, yolo_text
+from vision.paths import MODELS_DIR
 from vision.progress import Progress
 from vision.training.dataset import DatasetSpec, crop_labels, generate
-from vision.training.train import MODELS_DIR, TrainConfig, _train_args, export, set_threads
+from vision.training.train import TrainConfig, _train_args, export, set_threads
 
 #: Rendered fine-tuning scenes take their seeds from here (clear of training, validation and the
 #: benchmark's held-out range).
@@ -138,24 +138,12 @@ def write_saved_tiles(
     return counts[0], counts[1]
 
 
-@contextlib.contextmanager
-def _enrolled(enrol: Path | None) -> Iterator[None]:
-    """Render with the user's enrolled faces (the renderer reads ``$GIZMOS_ENROL_DIR``)."""
-    if enrol is None:
-        yield
-        return
-    from vision.enrol import check
+def _check_enrolled(enrol: Path | None) -> None:
+    """Say how usable the enrolled photos are; an unusable photo is an EnrolmentError naming it."""
+    if enrol is not None:
+        from vision.enrol import check
 
-    print(check(enrol).summary(), flush=True)  # an unusable photo is an EnrolmentError naming it
-    old = os.environ.get("GIZMOS_ENROL_DIR")
-    os.environ["GIZMOS_ENROL_DIR"] = str(enrol)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("GIZMOS_ENROL_DIR", None)
-        else:
-            os.environ["GIZMOS_ENROL_DIR"] = old
+        print(check(enrol).summary(), flush=True)
 
 
 def build_dataset(cfg: FinetuneConfig) -> Path:
@@ -164,15 +152,16 @@ def build_dataset(cfg: FinetuneConfig) -> Path:
     pairs = saved_frames(cfg.saved)
     train, val = write_saved_tiles(pairs, data, cfg.imgsz, cfg.val_every)
     print(f"finetune: {len(pairs)} saved frames ({train} for training, {val} for validation)", flush=True)
-    with _enrolled(cfg.enrol):
-        spec = DatasetSpec(
-            data,
-            train_scenes=cfg.scenes,
-            val_scenes=max(1, cfg.scenes // 10),
-            tile=cfg.imgsz,
-            tiles_per_scene=3,
-        )
-        return generate(spec, workers=cfg.workers, seed_offset=FINETUNE_SEED_OFFSET)
+    _check_enrolled(cfg.enrol)
+    spec = DatasetSpec(
+        data,
+        train_scenes=cfg.scenes,
+        val_scenes=max(1, cfg.scenes // 10),
+        tile=cfg.imgsz,
+        tiles_per_scene=3,
+        enrol=cfg.enrol,
+    )
+    return generate(spec, workers=cfg.workers, seed_offset=FINETUNE_SEED_OFFSET)
 
 
 def finetune(cfg: FinetuneConfig, resume: bool = False) -> Path:

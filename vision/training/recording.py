@@ -56,6 +56,7 @@ from referee.gizmos.rules import chance_outcomes
 from referee.observation import Observation, PlayerSighting
 from vision.errors import VisionError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
+from vision.paths import DATA_DIR, REPO_ROOT
 from vision.progress import Progress
 from vision.training.synth import (
     PlayerLayout,
@@ -71,8 +72,8 @@ from vision.training.synth import (
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 CARDS = default_cards()
-REPO = Path(__file__).resolve().parents[2]
-RECORDING_ROOT = REPO / "data" / "recording"
+REPO = REPO_ROOT
+RECORDING_ROOT = DATA_DIR / "recording"
 FORMAT = "gizmos-recording"
 VERSION = 1
 NAMES: tuple[str, ...] = ("Ana", "Ben", "Cleo", "Dev")
@@ -358,7 +359,7 @@ def _rewound(rng_state: Any) -> random.Random:
 
 
 @dataclass(frozen=True, slots=True)
-class GameRecord:
+class PlayedGame:
     """The game as played: every step (chance included), the injected violations, the final state."""
 
     steps: tuple[Played, ...]
@@ -366,7 +367,7 @@ class GameRecord:
     final: State
 
 
-def play_game(spec: RecordingSpec) -> GameRecord:
+def play_game(spec: RecordingSpec) -> PlayedGame:
     """Play the recording's game (deterministic given the spec).
 
     A rule break is played on the first turn at or after its planned turn that allows it
@@ -404,7 +405,7 @@ def play_game(spec: RecordingSpec) -> GameRecord:
         raise RecordingError(
             f"the game ended before these rule breaks could be played: {[c for c, _ in plan]}"
         )
-    return GameRecord(tuple(game.log), tuple(done), game.state)
+    return PlayedGame(tuple(game.log), tuple(done), game.state)
 
 
 # ============================================================================ 2. the film
@@ -543,7 +544,7 @@ def _hand_draws(
     return edge, (float(starts[edge][0]), float(starts[edge][1])), target
 
 
-Waypoint = tuple[tuple[float, float], int | None, list[tuple[str, dict[str, Any]]]]
+Waypoint = tuple[tuple[float, float], TableLayout | None, list[tuple[str, dict[str, Any]]]]
 
 
 class _Director:
@@ -642,7 +643,7 @@ def _column_mm(zones: Zones, seat: int, card: int) -> tuple[float, float]:
     return sz.to_table(3.0 + 66.0 * col + 31.5, 120.0)
 
 
-def film_game(spec: RecordingSpec, game: GameRecord, h: np.ndarray, zones: Zones | None = None) -> Film:
+def film_game(spec: RecordingSpec, game: PlayedGame, h: np.ndarray, zones: Zones | None = None) -> Film:
     """The frames, sensor events and step moments of a played game (no pixels yet)."""
     z = zones or default_zones()
     first = game.steps[0].before
@@ -745,7 +746,10 @@ def _film_step(
                 ),
             )
             pay = [(_centre(z.seat(seat).ring), picked_up, []), (DISPENSER_TOP, None, ret)]
-        take = [(_card_place(before, card, z), None, []), (_column_mm(z, seat, card), look(state), [])]
+        take: list[Waypoint] = [
+            (_card_place(before, card, z), None, []),
+            (_column_mm(z, seat, card), look(state), []),
+        ]
         d.gesture(seat, pay + take)
     elif k == "research":
         d.gesture(seat, [(_deck_mm(z, step.level or 1), None, [])])
@@ -973,7 +977,7 @@ def render(spec: RecordingSpec, out: Path, workers: int = 2, quiet: bool = False
     return out
 
 
-def _steps_json(game: GameRecord, film: Film) -> list[dict[str, Any]]:
+def _steps_json(game: PlayedGame, film: Film) -> list[dict[str, Any]]:
     at = {m.step: m.frame for m in film.moments}
     return [
         {
@@ -1031,7 +1035,7 @@ class Recording:
 
     def hand(self, index: int) -> tuple[float, float, float, float] | None:
         box = self.doc["frames"][index][2]
-        return tuple(box) if box else None  # type: ignore[return-value]
+        return tuple(box) if box else None
 
     def table(self, index: int) -> int:
         return int(self.doc["frames"][index][1])
@@ -1052,7 +1056,7 @@ class Recording:
                 out.append((cls, tuple(box)))
         if hand is not None:
             out.append(("hand", hand))
-        return out  # type: ignore[return-value]
+        return out
 
     def events(self) -> list[dict[str, Any]]:
         return list(self.doc["events"])

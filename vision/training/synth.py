@@ -11,6 +11,7 @@ the rectified (canonical) frame the detector works in.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -84,6 +85,15 @@ class RenderSettings:
     effects: bool = True
     jitter_mm: float = 2.5
     jitter_deg: float = 2.5
+    #: Style hooks (None: the project's own look). A style kept out of all training (the
+    #: benchmark's held-out style, ``benchmarks/heldout.py``) or a domain-randomised one plugs in
+    #: here: the table surface ``texture(rng, w, h) -> BGR``, the camera's processing
+    #: ``camera(rng, image) -> image`` (instead of the built-in effects), the VP tokens' fill
+    #: colours (1s, 5s), and ring marbles in touching clusters instead of scattered apart.
+    texture: Callable[[np.random.Generator, int, int], np.ndarray] | None = None
+    camera: Callable[[np.random.Generator, np.ndarray], np.ndarray] | None = None
+    token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230))
+    touching_marbles: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,8 +241,14 @@ def _scaled_back(level: int) -> np.ndarray:
 class _Canvas:
     """The top-down table at CANVAS_PX_PER_MM with helpers in table millimetres."""
 
-    def __init__(self, img: np.ndarray, light: np.ndarray) -> None:
+    def __init__(
+        self,
+        img: np.ndarray,
+        light: np.ndarray,
+        token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230)),
+    ) -> None:
         self.img = img
+        self.token_fills = token_fills
         self.light = light  # unit vector (x, y, z) towards the light, for marble shading and shadows
 
     def px(self, x: float, y: float) -> tuple[float, float]:
@@ -321,7 +337,7 @@ class _Canvas:
         )
         c = tuple(round(v) for v in self.px(*center))
         rp = round(r * CANVAS_PX_PER_MM)
-        fill = (200, 170, 60) if points == 1 else (40, 120, 230)
+        fill = self.token_fills[0] if points == 1 else self.token_fills[1]
         cv2.circle(self.img, c, rp, fill, -1, cv2.LINE_AA)
         cv2.circle(self.img, c, rp - 2, (245, 245, 245), 2, cv2.LINE_AA)
         txt = str(points)
@@ -390,6 +406,25 @@ def _scatter(
     raise ValueError(f"cannot place {len(radii)} discs in {rect}")
 
 
+def _cluster(rng: np.random.Generator, rect: Rect, n: int) -> list[tuple[float, float]]:
+    """Centres of ``n`` marbles touching in one heap (hexagonal packing, 0.2 mm apart) inside a rectangle."""
+    if n == 0:
+        return []
+    d = MARBLE_MM + 0.2
+    cells = [(i + 0.5 * (j % 2), j * math.sqrt(3) / 2) for j in range(-3, 4) for i in range(-3, 4)]
+    cells.sort(key=lambda c: c[0] ** 2 + c[1] ** 2 + rng.uniform(0, 0.6))
+    pts = np.array(cells[:n]) * d
+    a = rng.uniform(0, 2 * math.pi)
+    pts = pts @ np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    r = MARBLE_MM / 2 + 1
+    lo, hi = pts.min(0) - r, pts.max(0) + r
+    room = np.array([rect[2], rect[3]]) - (hi - lo)
+    if (room < 0).any():
+        return _scatter(rng, rect, [MARBLE_MM / 2] * n)
+    off = np.array([rect[0], rect[1]]) - lo + rng.uniform(0, 1, 2) * room
+    return [(float(x), float(y)) for x, y in pts + off]
+
+
 def _box(corners: np.ndarray) -> tuple[float, float, float, float]:
     return (
         float(corners[:, 0].min()),
@@ -416,7 +451,7 @@ def _draw_table(
     ch = round((th + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
     az, el = rng.uniform(0, 2 * math.pi), rng.uniform(math.radians(45), math.radians(75))
     light = np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)], np.float32)
-    cv = _Canvas(_texture(rng, cw, ch), light)
+    cv = _Canvas((s.texture or _texture)(rng, cw, ch), light, s.token_fills)
     scaled = _scaled_faces(faces)
     sprites = {c: marble_sprite(c, light) for c in COLORS}
     objects: list[SceneObject] = []
@@ -524,7 +559,12 @@ def _draw_table(
         rx, ry, rw, rh = sz.ring
         ring_rect = (rx + 10, ry + 10, rw - 20, rh - 20)
         ms = []
-        for col, c in zip(pl.ring, _scatter(rng, ring_rect, [MARBLE_MM / 2] * len(pl.ring)), strict=True):
+        spots = (
+            _cluster(rng, ring_rect, len(pl.ring))
+            if s.touching_marbles
+            else _scatter(rng, ring_rect, [MARBLE_MM / 2] * len(pl.ring))
+        )
+        for col, c in zip(pl.ring, spots, strict=True):
             cv.marble(sprites[col], c)
             ms.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
         objects += ms
@@ -670,7 +710,7 @@ def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
         img = cv2.GaussianBlur(img, (0, 0), sigma)
     if rng.random() < 0.15:  # a little motion blur
         k = int(rng.integers(3, 6)) | 1  # odd, so the kernel is centred and blur shifts nothing
-        kern = np.zeros((k, k), np.float32)
+        kern: np.ndarray = np.zeros((k, k), np.float32)
         kern[k // 2, :] = 1 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
         kern = cv2.warpAffine(kern, rot, (k, k))
@@ -678,7 +718,8 @@ def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
     noise = rng.normal(0, rng.uniform(1, 6), img.shape).astype(np.float32)
     img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 96))])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return img if decoded is None else decoded
 
 
 # ----------------------------------------------------------------------------------------------- truth
@@ -786,7 +827,7 @@ def render_table(
             objects = kept
             objects.append(SceneObject("hand", hands_mm[0]))
     if s.effects:
-        img = _effects(rng, img)
+        img = (s.camera or _effects)(rng, img)
     seats = tuple(p.seat for p in layout.players)
     covered = covered_zones(z, seats, hands_mm)
     truth = ground_truth(layout, by_zone, covered, z)

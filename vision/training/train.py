@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from vision.errors import ModelFileError
+from vision.paths import MODELS_DIR, RUNS_DIR
 from vision.training import offline
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
-RUNS_DIR = Path(__file__).resolve().parents[2] / "runs"
 ARCH = "yolo11n.yaml"
 
 

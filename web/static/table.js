@@ -236,7 +236,9 @@
 
   function renderLog() {
     const items = [...log].reverse().map((e) => h("li", {
-      class: `entry kind-${e.kind}` + (e.forced ? " forced" : "") + (e.done ? "" : " in-progress"),
+      class: `entry kind-${e.kind}` + (e.forced ? " forced" : "") + (e.done ? "" : " in-progress")
+        + (e.ended ? ` ended-${e.ended}` : ""),
+      title: e.ended === "table" ? "nobody signalled the end of this turn: the referee saw the next player begin" : null,
     }, e.round ? h("span", { class: "when" }, `R${e.round}`) : null, e.text));
     document.getElementById("log").replaceChildren(...items);
   }

@@ -1,0 +1,515 @@
+"""Table-side scorekeeping of Contrivance (seed 004) in the dashboard: pages and JSON API.
+
+A Contrivance game has no camera to explain: a person enters each step in manual mode and the
+engine checks it. Steps go through :class:`~referee.tracker.scorekeeper.Scorekeeper`, so each
+is in the same crash-proof SQLite record as a refereed Gizmos game (resume, undo, export,
+replay) before the page sees it. Records live in ``GAMES_DIR/contrivance/``. The security is
+the dashboard's (:mod:`web.security`: admin PIN or admin session for every change, CSRF token
+on every POST), the body parsing the API's (:func:`web.api.body`) and the live updates the
+Gizmos table's (snapshots published under a lock, served by :func:`web.streams.event_stream`).
+
+``POST /api/contrivance/score`` scores a finished Workbench entered once, for tables that
+played without the referee; it changes nothing, so it needs the CSRF token but not the PIN.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, jsonify, render_template, request, url_for
+
+from referee.contrivance import (
+    BUILDERS,
+    CONTRIVANCE,
+    DEFAULT_EDITION,
+    RULES,
+    IllegalStep,
+    InvalidStep,
+    State,
+    Tile,
+    report,
+    score,
+    score_workbench,
+)
+from referee.contrivance.data import COLUMNS, EDGES, MAX_PLAYERS, MAX_VALUE, MIN_PLAYERS, MIN_VALUE
+from referee.tracker.record import RecordError
+from referee.tracker.scorekeeper import Scorekeeper, ScorekeeperError
+from web.api import MAX_SEED, body
+from web.errors import ApiError
+from web.hub import GAME_ID, MAX_NAME, RECORD_SUFFIX, Snapshot
+from web.security import csrf_token, require_admin
+from web.streams import event_stream
+
+bp = Blueprint("contrivance", __name__)
+SUBDIR = "contrivance"
+
+
+# ---------------------------------------------------------------------------- games kept by hand
+
+
+class KeptGame:
+    """One Contrivance game: its scorekeeper behind a lock, and the snapshots its pages receive.
+
+    Has the members :func:`web.streams.event_stream` reads (``snapshot``, ``event_since``,
+    ``wait_newer``, ``parse_event_id``), so the Gizmos table's event stream serves it unchanged.
+    """
+
+    def __init__(self, game_id: str, keeper: Scorekeeper) -> None:
+        self.id = game_id
+        self.keeper = keeper
+        self.epoch = secrets.token_hex(4)
+        self._lock = threading.RLock()
+        self._cond = threading.Condition()
+        self._snapshot = Snapshot(0, {}, [], 0)
+        self._publish()
+
+    @contextmanager
+    def locked(self) -> Iterator[Scorekeeper]:
+        """Hold the game for one change; a snapshot is published when the block ends."""
+        with self._lock:
+            try:
+                yield self.keeper
+            finally:
+                self._publish()
+
+    def _publish(self) -> None:
+        view = game_view(self.id, self.keeper)
+        with self._cond:
+            seq = self._snapshot.seq + 1
+            self._snapshot = Snapshot(seq, view, [], 0)
+            self._cond.notify_all()
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def export(self) -> dict[str, Any]:
+        with self._lock:
+            return self.keeper.export()
+
+    def parse_event_id(self, raw: str | None) -> int | None:
+        epoch, _, seq = (raw or "").strip().partition(".")
+        return int(seq) if epoch == self.epoch and seq.isdigit() else None
+
+    def event_since(self, seen: int | None) -> dict[str, Any]:
+        return self._snapshot.event(self.epoch, 0)
+
+    def wait_newer(self, seen: int, timeout: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self._snapshot.seq > seen, timeout)
+
+
+def game_view(game_id: str, keeper: Scorekeeper) -> dict[str, Any]:
+    """Everything the game page draws: the table, the legal steps (each with its sentence),
+    the move log and the scoring as it stands (final once the game is over)."""
+    state: State = keeper.state
+    over = state.game_over or keeper.ended_by is not None
+    legal = [] if over else CONTRIVANCE.legal_steps(state)
+    scoring = score(state)
+    return {
+        "game_id": game_id,
+        "names": keeper.names,
+        "state": state.to_json(),
+        "round": state.round,
+        "deck_size": state.deck_size(),
+        "current": CONTRIVANCE.current_player(state),
+        "awaiting": _awaiting(state),
+        "game_over": state.game_over,
+        "ended_by": keeper.ended_by,
+        "steps_kept": len(keeper.steps),
+        "legal": [{"step": s.to_json(), "text": CONTRIVANCE.describe(s)} for s in legal],
+        "log": keeper.log(),
+        "scoring": scoring.to_json(),
+        "report": report(scoring),
+    }
+
+
+def _awaiting(state: State) -> str | None:
+    """What the table is waiting for when a random outcome comes next, in words."""
+    if not state.chance:
+        return None
+    event = state.chance[0]
+    what = {
+        "builder": "the Builder seat {1} drew",
+        "deal": "a card dealt to seat {1}",
+        "draw": "the card seat {1} drew",
+        "redraw": "the card seat {1}'s Redraw brought",
+        "take": "the card seat {1} took blind from seat {2}",
+        "reveal": "the Contrivance's requirement, revealed",
+    }[event[0]]
+    return "enter " + what.format(*event)
+
+
+class Games:
+    """The Contrivance games of one server, opened from their records on first use."""
+
+    def __init__(self, games_dir: str | Path) -> None:
+        self.dir = Path(games_dir) / SUBDIR
+        self._games: dict[str, KeptGame] = {}
+        self._lock = threading.Lock()
+
+    def path(self, game_id: str) -> Path:
+        if not GAME_ID.match(game_id):
+            raise ApiError(404, f"no Contrivance game {game_id!r} (ids are letters, digits, '-' and '_')")
+        return self.dir / f"{game_id}{RECORD_SUFFIX}"
+
+    def create(self, names: list[str], seed: int | None) -> KeptGame:
+        with self._lock:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            base = time.strftime("%Y%m%d-%H%M%S")
+            game_id, n = base, 1
+            while self.path(game_id).exists() or game_id in self._games:
+                n += 1
+                game_id = f"{base}-{n}"
+            try:
+                keeper = Scorekeeper.create(
+                    self.path(game_id), CONTRIVANCE.name, names, seed=seed, observed=seed is None
+                )
+            except ScorekeeperError as exc:
+                raise ApiError(400, str(exc)) from exc
+            game = self._games[game_id] = KeptGame(game_id, keeper)
+            return game
+
+    def get(self, game_id: str) -> KeptGame:
+        path = self.path(game_id)
+        with self._lock:
+            game = self._games.get(game_id)
+            if game is not None:
+                return game
+            if not path.is_file():
+                raise ApiError(404, f"no Contrivance game {game_id!r}")
+            try:
+                keeper = Scorekeeper.open(path)
+            except (RecordError, ScorekeeperError) as exc:
+                raise ApiError(409, f"Contrivance game {game_id!r} cannot be opened: {exc}") from exc
+            game = self._games[game_id] = KeptGame(game_id, keeper)
+            return game
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Every Contrivance record, newest first (ids only for those not opened yet)."""
+        paths = sorted(self.dir.glob(f"*{RECORD_SUFFIX}"), reverse=True) if self.dir.is_dir() else []
+        out = []
+        for p in paths:
+            game_id = p.name[: -len(RECORD_SUFFIX)]
+            item: dict[str, Any] = {"id": game_id, "url": url_for("contrivance.game_page", game_id=game_id)}
+            loaded = self._games.get(game_id)
+            if loaded is not None:
+                view = loaded.snapshot.view
+                item.update(names=view["names"], over=view["game_over"], round=view["round"])
+            out.append(item)
+        return out
+
+
+def games() -> Games:
+    app = current_app
+    found = app.extensions.get("contrivance_games")
+    if found is None:
+        found = app.extensions.setdefault("contrivance_games", Games(app.config["GAMES_DIR"]))
+    return found
+
+
+# ---------------------------------------------------------------------------- input checks
+
+
+def check_names(raw: Any) -> list[str]:
+    """Players' names in seat order (seat 0 owns row 1): 2-6 distinct, short, printable."""
+    if not isinstance(raw, list) or not MIN_PLAYERS <= len(raw) <= MAX_PLAYERS:
+        raise ApiError(
+            400, f"names: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} players' names in seat order"
+        )
+    names = []
+    for i, n in enumerate(raw):
+        if not isinstance(n, str) or not n.strip():
+            raise ApiError(400, f"names[{i}]: expected a non-empty name")
+        n = " ".join(n.split())
+        if len(n) > MAX_NAME or not n.isprintable():
+            raise ApiError(400, f"names[{i}]: at most {MAX_NAME} printable characters")
+        names.append(n)
+    if len({n.casefold() for n in names}) != len(names):
+        raise ApiError(400, "names: two players have the same name")
+    return names
+
+
+def _int(raw: Any, name: str, lo: int, hi: int) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not lo <= raw <= hi:
+        raise ApiError(400, f"{name}: expected a whole number {lo}..{hi}, got {raw!r}")
+    return raw
+
+
+def workbench_from_json(raw: Any) -> tuple[list[str], tuple[tuple[Tile | None, ...], ...]]:
+    """A finished table as entered: ``builders`` (row k + 1 is seat k's) and ``workbench``, rows
+    of 5 squares each ``null`` or ``{"builder", "double", "value", "facing"}``."""
+    builders = raw.get("builders")
+    if not isinstance(builders, list) or not MIN_PLAYERS <= len(builders) <= MAX_PLAYERS:
+        raise ApiError(
+            400, f"builders: expected the Builder of each row, {MIN_PLAYERS} to {MAX_PLAYERS} rows"
+        )
+    for i, b in enumerate(builders):
+        if b not in BUILDERS:
+            raise ApiError(400, f"builders[{i}]: expected one of {list(BUILDERS)}, got {b!r}")
+    if len(set(builders)) != len(builders):
+        raise ApiError(400, "builders: each Builder owns one row; a Builder appears twice")
+    rows = raw.get("workbench")
+    if not isinstance(rows, list) or len(rows) != len(builders):
+        raise ApiError(400, f"workbench: expected {len(builders)} rows, one per Builder")
+    bench = []
+    for r, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != COLUMNS:
+            raise ApiError(400, f"workbench[{r}]: expected {COLUMNS} squares (null for an empty one)")
+        out_row: list[Tile | None] = []
+        for c, t in enumerate(row):
+            where = f"workbench[{r}][{c}]"
+            if t is None:
+                out_row.append(None)
+                continue
+            if not isinstance(t, dict) or set(t) - {"builder", "double", "value", "facing"}:
+                raise ApiError(400, f'{where}: expected null or {{"builder", "double", "value", "facing"}}')
+            if t.get("builder") not in BUILDERS:
+                raise ApiError(
+                    400, f"{where}.builder: expected one of {list(BUILDERS)}, got {t.get('builder')!r}"
+                )
+            double = t.get("double", False)
+            if not isinstance(double, bool):
+                raise ApiError(400, f"{where}.double: expected true or false")
+            if t.get("facing") not in EDGES:
+                raise ApiError(400, f"{where}.facing: expected one of {list(EDGES)}, got {t.get('facing')!r}")
+            value = _int(t.get("value"), f"{where}.value", MIN_VALUE, MAX_VALUE)
+            rivets = DEFAULT_EDITION.double_rivets if double else (0,)
+            tile_id = f"{t['builder']}-{4 if double else 1}"
+            out_row.append(Tile(tile_id, str(t["builder"]), rivets, value, EDGES.index(t["facing"])))
+        bench.append(tuple(out_row))
+    return [str(b) for b in builders], tuple(bench)
+
+
+# ---------------------------------------------------------------------------- pages
+
+
+def _page(template: str, **context: Any) -> str:
+    return render_template(template, csrf=csrf_token(), builders=list(BUILDERS), **context)
+
+
+@bp.get("/contrivance")
+def index_page() -> str:
+    return _page("contrivance_index.html", games=games().listing())
+
+
+@bp.get("/contrivance/games/<game_id>")
+def game_page(game_id: str) -> str:
+    game = games().get(game_id)
+    return _page("contrivance.html", game_id=game_id, initial=game.event_since(None))
+
+
+@bp.get("/contrivance/score")
+def finished_table_page() -> str:
+    return _page("contrivance_score.html")
+
+
+# ---------------------------------------------------------------------------- API
+
+
+@bp.get("/api/contrivance/games")
+def list_games() -> Response:
+    return jsonify({"games": games().listing()})
+
+
+@bp.post("/api/contrivance/games")
+@require_admin
+def create_game() -> Response:
+    data = body()
+    unknown = sorted(set(data) - {"names", "deal", "seed"})
+    if unknown:
+        raise ApiError(400, f"game: unknown field(s) {unknown}")
+    deal = data.get("deal", False)
+    if not isinstance(deal, bool):
+        raise ApiError(400, "deal: expected true (Builders and hands dealt from a seed) or false (entered)")
+    seed = data.get("seed")
+    if seed is not None:
+        seed = _int(seed, "seed", 0, MAX_SEED)
+        if not deal:
+            raise ApiError(400, "seed: only a dealt setup (deal: true) uses a seed")
+    if deal and seed is None:
+        seed = secrets.randbelow(2**31)
+    created = games().create(check_names(data.get("names")), seed)
+    resp = jsonify(
+        {"id": created.id, "url": url_for("contrivance.game_page", game_id=created.id), "seed": seed}
+    )
+    resp.status_code = 201
+    return resp
+
+
+@bp.get("/api/contrivance/games/<game_id>")
+def get_game(game_id: str) -> Response:
+    return jsonify(games().get(game_id).event_since(None))
+
+
+@bp.get("/api/contrivance/games/<game_id>/events")
+def events(game_id: str) -> Response:
+    game = games().get(game_id)
+    seen = game.parse_event_id(request.headers.get("Last-Event-ID") or request.args.get("since"))
+    cfg = current_app.config
+    stream = event_stream(game, seen, float(cfg["SSE_HEARTBEAT_S"]), float(cfg["SSE_MAX_S"]))  # type: ignore[arg-type]
+    resp = Response(stream, mimetype="text/event-stream")
+    resp.headers["Cache-Control"] = "no-cache"
+    resp.headers["X-Accel-Buffering"] = "no"
+    return resp
+
+
+@bp.get("/api/contrivance/games/<game_id>/export")
+def export(game_id: str) -> Response:
+    game = games().get(game_id)
+    data = game.export()
+    resp = Response(json.dumps(data, indent=1), mimetype="application/json")
+    resp.headers["Content-Disposition"] = f'attachment; filename="contrivance-{game_id}.json"'
+    return resp
+
+
+@bp.post("/api/contrivance/games/<game_id>/steps")
+@require_admin
+def play(game_id: str) -> Response:
+    game = games().get(game_id)
+    data = body()
+    if "step" not in data:
+        raise ApiError(400, 'expected {"step": {...}}, e.g. {"kind": "pass", "player": 0}')
+    with game.locked() as keeper:
+        try:
+            keeper.play(data["step"], who=g.who)
+        except InvalidStep as exc:
+            raise ApiError(422, str(exc)) from exc
+        except IllegalStep as exc:
+            raise ApiError(
+                409,
+                exc.message,
+                code=exc.code,
+                rulings=list(RULES[exc.code].rulings),
+                rule=RULES[exc.code].summary,
+                player=exc.player,
+            ) from exc
+        except ScorekeeperError as exc:
+            raise ApiError(409, str(exc)) from exc
+    return jsonify({"ok": True, "seq": game.snapshot.seq})
+
+
+@bp.post("/api/contrivance/games/<game_id>/undo")
+@require_admin
+def undo(game_id: str) -> Response:
+    game = games().get(game_id)
+    with game.locked() as keeper:
+        try:
+            keeper.undo(who=g.who)
+        except ScorekeeperError as exc:
+            raise ApiError(409, str(exc)) from exc
+    return jsonify({"ok": True, "seq": game.snapshot.seq})
+
+
+@bp.post("/api/contrivance/score")
+def score_finished_table() -> Response:
+    data = body()
+    unknown = sorted(set(data) - {"builders", "workbench", "damage", "requirement"})
+    if unknown:
+        raise ApiError(400, f"table: unknown field(s) {unknown}")
+    builders, bench = workbench_from_json(data)
+    damage = _int(data.get("damage"), "damage", -20, 30)
+    requirement = data.get("requirement")
+    if requirement is not None:
+        requirement = _int(requirement, "requirement", 0, 4)
+    scoring = score_workbench(bench, builders, damage, requirement)
+    return jsonify(
+        {
+            "builders": builders,
+            "workbench": [[None if t is None else t.to_json() for t in row] for row in bench],
+            "scoring": scoring.to_json(),
+            "report": report(scoring),
+        }
+    )
+
+
+def openapi_paths() -> dict[str, Any]:
+    """This blueprint's part of the OpenAPI document (merged in by :mod:`web.openapi`)."""
+    from web.openapi import GAME_ID as GAME_PARAM
+    from web.openapi import _op
+
+    def game(ops: dict[str, Any]) -> dict[str, Any]:
+        return {"parameters": [GAME_PARAM], **ops}
+
+    tile = {
+        "oneOf": [
+            {"type": "null"},
+            {
+                "type": "object",
+                "required": ["builder", "value", "facing"],
+                "properties": {
+                    "builder": {"enum": list(BUILDERS)},
+                    "double": {"type": "boolean"},
+                    "value": {"type": "integer", "minimum": MIN_VALUE, "maximum": MAX_VALUE},
+                    "facing": {"enum": list(EDGES)},
+                },
+            },
+        ]
+    }
+    changed = {"type": "object", "properties": {"ok": {"const": True}, "seq": {"type": "integer"}}}
+    return {
+        "/api/contrivance/games": {
+            "get": _op("the Contrivance games kept by hand"),
+            "post": _op(
+                "create a Contrivance game kept by hand (dealt from a seed, or Builders and hands entered)",
+                body={
+                    "type": "object",
+                    "required": ["names"],
+                    "properties": {
+                        "names": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 6},
+                        "deal": {"type": "boolean"},
+                        "seed": {"type": ["integer", "null"]},
+                    },
+                },
+                errors=(400, 415),
+                admin=True,
+                ok_status="201",
+            ),
+        },
+        "/api/contrivance/games/{game_id}": game(
+            {"get": _op("the table, the legal steps, the log and the scoring", errors=(404, 409))}
+        ),
+        "/api/contrivance/games/{game_id}/events": game(
+            {"get": _op("snapshots as server-sent events", errors=(404,), media="text/event-stream")}
+        ),
+        "/api/contrivance/games/{game_id}/export": game(
+            {"get": _op("the game record as JSON (Scorekeeper.from_export rebuilds it)", errors=(404,))}
+        ),
+        "/api/contrivance/games/{game_id}/steps": game(
+            {
+                "post": _op(
+                    "enter one step (docs/contrivance.md has every step's JSON)",
+                    ok=changed,
+                    body={"type": "object", "required": ["step"], "properties": {"step": {"type": "object"}}},
+                    errors=(400, 404, 409, 415, 422),
+                    admin=True,
+                )
+            }
+        ),
+        "/api/contrivance/games/{game_id}/undo": game(
+            {"post": _op("take back the last step entered", ok=changed, errors=(404, 409), admin=True)}
+        ),
+        "/api/contrivance/score": {
+            "post": _op(
+                "score a finished Workbench entered once (no game behind it): sets, burn-outs, bonuses",
+                body={
+                    "type": "object",
+                    "required": ["builders", "workbench", "damage"],
+                    "properties": {
+                        "builders": {"type": "array", "items": {"enum": list(BUILDERS)}},
+                        "workbench": {"type": "array", "items": {"type": "array", "items": tile}},
+                        "damage": {"type": "integer"},
+                        "requirement": {"type": ["integer", "null"], "minimum": 0, "maximum": 4},
+                    },
+                },
+                errors=(400, 415),
+            )
+        },
+    }
