@@ -53,7 +53,7 @@ def test_legal_and_apply(game: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     steps = json.loads(out)
     assert code == 0 and {s["kind"] for s in steps} == {"place"} and all(s["player"] == 0 for s in steps)
     code, out, _ = run(["legal", str(game), "--text"], capsys)
-    assert code == 0 and "P1 places" in out.splitlines()[0]
+    assert code == 0 and "seat 0 places" in out.splitlines()[0]
     after = tmp_path / "after.json"
     code, _, _ = run(["apply", str(game), json.dumps(steps[0]), "--out", str(after)], capsys)
     assert code == 0 and state_from_json(json.loads(after.read_text(encoding="utf-8"))).current == 1

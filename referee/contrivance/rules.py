@@ -309,14 +309,19 @@ def _fail(code: str, message: str) -> NoReturn:
 
 
 def _event_text(e: ChanceEvent) -> str:
-    return {
-        "builder": lambda: f"the Builder seat {e[1] + 1} draws",
-        "deal": lambda: f"a card dealt to seat {e[1] + 1}",
-        "draw": lambda: f"the card seat {e[1] + 1} draws",
-        "redraw": lambda: f"the card seat {e[1] + 1}'s redraw brings",
-        "take": lambda: f"the card seat {e[1] + 1} takes from seat {e[2] + 1}",
-        "reveal": lambda: "the revealed Contrivance's requirement",
-    }[e[0]]()
+    kind = e[0]
+    if kind == "reveal":
+        return "the revealed Contrivance's requirement"
+    seat = e[1]
+    if kind == "builder":
+        return f"the Builder seat {seat} draws"
+    if kind == "deal":
+        return f"a card dealt to seat {seat}"
+    if kind == "redraw":
+        return f"the card seat {seat}'s redraw brings"
+    if kind == "take":
+        return f"the card seat {seat} takes from seat {e[2]}"
+    return f"the card seat {seat} draws"
 
 
 # ---------------------------------------------------------------- chance
@@ -351,7 +356,7 @@ def _resolve(t: _Table, step: Step) -> None:
     if kind == "take":
         victim = e[2]
         if card not in t.hands[victim]:
-            _fail("IMPOSSIBLE_OUTCOME", f"seat {victim + 1}'s hand holds no {card} card")
+            _fail("IMPOSSIBLE_OUTCOME", f"seat {victim}'s hand holds no {card} card")
         t.hands[victim] = _remove(t.hands[victim], card)
         t.hands[seat] = _sorted_add(t.hands[seat], card)
         t.end_turn()
@@ -384,7 +389,7 @@ def _resolve(t: _Table, step: Step) -> None:
 def _player_step(state: State, t: _Table, step: Step) -> None:
     seat = step.player if step.player is not None else state.current
     if seat != state.current:
-        _fail("NOT_YOUR_TURN", f"it is player {state.current + 1}'s turn, not player {seat + 1}'s")
+        _fail("NOT_YOUR_TURN", f"it is seat {state.current}'s turn, not seat {seat}'s")
     k = step.kind
     if state.switch_on is not None:
         if k != "switch_on":
@@ -512,7 +517,7 @@ def _play(state: State, t: _Table, step: Step, seat: int, card: str) -> None:
         if victim == seat:
             _fail("OWN_HAND", "Take a Tool takes a card from another Builder's hand")
         if not state.hands[victim]:
-            _fail("NOTHING_TO_TAKE", f"player {victim + 1}'s hand is empty")
+            _fail("NOTHING_TO_TAKE", f"seat {victim}'s hand is empty")
         t.chance.append(("take", seat, victim))
     else:  # redraw_a_tool
         wanted = step.retrieve or ""

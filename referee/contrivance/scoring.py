@@ -304,7 +304,7 @@ def report(scoring: Scoring) -> str:
     for line in scoring.lines:
         won = "  wins" + (" (shared)" if sum(x.won for x in scoring.lines) > 1 else "") if line.won else ""
         out.append(
-            f"{line.rank:<5}{'P' + str(line.seat + 1):<6}{line.builder:<12}{line.row:>4}{line.base:>6}"
+            f"{line.rank:<5}{line.seat:<6}{line.builder:<12}{line.row:>4}{line.base:>6}"
             f"{line.bonus:>7}{line.total:>7}{won}"
         )
         kept = " + ".join(line.survivors) or "no surviving tile"

@@ -235,8 +235,9 @@ def _card_text(card: str | None) -> str:
 
 
 def describe(step: Step, name: str | None = None) -> str:
-    """A plain sentence for the move log, e.g. "P2 plays Rotate on row 2, column 3: now facing E"."""
-    who = name if name is not None else (f"P{step.player + 1}" if step.player is not None else "Chance")
+    """A plain sentence for the move log, e.g. "Ana plays Rotate on row 2, column 3: now facing
+    E"; without a name the player is "seat N", N being the step's ``player`` (as in the JSON, from 0)."""
+    who = name if name is not None else (f"seat {step.player}" if step.player is not None else "Chance")
     k = step.kind
     facing = EDGES[step.facing] if step.facing is not None else "?"
     if k == "place":
@@ -265,5 +266,5 @@ def describe(step: Step, name: str | None = None) -> str:
     if card in POINTS:
         return f"{text} on {_sq(step.at)}"
     if card == "take_a_tool":
-        return f"{text} from P{(step.target or 0) + 1}'s hand"
+        return f"{text} from seat {step.target or 0}'s hand"
     return f"{text}: takes {_card_text(step.retrieve)} from the discard pile"

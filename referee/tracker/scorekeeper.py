@@ -178,7 +178,7 @@ class Scorekeeper:
             text = self.game.describe(step)
             seat = raw.get("player")
             if isinstance(seat, int) and 0 <= seat < len(self.names):
-                for unnamed in (f"seat {seat} ", f"P{seat + 1} "):  # Gizmos' describe, Contrivance's
+                for unnamed in (f"seat {seat} ",):  # how both games' describe name an unnamed seat
                     if unnamed in text:
                         text = text.replace(unnamed, f"{self.names[seat]} ", 1)
                         break
