@@ -595,7 +595,7 @@ class _Search:
             paid=paid,
             refills=node.refills,
             ends=node.ends + (step.kind == "end_turn"),
-            player_steps=node.player_steps + _cost(step, forced, _out_of_turn(before, step)),
+            player_steps=node.player_steps + _cost(step, forced, step.player not in (None, before.current)),
             research=research,
             order=order,
             folds=folds,
@@ -614,16 +614,7 @@ def _use_key(step: Step) -> int:
     return step.gizmo if CARDS[step.gizmo].effect.reward in ("vp_tokens", "draw_random") else -1
 
 
-def _out_of_turn(before: State, step: Step) -> int:
-    """0 for a step by the player whose turn it is; else 1, or 2 when that player's turn could
-    have ended first (main action taken, nothing owed): then the move is likelier the next
-    turn's, after an end nobody signalled, than one made in the middle of this one."""
-    if step.player is None or step.player == before.current:
-        return 0
-    return 2 if before.main_done and before.pending is None and not before.chance else 1
-
-
-def _cost(step: Step, forced: bool, out_of_turn: int = 0) -> int:
+def _cost(step: Step, forced: bool, out_of_turn: bool = False) -> int:
     """Player steps that count towards an explanation's length. The forced order of the cards
     going under a deck (one canonical order is tried) is free. A gizmo used against the rules
     counts double: among explanations breaking as many rules, a plain action taken wrongly (a
@@ -632,9 +623,7 @@ def _cost(step: Step, forced: bool, out_of_turn: int = 0) -> int:
     second marble) than a move after their turn ended."""
     if step.is_chance or step.kind == "bottom":
         return 0
-    if forced and out_of_turn:
-        return 1 + out_of_turn
-    return 2 if forced and step.kind == "use" else 1
+    return 2 if forced and (step.kind == "use" or out_of_turn) else 1
 
 
 def fold_research(state: State, level: int, returned: tuple[int, ...]) -> State:
