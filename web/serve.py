@@ -50,8 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def admin_pin(out: Any = sys.stderr) -> str:
-    """The PIN from the environment, the terminal, or a fresh random one (printed)."""
+def admin_pin(out: Any = None) -> str:
+    """The PIN from the environment, the terminal, or a fresh random one (printed; ``out``
+    defaults to the standard error stream of the moment)."""
+    out = out if out is not None else sys.stderr
     from web.security import PinError, check_pin_format, random_pin
 
     pin = os.environ.get(PIN_ENV)

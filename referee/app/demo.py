@@ -110,8 +110,12 @@ class DemoResult:
         return out
 
 
-def play_demo(options: DemoOptions, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> DemoResult:
-    """Render (first run) and referee the recording; returns what the referee made of it."""
+def play_demo(options: DemoOptions, out: TextIO | None = None, err: TextIO | None = None) -> DemoResult:
+    """Render (first run) and referee the recording; returns what the referee made of it. The
+    streams default to the process's at call time (a default bound at import outlives a test's
+    captured stream)."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
     from vision.training.recording import RECORDING_ROOT, ensure_recording
     from web.serve import ServeError, check_port
 
