@@ -173,3 +173,26 @@ def test_ffmpeg_chatter_stays_off_the_terminal(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "moov atom" not in proc.stderr and "cannot be opened" in proc.stderr
+
+
+def test_a_model_file_openvino_cannot_read_is_one_line(tmp_path: Path) -> None:
+    """OpenVINO's model readers print parse errors on fd 2 and raise a many-line exception:
+    the user sees one line naming the file, nothing else."""
+    import subprocess
+    import sys
+
+    frame = tmp_path / "frame.png"
+    cv2.imwrite(str(frame), np.zeros((72, 128, 3), np.uint8))
+    bad = tmp_path / "detector.onnx"
+    bad.write_text("garbage\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee.app.cli", "vision", "observe", str(frame), "--model", str(bad)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "cannot load model file" in proc.stderr and str(bad) in proc.stderr
+    assert "GraphDef" not in proc.stderr and "Exception from" not in proc.stderr

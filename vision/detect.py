@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from vision.errors import FrameError, ModelFileError
+from vision.frames import native_stderr
 from vision.geometry import CANON_SIZE, CLASSES
 from vision.paths import DETECTOR_ONNX
 
@@ -87,6 +88,13 @@ def decode(raw: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detecti
     ]
 
 
+def _first_reason(exc: Exception) -> str:
+    """A native library's multi-line exception as one line: its most telling line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    telling = [line for line in lines if not line.startswith("Exception from ")]
+    return (telling or lines or [type(exc).__name__])[0]
+
+
 class Detector:
     """Loads the exported model once; ``detect`` takes a canonical table image (BGR)."""
 
@@ -101,45 +109,48 @@ class Detector:
         if backend not in BACKENDS:
             raise ModelFileError(f"detector: unknown backend {backend!r}; use one of {BACKENDS}")
         self.backend = backend
-        try:
-            if backend == "onnxruntime":
-                import onnxruntime as ort
+        # A model reader that fails prints its own parse errors on fd 2 (the TensorFlow
+        # front end of OpenVINO tries the file too): kept off the terminal, the reason is one line.
+        with native_stderr():
+            try:
+                if backend == "onnxruntime":
+                    import onnxruntime as ort
 
-                so = ort.SessionOptions()
-                so.intra_op_num_threads = threads
-                so.inter_op_num_threads = 1
-                # Idle worker threads sleep instead of spinning: spinning threads steal the
-                # cores the rest of the pipeline (and anything else on 2 cores) needs next;
-                # measured under load: detector 158 -> 86 ms, assembly 85 -> 39 ms per frame.
-                so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                self.session = ort.InferenceSession(str(p), so, providers=["CPUExecutionProvider"])
-                self.input_name = self.session.get_inputs()[0].name
-                shape = self.session.get_inputs()[0].shape
-                self.input_hw = (int(shape[2]), int(shape[3]))
-            elif backend == "openvino":
-                import openvino as ov
+                    so = ort.SessionOptions()
+                    so.intra_op_num_threads = threads
+                    so.inter_op_num_threads = 1
+                    # Idle worker threads sleep instead of spinning: spinning threads steal the
+                    # cores the rest of the pipeline (and anything else on 2 cores) needs next;
+                    # measured under load: detector 158 -> 86 ms, assembly 85 -> 39 ms per frame.
+                    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                    self.session = ort.InferenceSession(str(p), so, providers=["CPUExecutionProvider"])
+                    self.input_name = self.session.get_inputs()[0].name
+                    shape = self.session.get_inputs()[0].shape
+                    self.input_hw = (int(shape[2]), int(shape[3]))
+                elif backend == "openvino":
+                    import openvino as ov
 
-                # f32 inference: on CPUs with bf16 units OpenVINO would otherwise drop to bf16,
-                # which moved raw box outputs by up to 5 px here (a marble is 13 px).
-                compiled = ov.Core().compile_model(
-                    str(p),
-                    "CPU",
-                    {
-                        "INFERENCE_NUM_THREADS": threads,
-                        "PERFORMANCE_HINT": "LATENCY",
-                        "INFERENCE_PRECISION_HINT": "f32",
-                    },
-                )
-                self.request = compiled.create_infer_request()
-                self.output = compiled.output(0)
-                shape = compiled.input(0).shape
-                self.input_hw = (int(shape[2]), int(shape[3]))
-            else:
-                cv2.setNumThreads(threads)
-                self.net = cv2.dnn.readNetFromONNX(str(p))
-                self.input_hw = (CANON_SIZE[1], CANON_SIZE[0])
-        except Exception as exc:  # onnxruntime, OpenVINO and OpenCV raise their own exception types
-            raise ModelFileError(f"detector: cannot load model file {p}: {exc}") from exc
+                    # f32 inference: on CPUs with bf16 units OpenVINO would otherwise drop to bf16,
+                    # which moved raw box outputs by up to 5 px here (a marble is 13 px).
+                    compiled = ov.Core().compile_model(
+                        str(p),
+                        "CPU",
+                        {
+                            "INFERENCE_NUM_THREADS": threads,
+                            "PERFORMANCE_HINT": "LATENCY",
+                            "INFERENCE_PRECISION_HINT": "f32",
+                        },
+                    )
+                    self.request = compiled.create_infer_request()
+                    self.output = compiled.output(0)
+                    shape = compiled.input(0).shape
+                    self.input_hw = (int(shape[2]), int(shape[3]))
+                else:
+                    cv2.setNumThreads(threads)
+                    self.net = cv2.dnn.readNetFromONNX(str(p))
+                    self.input_hw = (CANON_SIZE[1], CANON_SIZE[0])
+            except Exception as exc:  # onnxruntime, OpenVINO and OpenCV raise their own exception types
+                raise ModelFileError(f"detector: cannot load model file {p}: {_first_reason(exc)}") from exc
         if self.input_hw != (CANON_SIZE[1], CANON_SIZE[0]):
             raise ModelFileError(
                 f"detector: model input {self.input_hw} does not match the canonical frame "

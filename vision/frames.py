@@ -7,7 +7,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import cv2
@@ -73,7 +73,7 @@ def read_frame(path: str | Path) -> np.ndarray:
             f"frame: image file {p} is {size[0]}x{size[1]}, too large (at most {MAX_PIXELS:,} pixels)"
         )
     try:
-        with _native_stderr() as said:
+        with native_stderr(_decoder_line) as said:
             img = cv2.imread(str(p), cv2.IMREAD_COLOR)
     except cv2.error as exc:  # e.g. OpenCV's own size limit for a format not checked above
         raise FrameError(f"frame: cannot decode image file {p}: {exc.err or 'OpenCV refused it'}") from exc
@@ -86,11 +86,17 @@ def read_frame(path: str | Path) -> np.ndarray:
 _STDERR_LOCK = threading.Lock()
 
 
+def _decoder_line(line: str) -> bool:
+    """libjpeg's "Premature end of JPEG file", libpng's and OpenCV's warnings."""
+    return "JPEG" in line or "libpng" in line or line.startswith("[ WARN")
+
+
 @contextlib.contextmanager
-def _native_stderr() -> Iterator[list[str]]:
-    """Collect what native decoders print on file descriptor 2 while decoding (libjpeg's
-    "Premature end of JPEG file" and the like) instead of letting it reach the terminal beside
-    the referee's own one-line messages. Lines that are not the decoder's are passed on."""
+def native_stderr(mine: Callable[[str], bool] = lambda line: True) -> Iterator[list[str]]:
+    """Collect what native libraries print on file descriptor 2 inside the block (libjpeg's
+    "Premature end of JPEG file", a model reader's parse errors) instead of letting it reach the
+    terminal beside the referee's own one-line messages. Lines ``mine`` does not claim are
+    passed on to the terminal."""
     said: list[str] = []
     with _STDERR_LOCK, tempfile.TemporaryFile() as sink:
         sys.stderr.flush()
@@ -103,7 +109,7 @@ def _native_stderr() -> Iterator[list[str]]:
             os.close(saved)
         sink.seek(0)
         for line in sink.read().decode("utf-8", "replace").splitlines():
-            if "JPEG" in line or "libpng" in line or line.startswith("[ WARN"):
+            if mine(line):
                 said.append(line.strip())
             elif line.strip():
                 sys.stderr.write(line + "\n")
