@@ -366,13 +366,19 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="referee a real table: camera, dispenser port, zones file, players",
         description="Referee a real game. Frames come from --camera (a camera index such as 0, a "
-        "video file, or a folder of images); dispenser events from --serial (a device such as "
+        "network stream URL (HTTP MJPEG, RTSP), a video file, or a folder of images); dispenser "
+        "events from --serial (a device such as "
         "/dev/ttyACM0 or a pyserial URL such as socket://127.0.0.1:7000; none: camera only). The "
         "table layout (marker positions and zones, in mm) comes from --zones (default: the built-in "
         "table, vision/data/zones.yaml). The dashboard runs on 127.0.0.1 (--host to change it) "
         "unless --no-serve. Ctrl-C ends the run and prints the scores and every warning.",
     )
-    s.add_argument("--camera", required=True, help="camera index (0, 1...), video file or image folder")
+    s.add_argument(
+        "--camera",
+        required=True,
+        help="camera index (0, 1...), stream URL (http://PHONE:8080/video MJPEG, rtsp://...), "
+        "video file or image folder",
+    )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
     s.add_argument(
