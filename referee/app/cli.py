@@ -221,6 +221,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _edge("referee.app.live", "run_table", args)
 
 
+def cmd_cameras(args: argparse.Namespace) -> int:
+    """List the local cameras found, with their resolution and frame rate."""
+    return _edge("referee.app.cameras", "run_cameras", args)
+
+
 def cmd_finetune(args: argparse.Namespace) -> int:
     """Fine-tune the detector on frames saved by ``run --save-frames`` and enrolled card faces."""
     return _edge("vision.training.finetune", "run_finetune", args)
@@ -361,6 +366,15 @@ def build_parser() -> argparse.ArgumentParser:
         "turns are inferred from the table",
     )
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser(
+        "cameras",
+        help="list the local cameras found (index, resolution, frame rate)",
+        description="List the cameras OpenCV can open at indexes 0-9, each with the resolution and "
+        "frame rate it delivers when asked for 1280 x 720 (as run --camera N asks). Phone and IP "
+        "cameras are not searched for: give their stream URL to run --camera.",
+    )
+    s.set_defaults(func=cmd_cameras)
 
     s = sub.add_parser(
         "run",
