@@ -43,6 +43,7 @@ class MjpegServer:
         self.generation = 0  # bumped by cut(): streams of an older generation end
         self.start = time.monotonic()
         self.sent = 0
+        self.last_auth: str | None = None  # the Authorization header of the last request
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,6 +51,7 @@ class MjpegServer:
                 pass
 
             def do_GET(self) -> None:
+                server.last_auth = self.headers.get("Authorization")
                 if server.refuse:
                     self.send_error(503, "restarting")
                     return

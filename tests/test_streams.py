@@ -3,6 +3,7 @@ newest frame only, a drop and a reconnect, and bad URLs as one line (exit status
 
 from __future__ import annotations
 
+import base64
 import itertools
 import socket
 import threading
@@ -154,6 +155,13 @@ def test_bad_urls_are_one_line_and_exit_status_2(
         assert len(err) == 1 and message in err[0] and "Traceback" not in err[0], err
     finally:
         silent.close()
+
+
+def test_a_password_in_the_url_is_sent_as_basic_auth(server: MjpegServer) -> None:
+    stream = StreamFrames(server.url.replace("127.0.0.1", "ana:p%40ss@127.0.0.1"))
+    stream.close()
+    assert stream.name == f"stream {server.url.replace('127.0.0.1', 'ana:***@127.0.0.1')}"
+    assert server.last_auth == "Basic " + base64.b64encode(b"ana:p@ss").decode()
 
 
 def test_passwords_are_not_shown() -> None:

@@ -19,6 +19,7 @@ Wi-Fi delay come before that and cannot be measured without a shared clock.
 
 from __future__ import annotations
 
+import base64
 import os
 import statistics
 import threading
@@ -74,7 +75,14 @@ class MjpegConnection:
     """An HTTP(S) ``multipart/x-mixed-replace`` stream of JPEG parts (phone camera apps, IP cameras)."""
 
     def __init__(self, url: str, timeout: float) -> None:
-        request = urllib.request.Request(url, headers={"User-Agent": "gizmos-referee"})
+        headers = {"User-Agent": "gizmos-referee"}
+        parts = urllib.parse.urlsplit(url)
+        if parts.username is not None:  # http://user:password@phone:8080/video: HTTP basic auth
+            token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+            headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
+            netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+            url = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+        request = urllib.request.Request(url, headers=headers)
         try:
             self.resp: HTTPResponse = urllib.request.urlopen(request, timeout=timeout)
         except urllib.error.HTTPError as exc:
