@@ -60,7 +60,7 @@ def test_a_slow_pipeline_gets_the_newest_frame_not_a_queue(server: MjpegServer, 
         stream.close()
     # Queued frames would fall further behind each step (6 frames come per step); the newest is
     # at most a few frames old however long the pipeline takes.
-    assert max(behind) <= 4, behind
+    assert max(behind) <= 6, behind  # 0.2 s at 30 frames/s; a queue would be ~40 behind by the end
     assert all(b - a >= 3 for a, b in itertools.pairwise(numbers)), numbers
     assert stream.dropped >= 20
     stats = stream.age_stats()
