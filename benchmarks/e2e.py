@@ -87,10 +87,13 @@ def moments(recording: Recording) -> tuple[list[tuple[str, int | None, int]], di
     return steps, broken
 
 
+END_GRACE_S = 10.0
+
+
 def stream_feed(recording: Recording, seconds: float | None) -> tuple[Feed, Any]:
     """The recording served as a loopback MJPEG stream at its pace, read by the network source;
     its dispenser log sent up to each frame's time (a live source runs the board in lock-step).
-    The stream is closed once the last frame (or ``seconds``) has been served."""
+    The stream is closed ``END_GRACE_S`` after the last frame (or ``seconds``) was due."""
     from referee.app.streams import StreamFrames
     from tests.mjpeg_server import MjpegServer
     from vision.frames import read_frame
@@ -102,7 +105,9 @@ def stream_feed(recording: Recording, seconds: float | None) -> tuple[Feed, Any]
     started = time.monotonic()
 
     def stopper() -> None:
-        end = min(len(paths) / recording.fps, seconds or float("inf")) + 0.5
+        # The last frame stays on the stream a while (a table after the game is still too): the
+        # tracker confirms the final steps from a few more settled passes of the pipeline.
+        end = min(len(paths) / recording.fps, seconds or float("inf")) + END_GRACE_S
         while time.monotonic() - started < end:
             time.sleep(0.1)
         source.close()
