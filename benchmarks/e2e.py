@@ -11,8 +11,14 @@
    was complete (the recording's ground truth: the first frame after the hand left, or the
    turn button's press) to the snapshot carrying it reaching the subscriber. Prints the median
    and p99.
+3. **Network source** (``--stream``, issue 17): the delay run with the frames served as an HTTP
+   MJPEG stream on 127.0.0.1 at the recording's pace and read by ``run --camera URL``'s source
+   (:class:`referee.app.streams.StreamFrames`, newest frame only). Prints the frame age at the
+   pipeline (arrival to done) as median and p99, beside the delay. Needs the detector (the
+   oracle looks boxes up by frame index, which a stream does not carry); ``--seconds`` cuts it short.
 
     .venv/bin/python benchmarks/e2e.py [--model FILE] [--oracle] [--skip-fast] [--skip-paced]
+        [--stream [--seconds S]]
 """
 
 from __future__ import annotations
@@ -31,7 +37,17 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from referee.app.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
-from referee.app.live import Change, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings  # noqa: E402
+from referee.app.live import (  # noqa: E402
+    Change,
+    DispenserFeed,
+    Feed,
+    LiveReferee,
+    LocalGame,
+    RunOptions,
+    RunStats,
+    SimulatedDispenser,
+    replay_settings,
+)
 from referee.tracker import Tracker  # noqa: E402
 from vision.training.recording import Recording, ensure_recording  # noqa: E402
 
@@ -71,8 +87,39 @@ def moments(recording: Recording) -> tuple[list[tuple[str, int | None, int]], di
     return steps, broken
 
 
-def delays(recording: Recording, pipeline: Any, speed: float) -> None:
-    """Play at the recording's pace with the dashboard's hub; measure move-complete -> subscriber."""
+END_GRACE_S = 10.0
+
+
+def stream_feed(recording: Recording, seconds: float | None) -> tuple[Feed, Any]:
+    """The recording served as a loopback MJPEG stream at its pace, read by the network source;
+    its dispenser log sent up to each frame's time (a live source runs the board in lock-step).
+    The stream is closed ``END_GRACE_S`` after the last frame (or ``seconds``) was due."""
+    from referee.app.streams import StreamFrames
+    from tests.mjpeg_server import MjpegServer
+    from vision.frames import read_frame
+
+    paths = [path for _, _, path in recording.frames()]
+    server = MjpegServer(lambda n: read_frame(paths[min(n, len(paths) - 1)]), fps=recording.fps)
+    source = StreamFrames(server.url)
+    board = SimulatedDispenser(recording.events())
+    started = time.monotonic()
+
+    def stopper() -> None:
+        # The last frame stays on the stream a while (a table after the game is still too): the
+        # tracker confirms the final steps from a few more settled passes of the pipeline.
+        end = min(len(paths) / recording.fps, seconds or float("inf")) + END_GRACE_S
+        while time.monotonic() - started < end:
+            time.sleep(0.1)
+        source.close()
+        server.close()
+
+    threading.Thread(target=stopper, daemon=True).start()
+    return Feed(source, DispenserFeed(board.port), board), source
+
+
+def delays(recording: Recording, pipeline: Any, speed: float, stream: float | bool = False) -> None:
+    """Play at the recording's pace with the dashboard's hub; measure move-complete -> subscriber.
+    ``stream`` (True, or a number of seconds): through a loopback MJPEG stream instead of the files."""
     from web.hub import Hub
 
     hub = Hub(tempfile.mkdtemp(prefix="gizmos-bench-games-"))
@@ -100,7 +147,12 @@ def delays(recording: Recording, pipeline: Any, speed: float) -> None:
         RunOptions(speed=speed),
         on_change=on_change,
     )
-    stats = runner.run(game, recording_feed(recording, runner, False))
+    network = None
+    if stream is not False:
+        feed, network = stream_feed(recording, None if stream is True else stream)
+    else:
+        feed = recording_feed(recording, runner, False)
+    stats = runner.run(game, feed)
     time.sleep(0.5)
     done.set()
     thread.join(2)
@@ -142,6 +194,13 @@ def delays(recording: Recording, pipeline: Any, speed: float) -> None:
                 warn_delays.append(arrived - (start + frame / fps / speed))
     every = step_delays + warn_delays
     problems = check(game, recording)
+    if network is not None:
+        ages = network.age_stats()
+        print(
+            f"stream {network.url}: {network.received} frames received, {network.dropped} dropped "
+            f"as stale, {network.reconnects} reconnects; frame age at the pipeline "
+            + (f"median {ages[0] * 1000:.0f} ms, p99 {ages[1] * 1000:.0f} ms" if ages else "not measured")
+        )
     print(
         f"paced at {speed:g}x ({fps} frames/s): {stats.frames} frames read, {stats.dropped} dropped, "
         f"{stats.observed} through the detector; "
@@ -170,7 +229,11 @@ def main() -> int:
     p.add_argument("--speed", type=float, default=1.0, help="pace of the delay run (default 1: real time)")
     p.add_argument("--skip-fast", action="store_true", help="no throughput run")
     p.add_argument("--skip-paced", action="store_true", help="no delay run")
+    p.add_argument("--stream", action="store_true", help="the delay run reads a loopback MJPEG stream")
+    p.add_argument("--seconds", type=float, help="--stream: stop after this many seconds of the recording")
     args = p.parse_args()
+    if args.stream and (args.oracle or args.speed != 1.0):
+        p.error("--stream: needs the detector (not --oracle) at --speed 1 (a stream runs at its own pace)")
     recording = ensure_recording()
     print(
         f"recording: {len(recording)} frames, "
@@ -179,7 +242,8 @@ def main() -> int:
     if not args.skip_fast:
         throughput(recording, pipeline_for(args, recording))
     if not args.skip_paced:
-        delays(recording, pipeline_for(args, recording), args.speed)
+        stream = (args.seconds or True) if args.stream else False
+        delays(recording, pipeline_for(args, recording), args.speed, stream)
     return 0
 
 

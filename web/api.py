@@ -156,7 +156,14 @@ def camera() -> Response:
     source = hub().frame_source
     if source is None:
         return jsonify(
-            {"camera": False, "source": None, "calibrated": False, "detail": "no camera", "fps": 0.0}
+            {
+                "camera": False,
+                "source": None,
+                "calibrated": False,
+                "detail": "no camera",
+                "fps": 0.0,
+                "link": "",
+            }
         )
     return jsonify({"camera": True, **source.status().to_json()})
 

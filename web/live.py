@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -36,6 +37,7 @@ class CameraStatus:
     calibrated: bool
     detail: str = ""  # e.g. "markers [0, 1, 2, 3], error 0.8 px" or why calibration failed
     fps: float = 0.0
+    link: str = ""  # a network camera's link: "connected, frame age 80 ms (p99 120 ms)", "reconnecting: ..."
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +89,12 @@ class FrameBuffer:
         self._times: list[float] = []
         self._status = CameraStatus(source=source, calibrated=False, detail="no frame yet")
         self.quality = quality
+        self._link: Callable[[], str] | None = None
+
+    def follow_link(self, link: Callable[[], str] | None) -> None:
+        """Show a network camera's link state (``StreamFrames.link_status``) in the status; None: none."""
+        with self._cond:
+            self._link = link
 
     def publish(self, jpeg: bytes) -> int:
         """Make ``jpeg`` the latest frame; returns its sequence number."""
@@ -130,6 +138,11 @@ class FrameBuffer:
         with self._cond:
             span = self._times[-1] - self._times[0] if len(self._times) > 1 else 0.0
             fps = (len(self._times) - 1) / span if span > 0 else 0.0
-            return CameraStatus(
-                self._status.source, self._status.calibrated, self._status.detail, round(fps, 1)
-            )
+            link = self._link
+        return CameraStatus(
+            self._status.source,
+            self._status.calibrated,
+            self._status.detail,
+            round(fps, 1),
+            link() if link is not None else "",
+        )

@@ -221,6 +221,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     return _edge("referee.app.live", "run_table", args)
 
 
+def cmd_cameras(args: argparse.Namespace) -> int:
+    """List the local cameras found, with their resolution and frame rate."""
+    return _edge("referee.app.cameras", "run_cameras", args)
+
+
 def cmd_finetune(args: argparse.Namespace) -> int:
     """Fine-tune the detector on frames saved by ``run --save-frames`` and enrolled card faces."""
     return _edge("vision.training.finetune", "run_finetune", args)
@@ -363,16 +368,31 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser(
+        "cameras",
+        help="list the local cameras found (index, resolution, frame rate)",
+        description="List the cameras OpenCV can open at indexes 0-9, each with the resolution and "
+        "frame rate it delivers when asked for 1280 x 720 (as run --camera N asks). Phone and IP "
+        "cameras are not searched for: give their stream URL to run --camera.",
+    )
+    s.set_defaults(func=cmd_cameras)
+
+    s = sub.add_parser(
         "run",
         help="referee a real table: camera, dispenser port, zones file, players",
         description="Referee a real game. Frames come from --camera (a camera index such as 0, a "
-        "video file, or a folder of images); dispenser events from --serial (a device such as "
+        "network stream URL (HTTP MJPEG, RTSP), a video file, or a folder of images); dispenser "
+        "events from --serial (a device such as "
         "/dev/ttyACM0 or a pyserial URL such as socket://127.0.0.1:7000; none: camera only). The "
         "table layout (marker positions and zones, in mm) comes from --zones (default: the built-in "
         "table, vision/data/zones.yaml). The dashboard runs on 127.0.0.1 (--host to change it) "
         "unless --no-serve. Ctrl-C ends the run and prints the scores and every warning.",
     )
-    s.add_argument("--camera", required=True, help="camera index (0, 1...), video file or image folder")
+    s.add_argument(
+        "--camera",
+        required=True,
+        help="camera index (0, 1...), stream URL (http://PHONE:8080/video MJPEG, rtsp://...), "
+        "video file or image folder",
+    )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
     s.add_argument(

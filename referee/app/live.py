@@ -10,10 +10,11 @@ The gate lets through a short *burst* of settled frames after each motion (and a
 sensor event) rather than one: the tracker counts a zone only once it reads the same in
 several frames, and a view no legal step explains must persist before it is judged.
 
-Sources: a camera index, a video file, a folder of images, or a rendered recording
-(:mod:`vision.training.recording`). Files are played at their own pace by default (``speed`` 1: frames
-the pipeline cannot keep up with are dropped, as from a live camera) or as fast as possible
-(``speed`` 0: every frame is processed, in order, and the run is deterministic).
+Sources: a camera index, a network stream's URL (:mod:`referee.app.streams`), a video file, a
+folder of images, or a rendered recording (:mod:`vision.training.recording`). Files are played at
+their own pace by default (``speed`` 1: frames the pipeline cannot keep up with are dropped, as
+from a live camera) or as fast as possible (``speed`` 0: every frame is processed, in order, and
+the run is deterministic).
 """
 
 from __future__ import annotations
@@ -192,13 +193,18 @@ class RecordingFrames:
 
 
 def open_source(text: str, fps: float = 10.0) -> FrameFeed:
-    """A frame source from what a user types: a camera index, a video file, or a folder of images
-    (a folder holding ``recording.json`` is a rendered recording)."""
+    """A frame source from what a user types: a camera index, a stream URL (http:// MJPEG, rtsp://),
+    a video file, or a folder of images (a folder holding ``recording.json`` is a rendered recording)."""
     text = text.strip()
     if not text:
         raise LiveError(
-            "camera source: none given (a camera index such as 0, a video file or an image folder)"
+            "camera source: none given (a camera index such as 0, a stream URL, a video file "
+            "or an image folder)"
         )
+    from referee.app.streams import StreamFrames, is_stream_url  # streams imports this module
+
+    if is_stream_url(text):
+        return StreamFrames(text)
     if text.isdigit():
         return CameraFrames(int(text))
     path = Path(text).expanduser()
@@ -997,11 +1003,15 @@ def run_table(args: Any) -> int:
     for seat in range(len(names)):
         zones.seat(seat)  # a zones file without this seat is a ZonesError naming it
 
+    frames: FrameBuffer | None = None
+
     def opener(settings: Any = None) -> Feed:
         camera = (getattr(settings, "camera_source", "") or args.camera) if settings else args.camera
         port = (getattr(settings, "serial_port", "") or serial) if settings else serial
         port = None if (port or "").strip().lower() in ("", "none") else port
         source = open_source(str(camera), args.fps)
+        if frames is not None:  # a network stream's link state on the dashboard
+            frames.follow_link(getattr(source, "link_status", None))
         try:
             dispenser = DispenserFeed(port) if port else None
         except LiveError:
@@ -1024,11 +1034,11 @@ def run_table(args: Any) -> int:
     options = RunOptions(
         speed=args.speed, save_frames=Path(args.save_frames).expanduser() if args.save_frames else None
     )
-    frames = None
     if not args.no_serve:
         from web.live import FrameBuffer
 
         frames = FrameBuffer(feed.source.name)
+        frames.follow_link(getattr(feed.source, "link_status", None))
     runner = LiveReferee(VisionPipeline(observer), opener, options, frames, change_printer(names, sys.stdout))
     server = None
     if args.no_serve:

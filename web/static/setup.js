@@ -58,6 +58,7 @@
         parts.push(strong);
       }
       if (s.detail) parts.push(document.createTextNode(` (${s.detail})`));
+      if (s.link) parts.push(document.createTextNode(`; stream ${s.link}`));
       cameraStatus.replaceChildren(...parts);
     };
     setInterval(async () => {
