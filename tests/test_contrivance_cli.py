@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from referee.app.cli import main
-from referee.contrivance import state_from_json
-from referee.contrivance.simulate import random_game
+from referee.contrivance import CONTRIVANCE, state_from_json
+from referee.simulation.play import random_game
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -73,7 +73,7 @@ def test_an_illegal_step_is_json_with_exit_1(game: Path, capsys: pytest.CaptureF
 
 
 def test_score_is_the_whole_table_with_reasons(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    final = random_game(4, seed=2).final
+    final = random_game(CONTRIVANCE, 4, seed=2).final
     path = tmp_path / "final.json"
     path.write_text(json.dumps(final.to_json()), encoding="utf-8")
     code, out, _ = run(["score", str(path)], capsys)
@@ -129,7 +129,7 @@ def test_a_bad_step_is_one_line(
 def test_a_bad_state_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str, expected: str
 ) -> None:
-    raw = random_game(2, seed=1).final.to_json()
+    raw = random_game(CONTRIVANCE, 2, seed=1).final.to_json()
     if edit == "value":
         raw["workbench"][0][0]["value"] = 9
     elif edit == "card":

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from referee.contrivance import (
     BUILDERS,
+    CONTRIVANCE,
     ContrivanceError,
     State,
     Step,
@@ -34,9 +35,9 @@ from referee.contrivance import (
     step_from_json,
 )
 from referee.contrivance.data import MAX_VALUE, MIN_VALUE, TOOL_NAMES
-from referee.contrivance.simulate import MAX_STEPS, random_game
 from referee.contrivance.state import all_cards
 from referee.contrivance.steps import CHANCE_KINDS, KINDS, PLAYER_KINDS, TARGETS
+from referee.simulation.play import MAX_STEPS, random_game
 
 PLAY = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CARDS = (
@@ -157,7 +158,7 @@ def test_observed_play_keeps_every_invariant(players: int, seed: int) -> None:
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_seeded_random_games_terminate_and_score(players: int) -> None:
     for seed in range(40):
-        play = random_game(players, seed)
+        play = random_game(CONTRIVANCE, players, seed)
         final = play.final
         check_table(final)
         lines = score(final).lines

@@ -12,7 +12,7 @@ import pytest
 
 from referee.game import Game, get_game, registered_games
 from referee.gizmos import GIZMOS, IllegalStep, check_invariants, ranking
-from referee.gizmos.simulate import random_game
+from referee.simulation.play import random_game
 
 
 def test_a_thousand_seeded_random_games_finish() -> None:
@@ -20,7 +20,7 @@ def test_a_thousand_seeded_random_games_finish() -> None:
     winners: Counter[int] = Counter()
     for seed in range(1000):
         players = 2 + seed % 3
-        play = random_game(players, seed)
+        play = random_game(GIZMOS, players, seed)
         final = play.final
         check_invariants(final)
         assert final.game_over and final.end_triggered and not final.chance and final.pending is None

@@ -27,8 +27,8 @@ from referee.gizmos import (
     new_game,
     state_from_json,
 )
-from referee.gizmos.simulate import MAX_STEPS
 from referee.gizmos.state import MARBLES_PER_COLOR, Counts, card_locations, profile_of
+from referee.simulation.play import MAX_STEPS
 from tests.tables import table
 
 CARDS = default_cards()

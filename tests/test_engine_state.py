@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from referee.gizmos import (
+    GIZMOS,
     IllegalStep,
     Player,
     State,
@@ -25,8 +26,8 @@ from referee.gizmos import (
     resolve_chance,
     state_from_json,
 )
-from referee.gizmos.simulate import random_game
 from referee.gizmos.state import state_from_text
+from referee.simulation.play import random_game
 from tests.tables import table
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -35,7 +36,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 def sample_states(players: int, seed: int, every: int = 7) -> list[State]:
     """States met in one seeded random game, mid-turn ones (pending choices, triggers) included."""
     seen: list[State] = []
-    random_game(players, seed, lambda before, step, after: seen.append(after))
+    random_game(GIZMOS, players, seed, lambda before, step, after: seen.append(after))
     return seen[::every] + [seen[-1]]
 
 
@@ -244,8 +245,8 @@ def test_observed_research_then_the_order_under_the_deck_is_known() -> None:
 
 
 def test_seeded_randomness_is_reproducible_and_pluggable() -> None:
-    a = random_game(3, 11)
-    b = random_game(3, 11)
+    a = random_game(GIZMOS, 3, 11)
+    b = random_game(GIZMOS, 3, 11)
     assert a.final == b.final and a.steps == b.steps
     s0 = new_game(2)
     assert resolve_chance(s0, random.Random(1)) == resolve_chance(s0, random.Random(1))

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.gizmos import (
+    GIZMOS,
     IllegalStep,
     InvalidStep,
     Step,
@@ -19,7 +20,7 @@ from referee.gizmos import (
     resolve_chance,
     step_from_json,
 )
-from referee.gizmos.simulate import random_game
+from referee.simulation.play import random_game
 from tests.tables import table
 
 
@@ -31,7 +32,7 @@ def test_every_step_met_in_play_round_trips_through_json() -> None:
         assert step_from_json(step.to_json()) == step
 
     for seed in range(6):
-        random_game(2 + seed % 3, seed, check)
+        random_game(GIZMOS, 2 + seed % 3, seed, check)
     s = table(deck_order={1: [20, 21, 22]})
     for step in legal_steps(s) + legal_steps(apply(s, Step("research", 0, level=1))):
         assert step_from_json(step.to_json()) == step

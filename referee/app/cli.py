@@ -13,14 +13,15 @@ import os
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from referee.app.broadcast import BroadcastError, add_broker_arguments
 from referee.game import Game, game_of_state, get_game, players_problem, registered_games
+from referee.simulation.play import GameDidNotEnd, random_game
 
-#: Random legal play longer than this many steps is reported as not terminating.
+#: ``simulate``: random legal play longer than this many steps is reported as not terminating.
 MAX_STEPS = 100_000
 
 
@@ -136,21 +137,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def random_game(game: Game[Any, Any], players: int, seed: int, log: TextIO | None = None) -> tuple[Any, int]:
-    """One game of uniformly random legal steps from a seeded setup, through the game interface
-    (chance resolved inside ``apply``): the final state and the number of steps. ``log`` gets
-    every step as a JSON line."""
-    rng = random.Random(seed)
-    state = game.new_game(players, rng)
-    for n in range(MAX_STEPS):
-        if game.is_terminal(state):
-            return state, n
-        step = rng.choice(game.legal_steps(state))
-        if log is not None:
-            turn = getattr(state, "turn", None)  # both games' states count turns
-            log.write(json.dumps({"seed": seed, "turn": turn, "step": game.step_to_json(step)}) + "\n")
-        state = game.apply(state, step, rng)
-    raise CliError(f"seed {seed}: no end after {MAX_STEPS} steps")
+def _step_logger(
+    game: Game[Any, Any], seed: int, log: TextIO | None
+) -> Callable[[Any, Any, Any], None] | None:
+    """``simulate --log``: every step as a JSON line, with the seed and the turn it was taken in."""
+    if log is None:
+        return None
+
+    def write(before: Any, step: Any, after: Any) -> None:
+        turn = getattr(before, "turn", None)  # both games' states count turns
+        log.write(json.dumps({"seed": seed, "turn": turn, "step": game.step_to_json(step)}) + "\n")
+
+    return write
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -165,8 +163,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     turns: list[int] = []
     try:
         for i in range(args.games):
-            final, steps = random_game(game, args.players, args.seed + i, log)
-            total_steps += steps
+            try:
+                play = random_game(
+                    game, args.players, args.seed + i, _step_logger(game, args.seed + i, log), MAX_STEPS
+                )
+            except GameDidNotEnd as exc:
+                raise CliError(str(exc)) from exc
+            final = play.final
+            total_steps += play.steps
             turns.append(getattr(final, "turn", 0))
             for seat, won in enumerate(game.returns(final)):
                 wins[seat] += won == 1.0  # equal totals share a win (Contrivance ruling 21)
