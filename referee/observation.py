@@ -284,3 +284,61 @@ def _parse(raw: Any) -> Observation:
         frame=frame,
         extra=extra,
     )
+
+
+# --- Contrivance: the Workbench seen from above (issue 19) -----------------------------------
+
+WORKBENCH_FORMAT = "contrivance-observation"
+
+
+@dataclass(frozen=True, slots=True)
+class TileSighting:
+    """A Component tile seen on a Workbench square, each reading with its own confidence.
+
+    ``builder`` is one of :data:`referee.contrivance.BUILDERS` (or ``"unknown"``); ``double`` is
+    the two-Rivet tile; ``facing`` is the edge of its first Rivet as in
+    :class:`referee.contrivance.Tile` (0 N, 1 E, 2 S, 3 W; ``None`` when it could not be read);
+    ``value`` is what its Point Marker dial shows, 0-6 (``None`` when unreadable).
+    """
+
+    builder: str
+    double: bool
+    facing: int | None
+    value: int | None
+    confidence: float
+    facing_confidence: float
+    value_confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class SquareSighting:
+    """One Workbench square (row and column 1-based, as the rulings number them).
+
+    ``tile is None`` with a confidence means the square was seen empty; a square missing from
+    the observation was not seen (covered by a hand, out of view).
+    """
+
+    row: int
+    column: int
+    tile: TileSighting | None
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class WorkbenchObservation:
+    """A Contrivance table at one moment: the Workbench squares, the Damage, the discard's top card."""
+
+    time: float
+    squares: tuple[SquareSighting, ...] = ()
+    damage: tuple[int, float] | None = None  # (value, confidence); None: not seen
+    discard_top: tuple[str, float] | None = None  # (card name, confidence); None: not seen
+    source: str = "camera"
+    frame: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def square(self, row: int, column: int) -> SquareSighting | None:
+        """The sighting of one square, or ``None`` when it was not seen."""
+        for s in self.squares:
+            if (s.row, s.column) == (row, column):
+                return s
+        return None
