@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee.contrivance.data import BUILDERS, EDGES, is_card
 from referee.gizmos.cards import COLORS
 
 FORMAT = "gizmos-observation"
@@ -138,10 +139,10 @@ class Observation:
         return _parse(raw)
 
 
-def _conf(raw: Any, where: str) -> float:
-    c = raw.get("confidence") if isinstance(raw, dict) else None
+def _conf(raw: Any, where: str, key: str = "confidence") -> float:
+    c = raw.get(key) if isinstance(raw, dict) else None
     if isinstance(c, bool) or not isinstance(c, int | float) or not 0.0 <= float(c) <= 1.0:
-        raise ObservationError(f"{where}.confidence: expected a number in 0..1, got {c!r}")
+        raise ObservationError(f"{where}.{key}: expected a number in 0..1, got {c!r}")
     return float(c)
 
 
@@ -342,3 +343,167 @@ class WorkbenchObservation:
             if (s.row, s.column) == (row, column):
                 return s
         return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON form (docs/observation.md); facings are written ``"N"``..``"W"``."""
+
+        def tile(t: TileSighting | None) -> dict[str, Any] | None:
+            if t is None:
+                return None
+            return {
+                "builder": t.builder,
+                "double": t.double,
+                "facing": None if t.facing is None else WORKBENCH_EDGES[t.facing],
+                "value": t.value,
+                "confidence": t.confidence,
+                "facing_confidence": t.facing_confidence,
+                "value_confidence": t.value_confidence,
+            }
+
+        out: dict[str, Any] = {
+            "format": WORKBENCH_FORMAT,
+            "version": VERSION,
+            "time": self.time,
+            "source": self.source,
+            "frame": self.frame,
+            "squares": [
+                {"row": s.row, "column": s.column, "tile": tile(s.tile), "confidence": s.confidence}
+                for s in self.squares
+            ],
+            "damage": None
+            if self.damage is None
+            else {"value": self.damage[0], "confidence": self.damage[1]},
+            "discard_top": None
+            if self.discard_top is None
+            else {"card": self.discard_top[0], "confidence": self.discard_top[1]},
+        }
+        if self.extra:
+            out["extra"] = self.extra
+        return out
+
+    def dumps(self) -> str:
+        """Compact JSON text."""
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: Any) -> WorkbenchObservation:
+        """Parse and validate; raises :class:`ObservationError` naming the bad field."""
+        return _parse_workbench(raw)
+
+    @classmethod
+    def loads(cls, text: str | bytes) -> WorkbenchObservation:
+        """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
+        try:
+            raw = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ObservationError(f"observation: not valid JSON ({exc})") from exc
+        return _parse_workbench(raw)
+
+
+#: Where a tile's first Rivet faces, as :class:`referee.contrivance.Tile` numbers it.
+WORKBENCH_EDGES: tuple[str, ...] = EDGES
+WORKBENCH_FIELDS = frozenset(
+    {"format", "version", "time", "source", "frame", "squares", "damage", "discard_top", "extra"}
+)
+SQUARE_FIELDS = frozenset({"row", "column", "tile", "confidence"})
+TILE_FIELDS = frozenset(
+    {"builder", "double", "facing", "value", "confidence", "facing_confidence", "value_confidence"}
+)
+#: The Workbench is at most 6 rows (one per Builder) of 5 columns; the Damage track reads 0-10.
+MAX_ROWS, COLUMNS, MAX_DAMAGE = 6, 5, 10
+
+
+def _int_in(value: Any, where: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ObservationError(f"{where}: expected an integer {lo}..{hi}, got {value!r}")
+    return value
+
+
+def _tile_sighting(raw: Any, where: str) -> TileSighting:
+    if not isinstance(raw, dict):
+        raise ObservationError(f"{where}: expected a tile object or null (seen empty)")
+    _known(raw, TILE_FIELDS, where)
+    builder = raw.get("builder")
+    if builder not in BUILDERS and builder != "unknown":
+        raise ObservationError(
+            f"{where}.builder: expected one of {list(BUILDERS)} or 'unknown', got {builder!r}"
+        )
+    double = raw.get("double")
+    if not isinstance(double, bool):
+        raise ObservationError(f"{where}.double: expected true or false, got {double!r}")
+    facing = raw.get("facing")
+    if facing is not None and facing not in WORKBENCH_EDGES:
+        raise ObservationError(
+            f"{where}.facing: expected one of {list(WORKBENCH_EDGES)} or null, got {facing!r}"
+        )
+    value = raw.get("value")
+    return TileSighting(
+        builder=builder,
+        double=double,
+        facing=None if facing is None else WORKBENCH_EDGES.index(facing),
+        value=None if value is None else _int_in(value, f"{where}.value", 0, 6),
+        confidence=_conf(raw, where),
+        facing_confidence=_conf(raw, where, "facing_confidence"),
+        value_confidence=_conf(raw, where, "value_confidence"),
+    )
+
+
+def _parse_workbench(raw: Any) -> WorkbenchObservation:
+    if not isinstance(raw, dict):
+        raise ObservationError("observation: expected a JSON object")
+    if raw.get("format") != WORKBENCH_FORMAT or raw.get("version") != VERSION:
+        raise ObservationError(f"observation: expected format {WORKBENCH_FORMAT!r} version {VERSION}")
+    _known(raw, WORKBENCH_FIELDS, "observation")
+    t = raw.get("time")
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
+        raise ObservationError(f"observation.time: expected seconds as a number, got {t!r}")
+    squares = []
+    seen: set[tuple[int, int]] = set()
+    for i, s in enumerate(_list(raw.get("squares"), "squares")):
+        where = f"squares[{i}]"
+        if not isinstance(s, dict):
+            raise ObservationError(f"{where}: expected an object")
+        _known(s, SQUARE_FIELDS, where)
+        row = _int_in(s.get("row"), f"{where}.row", 1, MAX_ROWS)
+        column = _int_in(s.get("column"), f"{where}.column", 1, COLUMNS)
+        if (row, column) in seen:
+            raise ObservationError(f"{where}: square row {row}, column {column} reported twice")
+        seen.add((row, column))
+        tile = None if s.get("tile") is None else _tile_sighting(s["tile"], f"{where}.tile")
+        squares.append(SquareSighting(row, column, tile, _conf(s, where)))
+    damage = None
+    if raw.get("damage") is not None:
+        d = raw["damage"]
+        if not isinstance(d, dict):
+            raise ObservationError('observation.damage: expected {"value": n, "confidence": c} or null')
+        _known(d, frozenset({"value", "confidence"}), "damage")
+        damage = (_int_in(d.get("value"), "damage.value", 0, MAX_DAMAGE), _conf(d, "damage"))
+    discard_top = None
+    if raw.get("discard_top") is not None:
+        d = raw["discard_top"]
+        if not isinstance(d, dict):
+            raise ObservationError(
+                'observation.discard_top: expected {"card": name, "confidence": c} or null'
+            )
+        _known(d, frozenset({"card", "confidence"}), "discard_top")
+        if not is_card(d.get("card")):
+            raise ObservationError(f"discard_top.card: not a Tool card name: {d.get('card')!r}")
+        discard_top = (str(d["card"]), _conf(d, "discard_top"))
+    frame = raw.get("frame")
+    if frame is not None and (isinstance(frame, bool) or not isinstance(frame, int)):
+        raise ObservationError(f"observation.frame: expected an integer or null, got {frame!r}")
+    extra = raw.get("extra") or {}
+    if not isinstance(extra, dict):
+        raise ObservationError("observation.extra: expected an object")
+    source = raw.get("source", "camera")
+    if not isinstance(source, str):
+        raise ObservationError(f"observation.source: expected a string, got {source!r}")
+    return WorkbenchObservation(
+        time=float(t),
+        squares=tuple(squares),
+        damage=damage,
+        discard_top=discard_top,
+        source=source,
+        frame=frame,
+        extra=extra,
+    )
