@@ -671,6 +671,29 @@ def _switch_card(value: int) -> str:
     return f"switch_on{value:+d}"
 
 
+def _zones(view: BenchView) -> dict[Zone, object]:
+    return {**view.squares, **({DAMAGE: view.damage} if view.damage is not None else {})}
+
+
+def _merged(at_signal: BenchView, now: BenchView, doubt: set[Zone]) -> BenchView:
+    """The view at the signal, with each zone in doubt as it reads now (if it reads clearly)."""
+    zones = {z: v for z, v in _zones(at_signal).items() if z not in doubt}
+    unsure = {z for z in at_signal.unsure if z not in doubt}
+    stale: set[Zone] = set()
+    current = _zones(now)
+    for z in doubt:
+        if z in current and z not in now.stale:
+            zones[z] = current[z]
+            if z in now.unsure:
+                unsure.add(z)
+        elif z in current:
+            zones[z] = current[z]
+            stale.add(z)
+    damage = zones.pop(DAMAGE, None)
+    squares = {z: v for z, v in zones.items() if isinstance(z, tuple)}
+    return BenchView(squares, damage, frozenset(unsure), frozenset(stale))  # type: ignore[arg-type]
+
+
 # =========================================================================== the tracker
 
 
@@ -728,7 +751,8 @@ class WorkbenchTracker:
         self.quiet_turns = 0  # configuration turns that changed nothing visible (a Redraw a Tool?)
         self._view = BenchView()
         self._pending: int | None = None  # frames since an end-of-turn signal not yet concluded
-        self._signalled: BenchView | None = None  # the first clear view after that signal
+        self._signalled: BenchView | None = None  # the view when the end of the turn was signalled
+        self._doubt: set[Zone] = set()  # its zones not clear then, read again from later frames
         self.record.append(
             "setup",
             {
@@ -773,27 +797,36 @@ class WorkbenchTracker:
         return view.complete(self.state.num_players) and not view.stale
 
     def _conclude(self, observed: dict[str, Any] | None) -> WorkbenchUpdate:
-        """Explain the turn whose end was signalled, by the first clear view since the signal.
-        A break that rests on a low-confidence reading waits a few frames for a sure one, as
-        long as the table shows nothing new; then it is reported as uncertain."""
+        """Explain the turn whose end was signalled, by the table as it stood at the signal.
+        Zones in doubt then (not seen lately, or a new reading not yet confirmed) are taken from
+        the following frames once they read clearly; every other zone stays as it was at the
+        signal, so the next Builder's hands never leak into this turn. A break that rests on a
+        low-confidence reading waits a few frames for a sure one; then it is reported as
+        uncertain."""
         assert self._pending is not None
         update = WorkbenchUpdate()
         if self.state.phase not in ("building", "configuration"):
             self._pending = None
             update.notes.append("the game is over: nothing more is played")
             return update
-        view, final = self._view, self._pending >= self.settings.eot_wait
         if self._signalled is None:
-            if not self._ready(view):
-                if not final:
-                    return update
-                view = self._filled(view, update)
-            self._signalled = view
-        elif view.key() != self._signalled.key() or not self._ready(view):
-            view, final = self._signalled, True  # the table moved on: the view at the signal decides
+            self._signalled = self._view
+            rows = self.state.num_players
+            self._doubt = {z for z in (*_all_squares(rows), DAMAGE) if z not in _zones(self._view)} | set(
+                self._view.stale
+            )
+        view, final = (
+            _merged(self._signalled, self._view, self._doubt),
+            self._pending >= self.settings.eot_wait,
+        )
+        if not self._ready(view):
+            if not final:
+                return update
+            view = self._filled(view, update)
         found = _Search(self, view).explain()
         if found is not None and found.uncertain and found.code and not final:
-            return update  # wait for a sure reading of the squares the break rests on
+            self._doubt |= view.differences(self.state) & view.unsure  # read them again
+            return update
         self._pending = self._signalled = None
         if found is None:
             update.notes.append(f"{self.names[self.state.current]} has placed no tile yet: still their turn")
