@@ -217,6 +217,21 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: referee the bundled recorded game end to end."""
+    if args.game == "contrivance":
+        gizmos_only = [
+            name
+            for name, value in (
+                ("--oracle", args.oracle),
+                ("--camera-only", args.camera_only),
+                ("--model", args.model),
+            )
+            if value
+        ]
+        if gizmos_only:
+            raise CliError(f"{gizmos_only[0]} is an option of the Gizmos demo, not of --game contrivance")
+        return _edge("referee.app.contrivance_demo", "run_contrivance_demo", args)
+    if args.seed is not None or args.source != "truth":
+        raise CliError("--seed and --source are options of --game contrivance")
     return _edge("referee.app.demo", "run_demo", args)
 
 
@@ -368,6 +383,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the camera alone: no dispenser board, so no sensor events and no end-of-turn button; "
         "turns are inferred from the table",
+    )
+    s.add_argument(
+        "--game",
+        choices=games,
+        default="gizmos",
+        help="which recorded game: gizmos (default) or contrivance (a 4-player game with three rules "
+        "broken on purpose; docs/contrivance.md)",
+    )
+    s.add_argument(
+        "--seed", type=int, help="contrivance: the seed the recorded game is made from (default 19)"
+    )
+    s.add_argument(
+        "--source",
+        choices=("truth",),
+        default="truth",
+        help="contrivance: where observations come from: truth = the recording's ground truth with "
+        "camera-like noise",
     )
     s.set_defaults(func=cmd_demo)
 

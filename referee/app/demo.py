@@ -92,22 +92,35 @@ class DemoResult:
 
     def check(self) -> list[str]:
         """Where the referee and the ground truth differ (empty: it refereed the game exactly)."""
-        out = []
-        got = [(s["seat"], s["total"]) for s in self.scores]
-        want = [(s["seat"], s["total"]) for s in self.truth_scores]
-        if got != want:
-            out.append(f"final scores {got} (seat, total), the ground truth says {want}")
-        flagged = [(w["turn"], w["code"]) for w in self.warnings]
-        for inj in self.injections:
-            if (inj["turn"], inj["code"]) not in flagged:
-                out.append(f"the {inj['code']} of turn {inj['turn']} was not flagged")
-        expected = {(i["turn"], i["code"]) for i in self.injections}
-        for w in self.warnings:
-            if (w["turn"], w["code"]) not in expected:
-                out.append(f"unexpected warning on turn {w['turn']}: {w['message']}")
-        if not self.game_over:
-            out.append("the referee did not see the game end")
-        return out
+        return differences(self.scores, self.truth_scores, self.warnings, self.injections, self.game_over)
+
+
+def differences(
+    scores: list[dict[str, Any]],
+    truth_scores: list[dict[str, Any]],
+    warnings: list[dict[str, Any]],
+    injections: list[dict[str, Any]],
+    game_over: bool,
+) -> list[str]:
+    """Where a referee's result and a recording's ground truth differ (empty: it refereed the
+    game exactly): the final totals by seat, every rule broken on purpose flagged on its turn
+    with its code, no other warning, and the game seen to end. Every game's demo checks this."""
+    out = []
+    got = [(s["seat"], s["total"]) for s in scores]
+    want = [(s["seat"], s["total"]) for s in truth_scores]
+    if got != want:
+        out.append(f"final scores {got} (seat, total), the ground truth says {want}")
+    flagged = [(w["turn"], w["code"]) for w in warnings]
+    for inj in injections:
+        if (inj["turn"], inj["code"]) not in flagged:
+            out.append(f"the {inj['code']} of turn {inj['turn']} was not flagged")
+    expected = {(i["turn"], i["code"]) for i in injections}
+    for w in warnings:
+        if (w["turn"], w["code"]) not in expected:
+            out.append(f"unexpected warning on turn {w['turn']}: {w['message']}")
+    if not game_over:
+        out.append("the referee did not see the game end")
+    return out
 
 
 def play_demo(options: DemoOptions, out: TextIO | None = None, err: TextIO | None = None) -> DemoResult:

@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from web.live import FrameBuffer
 
 
-
 class LiveError(Exception):
     """A camera, file, port or setting that cannot be used; the message names it and says why."""
 
@@ -925,6 +924,11 @@ def write_summary(
             f"{r['rank']:<6}{r['name'][:11]:<12}{r['total']:>6}{r['printed_vp']:>9}{r['token_points']:>8}"
             f"{r['gizmos']:>8}\n"
         )
+    write_warnings(names, warnings, out)
+
+
+def write_warnings(names: Sequence[str], warnings: list[dict[str, Any]], out: TextIO) -> None:
+    """Every warning (who, rule, what happened, the fix), for the terminal; any game's."""
     out.write(f"\nWarnings ({len(warnings)})\n")
     for w in warnings:
         who = names[w["player"]] if w.get("player") is not None else "the table"
