@@ -763,6 +763,22 @@ class WorkbenchTracker:
             },
         )
 
+    @classmethod
+    def at(
+        cls,
+        names: Sequence[str],
+        state: State,
+        settings: WorkbenchSettings | None = None,
+        record: GameRecord | None = None,
+    ) -> WorkbenchTracker:
+        """A referee that starts watching a game already under way: the table as ``state``
+        has it (its hands, deck and discard pile are not what the referee knows, and are dropped)."""
+        builders = [b for b in state.builders if b is not None]
+        tracker = cls(names, builders, settings, record)
+        tracker.state = _settled(state)
+        tracker.record.append("state", {"state": tracker.state.to_json(), "reason": "joined"})
+        return tracker
+
     # ------------------------------------------------------------------ inputs
     def observe(self, obs: WorkbenchObservation) -> WorkbenchUpdate:
         """One observation (frame); a turn whose end was signalled is explained once its view is clear."""
