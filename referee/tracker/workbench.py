@@ -672,7 +672,10 @@ def _switch_card(value: int) -> str:
 
 
 def _zones(view: BenchView) -> dict[Zone, object]:
-    return {**view.squares, **({DAMAGE: view.damage} if view.damage is not None else {})}
+    out: dict[Zone, object] = {sq: seen for sq, seen in view.squares.items()}
+    if view.damage is not None:
+        out[DAMAGE] = view.damage
+    return out
 
 
 def _merged(at_signal: BenchView, now: BenchView, doubt: set[Zone]) -> BenchView:
@@ -827,10 +830,8 @@ class WorkbenchTracker:
             return update
         if self._signalled is None:
             self._signalled = self._view
-            rows = self.state.num_players
-            self._doubt = {z for z in (*_all_squares(rows), DAMAGE) if z not in _zones(self._view)} | set(
-                self._view.stale
-            )
+            every: list[Zone] = [*_all_squares(self.state.num_players), DAMAGE]
+            self._doubt = {z for z in every if z not in _zones(self._view)} | set(self._view.stale)
         view, final = (
             _merged(self._signalled, self._view, self._doubt),
             self._pending >= self.settings.eot_wait,
