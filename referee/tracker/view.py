@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field, replace
+from typing import TypeVar, cast
 
 from referee.gizmos.cards import COLOR_INDEX, COLORS, default_cards
 from referee.gizmos.state import (
@@ -25,6 +26,7 @@ from referee.gizmos.state import (
 from referee.observation import CardSighting, MarbleSighting, Observation
 
 Slot = tuple[int, int]  # (level, slot)
+_Zone = TypeVar("_Zone")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +81,12 @@ class TableView:
             return self
         display = {k: v for k, v in self.display.items() if f"display{k[0]}.{k[1]}" not in zones}
         seats = tuple(
-            SeatView(**{z: None if f"{z}{i}" in zones else getattr(sv, z) for z in SEAT_ZONES})
+            SeatView(
+                ring=None if f"ring{i}" in zones else sv.ring,
+                archive=None if f"archive{i}" in zones else sv.archive,
+                gizmos=None if f"gizmos{i}" in zones else sv.gizmos,
+                vp=None if f"vp{i}" in zones else sv.vp,
+            )
             for i, sv in enumerate(self.seats)
         )
         return TableView(
@@ -89,6 +96,11 @@ class TableView:
             turn_player=self.turn_player,
             unsure=self.unsure - frozenset(zones),
         )
+
+
+def _known_or(value: _Zone | None, remembered: object) -> _Zone | None:
+    """``value`` when the zone is known now, else what it last read (memory keeps each zone's own type)."""
+    return value if value is not None else cast("_Zone | None", remembered)
 
 
 #: The zones of a player's area, as named in :attr:`TableView.unsure` (``ring0``, ``vp2``...).
@@ -298,15 +310,15 @@ class Stabilizer:
                 display[_slot_of(z)] = v  # type: ignore[assignment]
         seats = tuple(
             SeatView(
-                **{
-                    z: getattr(sv, z) if getattr(sv, z) is not None else fresh.get(f"{z}{i}")
-                    for z in SEAT_ZONES
-                }
+                ring=_known_or(sv.ring, fresh.get(f"ring{i}")),
+                archive=_known_or(sv.archive, fresh.get(f"archive{i}")),
+                gizmos=_known_or(sv.gizmos, fresh.get(f"gizmos{i}")),
+                vp=_known_or(sv.vp, fresh.get(f"vp{i}")),
             )
             for i, sv in enumerate(now.seats)
         )
-        row = now.row if now.row is not None else fresh.get("row")
-        return replace(now, display=display, row=row, seats=seats)  # type: ignore[arg-type]
+        row = _known_or(now.row, fresh.get("row"))
+        return replace(now, display=display, row=row, seats=seats)
 
     def stable(self) -> TableView:
         """The zones that read the same (and known) in each of the last ``frames`` views."""
