@@ -355,3 +355,12 @@ def test_the_record_keeps_every_step_and_warning() -> None:
     turn(tracker, changed(changed(start, (1, 2), facing=W), (2, 3), value=0))
     kinds = [e.kind for e in tracker.record.entries()]
     assert kinds[0] == "setup" and kinds.count("warning") == 1 and "step" in kinds and kinds[-1] == "state"
+
+
+def test_a_bad_setup_is_one_error_naming_it() -> None:
+    with pytest.raises(TrackerError, match="builders: expected different Builders"):
+        WorkbenchTracker(NAMES[:2], ["Engineer", "Wizard"])
+    with pytest.raises(TrackerError, match="builders: expected different Builders"):
+        WorkbenchTracker(NAMES[:2], ["Engineer", "Engineer"])
+    with pytest.raises(TrackerError, match="one Builder per seat"):
+        WorkbenchTracker(NAMES[:3], ["Engineer", "Mechanic"])

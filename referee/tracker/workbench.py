@@ -45,6 +45,7 @@ from referee.contrivance import (
     new_game,
 )
 from referee.contrivance.data import (
+    BUILDERS,
     BUILDING_COLUMNS,
     COLUMNS,
     DEFAULT_EDITION,
@@ -735,7 +736,12 @@ class WorkbenchTracker:
         edition: Edition = DEFAULT_EDITION,
     ) -> None:
         if len(names) != len(builders):
-            raise ValueError("names and builders: one of each per seat")
+            raise TrackerError("names and builders: one Builder per seat")
+        unknown = [b for b in builders if b not in BUILDERS]
+        if unknown or len(set(builders)) != len(builders):
+            raise TrackerError(
+                f"builders: expected different Builders of {list(BUILDERS)}, got {list(builders)}"
+            )
         self.names = list(names)
         self.builders = list(builders)
         self.settings = settings or WorkbenchSettings()
@@ -789,7 +795,7 @@ class WorkbenchTracker:
         if self._pending is None:
             return WorkbenchUpdate()
         self._pending += 1
-        return self._conclude(obs.to_json())
+        return self._conclude()
 
     def end_turn(self, signal: EndOfTurn) -> WorkbenchUpdate:
         """The turn ended: explain it now if the view is clear, else within the next frames."""
@@ -797,7 +803,7 @@ class WorkbenchTracker:
         if self._pending is not None:  # a second signal before the first was concluded: one turn
             return WorkbenchUpdate(notes=["end of turn signalled twice; counted once"])
         self._pending = 0
-        return self._conclude(None)
+        return self._conclude()
 
     def reveal(self, requirement: int, who: str = "referee") -> WorkbenchUpdate:
         """The Contrivance tile revealed at the end: its requirement, read by a person."""
@@ -815,7 +821,7 @@ class WorkbenchTracker:
         """A view to explain a turn by: every square and the Damage known, none stale."""
         return view.complete(self.state.num_players) and not view.stale
 
-    def _conclude(self, observed: dict[str, Any] | None) -> WorkbenchUpdate:
+    def _conclude(self) -> WorkbenchUpdate:
         """Explain the turn whose end was signalled, by the table as it stood at the signal.
         Zones in doubt then (not seen lately, or a new reading not yet confirmed) are taken from
         the following frames once they read clearly; every other zone stays as it was at the
