@@ -222,6 +222,15 @@ class BenchStabilizer:
                 self._stable[zone] = (reading[0], all(r[1] for r in recent))
         return self.stable()
 
+    def guess(self, zone: Zone) -> tuple[object] | None:
+        """The value ``zone`` read most often in its last readings (ties: the latest), or
+        ``None`` if it was never read."""
+        recent = self._recent.get(zone)
+        if not recent:
+            return None
+        values = [r[0] for r in recent]
+        return (max(reversed(values), key=values.count),)
+
     def stable(self) -> BenchView:
         squares: dict[Square, TileSeen | None] = {}
         damage: int | None = None
@@ -762,6 +771,7 @@ class WorkbenchTracker:
         self._pending: int | None = None  # frames since an end-of-turn signal not yet concluded
         self._signalled: BenchView | None = None  # the view when the end of the turn was signalled
         self._doubt: set[Zone] = set()  # its zones not clear then, read again from later frames
+        self._clear: BenchView | None = None  # the latest clear view since the signal
         self.record.append(
             "setup",
             {
@@ -800,10 +810,15 @@ class WorkbenchTracker:
     def end_turn(self, signal: EndOfTurn) -> WorkbenchUpdate:
         """The turn ended: explain it now if the view is clear, else within the next frames."""
         self.record.append("event", signal.to_json())
-        if self._pending is not None:  # a second signal before the first was concluded: one turn
-            return WorkbenchUpdate(notes=["end of turn signalled twice; counted once"])
+        earlier = WorkbenchUpdate()
+        if self._pending is not None:  # the turn before is still waiting for a clear view: it ends now
+            self._pending = self.settings.eot_wait
+            earlier = self._conclude()
         self._pending = 0
-        return self._conclude()
+        update = self._conclude()
+        return WorkbenchUpdate(
+            earlier.steps + update.steps, earlier.warnings + update.warnings, earlier.notes + update.notes
+        )
 
     def reveal(self, requirement: int, who: str = "referee") -> WorkbenchUpdate:
         """The Contrivance tile revealed at the end: its requirement, read by a person."""
@@ -831,7 +846,7 @@ class WorkbenchTracker:
         assert self._pending is not None
         update = WorkbenchUpdate()
         if self.state.phase not in ("building", "configuration"):
-            self._pending = None
+            self._pending = self._signalled = self._clear = None
             update.notes.append("the game is over: nothing more is played")
             return update
         if self._signalled is None:
@@ -842,15 +857,19 @@ class WorkbenchTracker:
             _merged(self._signalled, self._view, self._doubt),
             self._pending >= self.settings.eot_wait,
         )
-        if not self._ready(view):
-            if not final:
-                return update
-            view = self._filled(view, update)
+        if self._ready(view) and self._clear is not None and view.key() != self._clear.key():
+            view, final = self._clear, True  # the table moved on since its clear view: that decides
+        elif self._ready(view):
+            self._clear = view
+        elif not final:
+            return update
+        else:  # the first clear view since the signal, else the best guess
+            view = self._clear or self._filled(view, update)
         found = _Search(self, view).explain()
         if found is not None and found.uncertain and found.code and not final:
             self._doubt |= view.differences(self.state) & view.unsure  # read them again
             return update
-        self._pending = self._signalled = None
+        self._pending = self._signalled = self._clear = None
         if found is None:
             update.notes.append(f"{self.names[self.state.current]} has placed no tile yet: still their turn")
             return update
@@ -858,20 +877,31 @@ class WorkbenchTracker:
         return update
 
     def _filled(self, view: BenchView, update: WorkbenchUpdate) -> BenchView:
-        """The view with what was not seen lately taken as the model has it (assumed unchanged)."""
-        unknown = [
-            sq for sq in _all_squares(self.state.num_players) if sq not in view.squares or sq in view.stale
-        ]
+        """The view once waiting is over: a square whose new reading was never confirmed takes
+        the value it read most often lately (ties: the latest); a square not read at all is
+        assumed unchanged. Both are marked unsure, so no rule break rests on them."""
         known = view_of(self.state)
-        if unknown:
+        squares = dict(view.squares)
+        unsure = set(view.unsure)
+        guessed = unread = 0
+        for sq in _all_squares(self.state.num_players):
+            if sq in view.squares and sq not in view.stale:
+                continue
+            guess = self.stabilizer.guess(sq)
+            if guess is not None:
+                squares[sq] = guess[0]  # type: ignore[assignment]
+                guessed += 1
+            else:
+                squares[sq] = known.squares[sq]
+                unread += 1
+            unsure.add(sq)
+        if guessed or unread:
             update.notes.append(
-                f"{len(unknown)} square(s) not seen at the end of the turn: assumed unchanged"
+                f"at the end of the turn {guessed} square(s) were read without confirmation and "
+                f"{unread} not at all (assumed unchanged)"
             )
-        return BenchView(
-            {**view.squares, **{sq: known.squares[sq] for sq in unknown}},
-            view.damage if view.damage is not None else known.damage,
-            view.unsure,
-        )
+        damage = view.damage if view.damage is not None else known.damage
+        return BenchView(squares, damage, frozenset(unsure))
 
     def _accept(self, found: Explanation, view: BenchView, update: WorkbenchUpdate) -> None:
         before = self.state
