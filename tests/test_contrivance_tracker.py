@@ -364,3 +364,30 @@ def test_a_bad_setup_is_one_error_naming_it() -> None:
         WorkbenchTracker(NAMES[:2], ["Engineer", "Engineer"])
     with pytest.raises(TrackerError, match="one Builder per seat"):
         WorkbenchTracker(NAMES[:3], ["Engineer", "Mechanic"])
+
+
+def test_a_game_resumes_from_its_record(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from referee.tracker.record import GameRecord, RecordError
+
+    path = tmp_path / "contrivance.sqlite"
+    start = table(2, current=1, damage=1)
+    tracker = WorkbenchTracker.at(NAMES[:2], start, record=GameRecord(path))
+    show(tracker, start)
+    after = changed(changed(start, (1, 2), facing=W), (2, 3), value=0)
+    turn(tracker, after)  # a second action: warned
+    turn(tracker, moved(after, (1, 1), (1, 5)))
+    turn(tracker, replace(moved(after, (1, 1), (1, 5)), damage=0))  # repaired: the game ends
+    tracker.reveal(3)
+    tracker.record.close()
+    again = WorkbenchTracker.open(path)
+    fields = ("workbench", "supply", "damage", "phase", "current", "turn", "requirement")
+    assert [getattr(again.state, f) for f in fields] == [getattr(tracker.state, f) for f in fields]
+    assert again.state.game_over
+    assert again.warnings == tracker.warnings and again.played == tracker.played
+    assert [line.text for line in again.log] == [line.text for line in tracker.log]
+    assert again.scores() == tracker.scores()
+    with pytest.raises(RecordError, match="no such game record"):
+        WorkbenchTracker.open(tmp_path / "missing.sqlite")
+    (tmp_path / "notes.txt").write_text("not a record")
+    with pytest.raises(RecordError):
+        WorkbenchTracker.open(tmp_path / "notes.txt")

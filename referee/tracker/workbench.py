@@ -31,16 +31,19 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from referee.contrivance import (
     CONTRIVANCE,
     RULES,
+    ContrivanceError,
     IllegalStep,
     State,
     Step,
     Tile,
     apply,
+    edition_from_json,
     legal_steps,
     new_game,
 )
@@ -57,13 +60,13 @@ from referee.contrivance.data import (
     TOOLS,
     Edition,
 )
-from referee.contrivance.errors import Rule
+from referee.contrivance.errors import Rule, StateError
 from referee.contrivance.rules import resolve_chance
-from referee.contrivance.state import Square
+from referee.contrivance.state import PHASES, Square, tile_from_json
 from referee.contrivance.steps import CARD_TITLES, describe
 from referee.events import EndOfTurn
 from referee.observation import WorkbenchObservation
-from referee.tracker.record import GameRecord
+from referee.tracker.record import GameRecord, RecordError
 from referee.tracker.tracker import LogLine, TrackerError
 from referee.tracker.verdicts import RefereeWarning
 
@@ -707,6 +710,53 @@ def _merged(at_signal: BenchView, now: BenchView, doubt: set[Zone]) -> BenchView
     return BenchView(squares, damage, frozenset(unsure), frozenset(stale))  # type: ignore[arg-type]
 
 
+def _model_json(state: State) -> dict[str, Any]:
+    """What the referee knows of a table, for its record: the Workbench, the tiles still to
+    place, the Damage and whose turn it is (hands, deck and discard pile are hidden). After a
+    break this may be a table the rules could not reach, so it is not an engine state."""
+    return {
+        "workbench": [[None if t is None else t.to_json() for t in row] for row in state.workbench],
+        "supply": [[t.to_json() for t in tiles] for tiles in state.supply],
+        "damage": state.damage,
+        "phase": state.phase,
+        "current": state.current,
+        "turn": state.turn,
+        "requirement": state.requirement,
+        "chance": [list(e) for e in state.chance],
+    }
+
+
+def _model_from_json(base: State, raw: Any) -> State:
+    """The referee's table from its record (:func:`_model_json`) on the game's fresh ``base``."""
+    if not isinstance(raw, dict) or raw.get("phase") not in PHASES:
+        raise StateError("state: expected the referee's table with a known phase")
+    n = base.num_players
+    workbench = tuple(
+        tuple(None if t is None else tile_from_json(t, f"workbench[{r}][{c}]") for c, t in enumerate(row))
+        for r, row in enumerate(raw["workbench"])
+    )
+    if len(workbench) != n or any(len(row) != COLUMNS for row in workbench):
+        raise StateError(f"workbench: expected {n} rows of {COLUMNS} squares")
+    supply = tuple(
+        tuple(tile_from_json(t, f"supply[{k}][{i}]") for i, t in enumerate(tiles))
+        for k, tiles in enumerate(raw["supply"])
+    )
+    numbers = {key: raw[key] for key in ("damage", "current", "turn")}
+    if any(type(v) is not int for v in numbers.values()) or not 0 <= numbers["current"] < n:
+        raise StateError(f"state: expected integers for {sorted(numbers)}")
+    return replace(
+        base,
+        workbench=workbench,
+        supply=supply,
+        damage=numbers["damage"],
+        phase=raw["phase"],
+        current=numbers["current"],
+        turn=numbers["turn"],
+        requirement=raw["requirement"],
+        chance=tuple(tuple(e) for e in raw["chance"]),
+    )
+
+
 # =========================================================================== the tracker
 
 
@@ -751,6 +801,25 @@ class WorkbenchTracker:
             raise TrackerError(
                 f"builders: expected different Builders of {list(BUILDERS)}, got {list(builders)}"
             )
+        self._start(names, builders, settings, record, edition)
+        self.record.append(
+            "setup",
+            {
+                "game": "contrivance",
+                "names": self.names,
+                "builders": self.builders,
+                "edition": edition.to_json(),
+            },
+        )
+
+    def _start(
+        self,
+        names: Sequence[str],
+        builders: Sequence[str],
+        settings: WorkbenchSettings | None,
+        record: GameRecord | None,
+        edition: Edition,
+    ) -> None:
         self.names = list(names)
         self.builders = list(builders)
         self.settings = settings or WorkbenchSettings()
@@ -772,15 +841,6 @@ class WorkbenchTracker:
         self._signalled: BenchView | None = None  # the view when the end of the turn was signalled
         self._doubt: set[Zone] = set()  # its zones not clear then, read again from later frames
         self._clear: BenchView | None = None  # the latest clear view since the signal
-        self.record.append(
-            "setup",
-            {
-                "game": "contrivance",
-                "names": self.names,
-                "builders": self.builders,
-                "edition": edition.to_json(),
-            },
-        )
 
     @classmethod
     def at(
@@ -795,8 +855,43 @@ class WorkbenchTracker:
         builders = [b for b in state.builders if b is not None]
         tracker = cls(names, builders, settings, record)
         tracker.state = _settled(state)
-        tracker.record.append("state", {"state": tracker.state.to_json(), "reason": "joined"})
+        tracker.record.append("state", {"state": _model_json(tracker.state), "reason": "joined"})
         return tracker
+
+    @classmethod
+    def open(cls, path: str | Path, settings: WorkbenchSettings | None = None) -> WorkbenchTracker:
+        """Resume a refereed game from its record after a crash or a restart: the table, the
+        Tool cards counted, the warnings and the move log stand as the last accepted turn left
+        them (a turn not yet explained is explained again from the next frames)."""
+        if str(path) != ":memory:" and not Path(path).exists():
+            raise RecordError(f"{path}: no such game record")
+        record = GameRecord(path)
+        entries = list(record.entries())
+        if not entries or entries[0].kind != "setup" or entries[0].payload.get("game") != "contrivance":
+            raise RecordError(f"{path}: not a Contrivance game record")
+        setup = entries[0].payload
+        edition = edition_from_json(setup["edition"])
+        tracker = cls.__new__(cls)
+        tracker._start(setup["names"], setup["builders"], settings, record, edition)
+        try:
+            for entry in entries[1:]:
+                tracker._replay(entry.kind, entry.payload, entry.who)
+        except (KeyError, TypeError, ValueError, ContrivanceError) as exc:
+            raise RecordError(f"{path}: a corrupt entry ({exc})") from exc
+        return tracker
+
+    def _replay(self, kind: str, payload: dict[str, Any], who: str) -> None:
+        if kind == "state":
+            self.state = _model_from_json(self.state, payload["state"])
+            self.played = Counter(payload.get("played", {}))
+            self.quiet_turns = int(payload.get("quiet_turns", 0))
+        elif kind == "warning":
+            self.warnings.append(RefereeWarning.from_json(payload))
+        elif kind == "step":
+            line = LogLine(**payload["line"])
+            self.log.append(line)
+            if line.step["kind"] == "reveal":
+                self.state = apply(self.state, CONTRIVANCE.step_from_json(line.step))
 
     # ------------------------------------------------------------------ inputs
     def observe(self, obs: WorkbenchObservation) -> WorkbenchUpdate:
@@ -824,11 +919,13 @@ class WorkbenchTracker:
         """The Contrivance tile revealed at the end: its requirement, read by a person."""
         step = Step("reveal", value=requirement)
         try:
-            self.state = apply(self.state, step)
+            after = apply(self.state, step)
         except IllegalStep as exc:
             raise TrackerError(f"reveal: {exc.message}") from exc
-        self.record.append("step", {"step": step.to_json(), "who": who})
-        self._log(step, who)
+        line = self._line(step, who, self.state)
+        self.record.append("step", {"line": line.to_json(), "forced": False}, who=who)
+        self.state = after
+        self.log.append(line)
         return WorkbenchUpdate(steps=[step])
 
     # ------------------------------------------------------------------ the turn
@@ -904,46 +1001,53 @@ class WorkbenchTracker:
         return BenchView(squares, damage, frozenset(unsure))
 
     def _accept(self, found: Explanation, view: BenchView, update: WorkbenchUpdate) -> None:
+        """Record the turn (one transaction), then take it: memory never runs ahead of the record."""
         before = self.state
         seat = before.current
-        if before.phase == "configuration":
-            self.quiet_turns += found.quiet
-        self.played.update(found.cards)
+        lines = [self._line(step, self.names[seat], before) for step in found.steps]
+        warning = None
+        if found.code or found.uncertain:
+            warning = RefereeWarning(
+                id=len(self.warnings) + 1,
+                kind="uncertain" if found.uncertain else "violation",
+                turn=before.turn + 1,
+                round=before.round,
+                player=seat,
+                code=found.code,
+                rulings=rule_of(found.code).rulings if found.code else (),
+                message=found.message,
+                remedy=found.remedy,
+                time=time.time(),
+            )
+        played = self.played + Counter(found.cards)
+        quiet = self.quiet_turns + (found.quiet and before.phase == "configuration")
         with self.record.transaction():
             self.record.append("observation", {"squares": len(view.squares), "damage": view.damage})
-            for step in found.steps:
-                self.record.append("step", {"step": step.to_json(), "forced": found.code is not None})
-                self._log(step, self.names[seat], before)
-                update.steps.append(step)
-            if found.code or found.uncertain:
-                w = RefereeWarning(
-                    id=len(self.warnings) + 1,
-                    kind="uncertain" if found.uncertain else "violation",
-                    turn=before.turn + 1,
-                    round=before.round,
-                    player=seat,
-                    code=found.code,
-                    rulings=rule_of(found.code).rulings if found.code else (),
-                    message=found.message,
-                    remedy=found.remedy,
-                    time=time.time(),
-                )
-                self.warnings.append(w)
-                update.warnings.append(w)
-                self.record.append("warning", w.to_json())
-            self.state = found.after
-            self.record.append("state", {"state": self.state.to_json(), "reason": "turn"})
-
-    def _log(self, step: Step, who: str, before: State | None = None) -> None:
-        state = before or self.state
-        self.log.append(
-            LogLine(
-                turn=state.turn + 1,
-                round=state.round,
-                player=step.player,
-                text=describe(step, who) if step.player is not None else describe(step),
-                step=step.to_json(),
+            for line in lines:
+                self.record.append("step", {"line": line.to_json(), "forced": found.code is not None})
+            if warning is not None:
+                self.record.append("warning", warning.to_json())
+            self.record.append(
+                "state",
+                {
+                    "state": found.after.to_json(),
+                    "reason": "turn",
+                    "played": dict(played),
+                    "quiet_turns": quiet,
+                },
             )
+        self.log += lines
+        update.steps += found.steps
+        if warning is not None:
+            self.warnings.append(warning)
+            update.warnings.append(warning)
+        self.state, self.played, self.quiet_turns = found.after, played, quiet
+
+    def _line(self, step: Step, who: str, before: State) -> LogLine:
+        """The move log's line for a step taken from the table ``before``."""
+        text = describe(step, who) if step.player is not None else describe(step)
+        return LogLine(
+            turn=before.turn + 1, round=before.round, player=step.player, text=text, step=step.to_json()
         )
 
     # ------------------------------------------------------------------ hidden cards
