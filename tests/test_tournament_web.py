@@ -182,3 +182,26 @@ def test_summary_lag_fields_round_trip(board: Board) -> None:
     sent = time.time()
     board.update("t3", {"table": "t3", "game": "g3", "sent": sent, "players": []}, online=True)
     assert board.snapshot()["tables"][-1]["summary"]["sent"] == sent
+
+
+def test_stream_opens_at_once_on_a_quiet_board(board: Board) -> None:
+    """The first chunk (the reconnection delay) comes at once, not at the first change or
+    heartbeat: until then the browser has no headers and the page said "reconnecting…"."""
+    app = create_app(board, {"ADMIN_PIN": PIN, "PIN_ITERATIONS": 1000, "SSE_HEARTBEAT_S": 5.0})
+    version = board.snapshot()["version"]
+    started = time.monotonic()
+    resp = app.test_client().get(f"/api/stream?since={version}", buffered=False)
+    first = next(iter(resp.response))
+    assert time.monotonic() - started < 3.0
+    assert first == b"retry: 1500\n\n"
+    resp.close()
+
+
+def test_a_reconnecting_stream_resumes_from_last_event_id(client: FlaskClient, board: Board) -> None:
+    version = board.snapshot()["version"]
+    board.update("t1", online=False)
+    # The page's URL still says since=-1 (its first connection); the browser's header says more.
+    body = client.get("/api/stream?since=-1", headers={"Last-Event-ID": str(version)}).get_data(as_text=True)
+    events = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+    assert [row["table"] for row in events[0]["tables"]] == ["t1"]
+    assert client.get("/api/stream", headers={"Last-Event-ID": "x"}).status_code == 400
