@@ -154,7 +154,9 @@ class SqlStore:
         insert = self._sql("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
         new_game = self._sql("INSERT INTO games (table_id, game_id) VALUES (?, ?) ON CONFLICT DO NOTHING")
         locked = self._sql("SELECT confirmed FROM games WHERE table_id=? AND game_id=?" + self.LOCK_GAME)
-        after = self._sql("SELECT seq FROM entries WHERE table_id=? AND game_id=? AND prev=?")
+        # Everything held past the confirmed number, in one query (not one per entry: a round
+        # trip to a PostgreSQL server each); the walk along the prev links is done here.
+        beyond = self._sql("SELECT prev, seq FROM entries WHERE table_id=? AND game_id=? AND prev>=?")
         advance = self._sql("UPDATE games SET confirmed=? WHERE table_id=? AND game_id=?")
 
         def work(cur: Any) -> dict[tuple[str, str], int]:
@@ -165,12 +167,10 @@ class SqlStore:
                 cur.execute(new_game, (table, game))
                 cur.execute(locked, (table, game))
                 confirmed = start = int(cur.fetchone()[0])
-                while True:
-                    cur.execute(after, (table, game, confirmed))
-                    row = cur.fetchone()
-                    if row is None:
-                        break
-                    confirmed = int(row[0])
+                cur.execute(beyond, (table, game, confirmed))
+                following = {int(prev): int(seq) for prev, seq in cur.fetchall()}
+                while confirmed in following:
+                    confirmed = following[confirmed]
                 if confirmed != start:
                     cur.execute(advance, (confirmed, table, game))
                 touched[(table, game)] = confirmed
