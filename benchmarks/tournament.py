@@ -1,7 +1,8 @@
 """Tournament benchmark: N simulated tables -> Mosquitto -> the hub, at game pace and at 10x.
 
 For each N (default 10, 50, 200) and each pace, a fresh local Mosquitto (with the tournament's
-passwords and ACL) and a fresh hub process (``gizmos-referee hub``, SQLite store) run; processes
+passwords and ACL) and a fresh hub process (``gizmos-referee hub``; a SQLite store, or with
+``--store postgresql`` a fresh database on a throw-away local PostgreSQL) run; processes
 of 50 simulated tables each write their game records and broadcast them (one table's referee
 runs one broadcaster; paho's select() loop cannot use descriptors past 1024, so one process
 holds at most ~100 tables). A client
@@ -18,6 +19,7 @@ reads the organiser page's event stream. Printed per run:
 Target (issue 18): 200 tables at game pace with p99 lag under 1 s.
 
     nice -n 10 .venv/bin/python benchmarks/tournament.py [--tables 10 50 200] [--seconds 30]
+        [--store sqlite|postgresql]
 """
 
 from __future__ import annotations
@@ -141,17 +143,18 @@ def play_tables(
     fleet.stop()
 
 
-def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, Any]:
+def one_run(tables: int, pace: float, seconds: float, label: str, postgres: Any = None) -> dict[str, Any]:
     ids = [f"t{i:03d}" for i in range(1, tables + 1)]
     users = {"hub": secrets.token_urlsafe(12), **{t: secrets.token_urlsafe(12) for t in ids}}
     with tempfile.TemporaryDirectory(prefix="gizmos-bench-") as work, Mosquitto(users) as broker:
+        store = postgres.create_database() if postgres is not None else str(Path(work) / "hub.sqlite")
         page_port = free_port()
         env = {**os.environ, "GIZMOS_ADMIN_PIN": "bench-pin", "PYTHONPATH": str(ROOT_DIR)}
         hub = subprocess.Popen(
             [
                 sys.executable, "-m", "referee.app.cli", "hub",
                 "--broker", f"mqtt://hub:{users['hub']}@127.0.0.1:{broker.port}",
-                "--store", str(Path(work) / "hub.sqlite"),
+                "--store", store,
                 "--port", str(page_port),
                 "--seconds", str(seconds + 300),
             ],
@@ -203,6 +206,7 @@ def one_run(tables: int, pace: float, seconds: float, label: str) -> dict[str, A
     sys.stderr.write(f"[{label}] {tables} tables: {written} entries written, {stats['stored']} stored\n")
     return {
         "label": label,
+        "store": "postgresql" if postgres is not None else "sqlite",
         "tables": tables,
         "pace_s": pace,
         "seconds": round(played_s, 1),
@@ -232,14 +236,33 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--speeds", type=float, nargs="+", default=[1.0, 10.0], help="multiples of game pace")
     p.add_argument("--seconds", type=float, default=30.0, help="seconds of play per run (default 30)")
     p.add_argument("--json", help="also write the results here")
+    p.add_argument(
+        "--store",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the hub's store: a SQLite file, or a throw-away local PostgreSQL (as the tests start it)",
+    )
     args = p.parse_args(argv)
     if any(n < 1 or n > 500 for n in args.tables) or args.pace <= 0 or args.seconds <= 0:
         p.error("--tables 1-500, --pace and --seconds above 0")
+    postgres = None
+    if args.store == "postgresql":
+        from tests.postgres_server import PostgresServer, PostgresUnavailable
+
+        try:
+            postgres = PostgresServer().start()
+        except PostgresUnavailable as why:
+            p.error(f"--store postgresql: {why}")
     results = []
-    for speed in args.speeds:
-        for n in args.tables:
-            label = "game pace" if speed == 1 else f"{speed:g}x pace"
-            results.append(one_run(n, args.pace / speed, args.seconds, label))
+    try:
+        for speed in args.speeds:
+            for n in args.tables:
+                label = "game pace" if speed == 1 else f"{speed:g}x pace"
+                results.append(one_run(n, args.pace / speed, args.seconds, label, postgres))
+    finally:
+        if postgres is not None:
+            postgres.stop()
+    print(f"hub store: {args.store}")
     print(
         f"{'run':<11}{'tables':>7}{'events/s':>10}{'stored/s':>10}"
         f"{'stored med/p99 ms':>19}{'page med/p99 ms':>17}{'hub MB':>8}{'broker MB':>10}"

@@ -34,8 +34,9 @@ import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
 from benchmarks import heldout  # the style and deck no training sees
+from referee.app.settings import Settings
 from vision.calibrate import Calibration, Calibrator
-from vision.detect import BACKENDS, Detector, default_model
+from vision.detect import BACKENDS, Detector
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_iou
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--show-errors", action="store_true", help="print what each wrong observation got wrong")
     args = ap.parse_args(argv)
-    args.model = args.model or default_model()
+    args.model = args.model or Settings.from_env().detector_file()
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
     for name in names:
         if name not in CONDITIONS:

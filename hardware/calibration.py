@@ -65,14 +65,14 @@ class ColorModel:
 
 
 @dataclass(frozen=True)
-class Calibration:
+class ColourCalibration:
     """Nearest-centroid classifier with rejection; built from the samples the user recorded."""
 
     samples: Mapping[str, tuple[RGBC, ...]]
     models: Mapping[str, ColorModel]
 
     @classmethod
-    def from_samples(cls, samples: Mapping[str, Sequence[RGBC]]) -> Calibration:
+    def from_samples(cls, samples: Mapping[str, Sequence[RGBC]]) -> ColourCalibration:
         """Fit every colour in :data:`COLORS`; raises :class:`ColourCalibrationError` naming a bad colour."""
         missing = [c for c in COLORS if c not in samples]
         if missing:
@@ -149,7 +149,7 @@ class Calibration:
         tmp.replace(path)
 
     @classmethod
-    def from_json(cls, doc: Any, where: str = "calibration") -> Calibration:
+    def from_json(cls, doc: Any, where: str = "calibration") -> ColourCalibration:
         """Rebuild from :meth:`to_json` output; the models are refitted from the samples."""
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ColourCalibrationError(f"{where}: not a dispenser calibration (expected format {FORMAT!r})")
@@ -171,7 +171,7 @@ class Calibration:
             raise ColourCalibrationError(f"{where}: {exc}") from None
 
     @classmethod
-    def load(cls, path: Path) -> Calibration:
+    def load(cls, path: Path) -> ColourCalibration:
         """Read a calibration file; every failure is a :class:`ColourCalibrationError` naming the file."""
         path = Path(path)
         try:
@@ -205,7 +205,7 @@ def walk_through(
     *,
     per_color: int = 5,
     wait: float = 30.0,
-) -> Calibration:
+) -> ColourCalibration:
     """Guide the user through dropping ``per_color`` marbles of each colour; returns the fit.
 
     ``read(timeout)`` returns the next raw reading from the chute sensor or None after
@@ -237,7 +237,7 @@ def walk_through(
             else:
                 got.append(reading)
                 say(f"  {color} {len(got)}/{per_color}: rgbc={reading}")
-    calibration = Calibration.from_samples(samples)
+    calibration = ColourCalibration.from_samples(samples)
     for warning in calibration.warnings():
         say(f"warning: {warning}")
     return calibration

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hardware.calibration import Calibration, CalibrationAborted, ColourCalibrationError, walk_through
+from hardware.calibration import CalibrationAborted, ColourCalibration, ColourCalibrationError, walk_through
 from hardware.driver import DispenserDriver, StatusEvent
 from hardware.simulator import Faults, PtyLink, Simulator, TcpLink, VirtualBoard
 from hardware.vectors import VECTORS_PATH, VectorsError, check_python, load_vectors
@@ -133,7 +133,7 @@ def _format(event: DispenserEvent, as_json: bool) -> str:
 
 
 def _listen(args: argparse.Namespace) -> int:
-    classify = Calibration.load(args.calibration).classify if args.calibration else None
+    classify = ColourCalibration.load(args.calibration).classify if args.calibration else None
     driver = DispenserDriver(args.port, baudrate=args.baud, on_status=_print_status, classify=classify)
     seen = 0
     try:

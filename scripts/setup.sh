@@ -4,8 +4,9 @@
 #   scripts/setup.sh          what the running referee needs (demo, run, serve, the engine CLI):
 #                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML. No torch.
 #   scripts/setup.sh --dev    everything: the above, plus torch/torchvision and ultralytics for
-#                             training, and pytest, hypothesis, ruff, selenium (+ chromium) for
-#                             the tests. The README's test command and CI (.ci/run) use this.
+#                             training, and pytest, hypothesis, ruff, selenium (+ chromium),
+#                             mosquitto, postgresql + psycopg for the tests. The README's test
+#                             command and CI (.ci/run) use this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,7 @@ MODE=runtime
 for arg in "$@"; do
     case "$arg" in
         --dev) MODE=dev ;;
-        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: unknown option '$arg' (expected --dev or nothing)" >&2; exit 2 ;;
     esac
 done
@@ -57,6 +58,16 @@ if [ "${GIZMOS_SETUP_BROKER:-1}" = "1" ] && ! command -v mosquitto >/dev/null 2>
         echo "setup: installing Debian mosquitto (the MQTT broker of tournaments: gizmos-referee hub)"
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mosquitto) \
             >/dev/null 2>&1 || echo "setup: warning: could not install mosquitto; the tournament tests will say so"
+    fi
+fi
+if [ "${GIZMOS_SETUP_POSTGRES:-1}" = "1" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+        && ! command -v initdb >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+        # The server's programs only (the tests start their own throw-away server as the
+        # postgres user); the package's own cluster service is not started here.
+        echo "setup: installing Debian postgresql (the tournament hub's store tests: hub --store postgresql://)"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) \
+            >/dev/null 2>&1 || echo "setup: warning: could not install postgresql; the PostgreSQL store tests will say so"
     fi
 fi
 echo "setup: done"

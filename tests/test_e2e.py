@@ -17,14 +17,14 @@ import re
 import pytest
 
 from referee.app.cli import main
-from vision.detect import default_model
+from referee.app.settings import Settings
 from vision.training.recording import ensure_recording
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", [[], ["--camera-only"]], ids=["with the dispenser board", "camera only"])
 def test_demo_referees_the_recorded_game_exactly(mode: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    model = default_model()
+    model = Settings.from_env().detector_file()  # as the demo's --model is filled in
     assert model.is_file(), f"the committed detector {model} is missing: the demo cannot run without it"
     recording = ensure_recording()
     status = main(["demo", "--headless", *mode])

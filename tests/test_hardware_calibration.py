@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from hardware.calibration import Calibration, CalibrationAborted, ColourCalibrationError, walk_through
+from hardware.calibration import CalibrationAborted, ColourCalibration, ColourCalibrationError, walk_through
 from hardware.simulator import sample_rgbc
 from referee.gizmos.cards import COLORS
 
 
-def fitted(seed: int = 1, n: int = 6) -> Calibration:
+def fitted(seed: int = 1, n: int = 6) -> ColourCalibration:
     rng = random.Random(seed)
-    return Calibration.from_samples({c: [sample_rgbc(c, rng) for _ in range(n)] for c in COLORS})
+    return ColourCalibration.from_samples({c: [sample_rgbc(c, rng) for _ in range(n)] for c in COLORS})
 
 
 def test_classifies_fresh_readings_of_each_colour() -> None:
@@ -36,7 +36,7 @@ def test_readings_far_from_every_colour_are_unknown(rgbc: tuple[int, int, int, i
 
 
 def test_a_reading_between_two_overlapping_colours_is_unknown() -> None:
-    cal = Calibration.from_samples(
+    cal = ColourCalibration.from_samples(
         {
             "red": [(600, 200, 200, 1000), (610, 200, 200, 1000)],
             "yellow": [(640, 250, 150, 1000), (650, 250, 150, 1000)],
@@ -53,7 +53,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     cal = fitted()
     path = tmp_path / "cal.json"
     cal.save(path)
-    again = Calibration.load(path)
+    again = ColourCalibration.load(path)
     assert again.samples == cal.samples and again.models == cal.models
 
 
@@ -75,7 +75,7 @@ def test_bad_files_give_errors_naming_the_problem(tmp_path: Path, content: str |
     if content is not None:
         path.write_text(content)
     with pytest.raises(ColourCalibrationError, match=message) as err:
-        Calibration.load(path)
+        ColourCalibration.load(path)
     assert str(path) in str(err.value)
 
 
@@ -85,14 +85,14 @@ def test_a_bad_reading_is_named_by_colour_and_index(tmp_path: Path) -> None:
     path = tmp_path / "cal.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(ColourCalibrationError, match=r"black\[3\]: expected \[r, g, b, c\] integers"):
-        Calibration.load(path)
+        ColourCalibration.load(path)
 
 
 def test_too_few_usable_readings_is_refused() -> None:
     samples = {c: [(100, 100, 100, 100)] * 3 for c in COLORS}
     samples["blue"] = [(0, 0, 0, 0), (0, 0, 0, 5), (100, 100, 400, 500)]
     with pytest.raises(ColourCalibrationError, match="blue: need at least 2 readings"):
-        Calibration.from_samples(samples)
+        ColourCalibration.from_samples(samples)
 
 
 def test_walk_through_collects_each_colour_and_survives_pauses() -> None:

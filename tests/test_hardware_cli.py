@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hardware import cli
-from hardware.calibration import Calibration
+from hardware.calibration import ColourCalibration
 from hardware.driver import DispenserDriver
 from hardware.protocol import Button, Row
 from hardware.simulator import Simulator, VirtualBoard, sample_rgbc
@@ -127,6 +127,6 @@ def test_calibrate_walks_through_and_saves(tmp_path: Path, monkeypatch: pytest.M
 
         monkeypatch.setattr("builtins.input", answer)
         assert cli.main(["calibrate", port, "--out", str(out), "--per-colour", "3"]) == 0
-    cal = Calibration.load(out)
+    cal = ColourCalibration.load(out)
     assert cal.classify(sample_rgbc("yellow", rng)) == "yellow"
     assert all(len(cal.samples[c]) == 3 for c in COLORS)

@@ -24,9 +24,10 @@ import pytest
 from referee.app.broadcast import QOS, Broadcaster, entries_topic, summary_topic
 from referee.app.broker import Mosquitto, find_mosquitto
 from referee.app.tournament import Receiver
+from tests.postgres_server import PostgresServer
 from tests.tournament_net import Cable, PlayingTable
 from web.tournament.board import Board
-from web.tournament.store import SqliteStore
+from web.tournament.store import open_store
 
 pytestmark = pytest.mark.skipif(
     find_mosquitto() is None,
@@ -41,8 +42,8 @@ OUTAGE_S = float(os.environ.get("GIZMOS_TOURNAMENT_OUTAGE_S", "60"))
 class Hub:
     """The hub's storage, board and receiver, as ``gizmos-referee hub`` wires them."""
 
-    def __init__(self, broker: Mosquitto, folder: Path) -> None:
-        self.store = SqliteStore(folder / "hub.sqlite")
+    def __init__(self, broker: Mosquitto, store_at: str) -> None:
+        self.store = open_store(store_at)
         self.board = Board(self.store)
         self.log = io.StringIO()
         self.receiver = Receiver(broker.config("hub"), self.store, self.board, log=self.log).start()
@@ -61,7 +62,7 @@ def broker() -> Iterator[Mosquitto]:
 
 @pytest.fixture
 def hub(broker: Mosquitto, tmp_path: Path) -> Iterator[Hub]:
-    h = Hub(broker, tmp_path)
+    h = Hub(broker, str(tmp_path / "hub.sqlite"))
     yield h
     h.close()
 
@@ -163,6 +164,51 @@ def test_table_offline_for_a_minute_loses_and_doubles_nothing(
     assert wait_for(lambda: hub.board.snapshot()["tables"][0]["online"] is True, 5)
     table.caster.stop()
     cable.close()
+
+
+def test_a_hub_restart_mid_game_loses_and_doubles_nothing(
+    broker: Mosquitto, store_at: str, tmp_path: Path
+) -> None:
+    """The hub stops mid-game and starts again on the same store (SQLite, then PostgreSQL): it
+    goes on from what it had stored and confirmed; the table resends the rest."""
+    hub = Hub(broker, store_at)
+    table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=6, pace=0.01)
+    try:
+        assert wait_for(lambda: table.caster.confirmed > 10, 10)
+        hub.close()
+        held = table.caster.confirmed
+        time.sleep(2.0)  # the table goes on refereeing while no hub listens
+        hub = Hub(broker, store_at)
+        assert hub.store.confirmed()[("t1", "game-6")] >= held
+        last = table.halt()
+        assert table.caster.wait_confirmed(last, 20), f"hub confirmed {table.caster.confirmed} of {last}"
+        assert_same_copy(hub, table, "game-6")
+    finally:
+        table.caster.stop()
+        hub.close()
+
+
+def test_the_hub_rides_out_a_postgresql_restart(
+    broker: Mosquitto, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """The database server restarts mid-game under the hub: the batch that meets the cut
+    connection is stored on a new one (or, if the server is still down, not confirmed and resent)."""
+    url = postgres.create_database()
+    hub = Hub(broker, url)
+    table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=7, pace=0.01)
+    try:
+        assert wait_for(lambda: table.caster.confirmed > 10, 10)
+        postgres.restart()
+        stored = hub.receiver.stats.stored
+        time.sleep(1.0)  # the table goes on; the hub's next batches meet the cut connection
+        last = table.halt()
+        assert table.caster.wait_confirmed(last, 30), f"hub confirmed {table.caster.confirmed} of {last}"
+        assert_same_copy(hub, table, "game-7")
+        assert hub.receiver.stats.stored > stored  # stored after the restart, through a new connection
+    finally:
+        table.caster.stop()
+        hub.close()
+        postgres.drop_database(url)
 
 
 def test_a_restarted_referee_resumes_from_the_hubs_confirmation(

@@ -6,7 +6,6 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
@@ -15,15 +14,9 @@ from referee.app.broadcast import BroadcastError, BrokerConfig, check_table_id
 from referee.app.cli import main as cli_main
 from web.tournament.app import create_app
 from web.tournament.board import Board, standings
-from web.tournament.store import EntryMessage, SqliteStore, StoreError, open_store
+from web.tournament.store import EntryMessage, SqliteStore
 
 PIN = "2468"
-
-
-def entry(table: str, game: str, seq: int, prev: int | None = None, **payload: Any) -> EntryMessage:
-    return EntryMessage(
-        table, game, seq, seq - 1 if prev is None else prev, 1.0, "step", "referee", payload, 2.0
-    )
 
 
 def summary(table: str, game: str, finished: bool, scores: dict[str, int], kind: str = "gizmos") -> dict:
@@ -69,16 +62,6 @@ def client(board: Board) -> FlaskClient:
         board, {"ADMIN_PIN": PIN, "PIN_ITERATIONS": 1000, "SSE_MAX_S": 0.5, "SSE_HEARTBEAT_S": 0.1}
     )
     return app.test_client()
-
-
-def test_store_keeps_each_entry_once_and_confirms_only_without_holes(store: SqliteStore) -> None:
-    assert store.add([entry("t1", "g", 1), entry("t1", "g", 2), entry("t1", "g", 4)]) == {("t1", "g"): 2}
-    assert store.add([entry("t1", "g", 2), entry("t1", "g", 1)]) == {("t1", "g"): 2}  # republished
-    assert store.add([entry("t1", "g", 3)]) == {("t1", "g"): 4}  # the hole filled
-    assert [seq for seq, _, _ in store.entries("t1", "g")] == [1, 2, 3, 4]
-    # A record whose numbers skip (prev says so) is complete all the same.
-    assert store.add([entry("t2", "g", 1), entry("t2", "g", 5, prev=1)]) == {("t2", "g"): 5}
-    assert store.confirmed() == {("t1", "g"): 4, ("t2", "g"): 5}
 
 
 def test_entry_messages_are_checked() -> None:
@@ -177,8 +160,6 @@ def test_broker_urls_and_ids_are_checked(tmp_path: Path) -> None:
     for bad in ("", "a/b", "+", "#", "x" * 65, "-lead"):
         with pytest.raises(BroadcastError):
             check_table_id(bad)
-    with pytest.raises(StoreError, match="PostgreSQL"):
-        open_store("postgresql://hub@127.0.0.1/tournament")
 
 
 def test_hub_command_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -186,14 +167,41 @@ def test_hub_command_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -
         (["hub"], "--broker is required"),
         (["hub", "--broker", "mqtt://hub:x@10.1.2.3"], "use TLS"),
         (["hub", "--demo", "0"], "--demo: expected 1 to 100"),
-        (["hub", "--broker", "mqtt://hub:x@127.0.0.1", "--store", "postgresql://x/y"], "PostgreSQL"),
+        (
+            ["hub", "--broker", "mqtt://hub:x@127.0.0.1", "--store", "postgresql://x:pw@/y?host=/nowhere"],
+            "postgresql://x@/nowhere/y: connection",
+        ),
     ):
         assert cli_main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and why in err and err.startswith("gizmos-referee hub: error:")
+        assert ":pw@" not in err  # a store's password is never printed
 
 
 def test_summary_lag_fields_round_trip(board: Board) -> None:
     sent = time.time()
     board.update("t3", {"table": "t3", "game": "g3", "sent": sent, "players": []}, online=True)
     assert board.snapshot()["tables"][-1]["summary"]["sent"] == sent
+
+
+def test_stream_opens_at_once_on_a_quiet_board(board: Board) -> None:
+    """The first chunk (the reconnection delay) comes at once, not at the first change or
+    heartbeat: until then the browser has no headers and the page said "reconnecting…"."""
+    app = create_app(board, {"ADMIN_PIN": PIN, "PIN_ITERATIONS": 1000, "SSE_HEARTBEAT_S": 5.0})
+    version = board.snapshot()["version"]
+    started = time.monotonic()
+    resp = app.test_client().get(f"/api/stream?since={version}", buffered=False)
+    first = next(iter(resp.response))
+    assert time.monotonic() - started < 3.0
+    assert first == b"retry: 1500\n\n"
+    resp.close()
+
+
+def test_a_reconnecting_stream_resumes_from_last_event_id(client: FlaskClient, board: Board) -> None:
+    version = board.snapshot()["version"]
+    board.update("t1", online=False)
+    # The page's URL still says since=-1 (its first connection); the browser's header says more.
+    body = client.get("/api/stream?since=-1", headers={"Last-Event-ID": str(version)}).get_data(as_text=True)
+    events = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+    assert [row["table"] for row in events[0]["tables"]] == ["t1"]
+    assert client.get("/api/stream", headers={"Last-Event-ID": "x"}).status_code == 400

@@ -83,12 +83,11 @@ def test_enrolled_photos_identify_the_users_cards(folder: Path) -> None:
         assert content(unenrolled) != content(scene.truth)  # the drawn faces do not show the user's copy
 
 
-def test_enrolled_faces_are_rendered_for_training(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_enrolled_faces_are_rendered_for_training(folder: Path) -> None:
     layout = TableLayout(display=((1, 0, 20),), energy_row=(), players=())
     drawn = render_table(layout, 5, RenderSettings(hand_prob=0, effects=False))
-    monkeypatch.setenv("GIZMOS_ENROL_DIR", str(folder))
-    assert face_set() is face_set()  # read once while the folder is unchanged
-    enrolled = render_table(layout, 5, RenderSettings(hand_prob=0, effects=False))
+    assert face_set(folder) is face_set(folder)  # read once while the folder is unchanged
+    enrolled = render_table(layout, 5, RenderSettings(hand_prob=0, effects=False), faces=face_set(folder))
     assert not np.array_equal(drawn.image, enrolled.image)
     slot = np.round(enrolled.homography @ [375 + 31.5, 430 + 44, 1]).astype(int)
     x, y = slot[:2] // slot[2]

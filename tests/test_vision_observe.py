@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from referee.app.settings import Settings
 from referee.observation import Observation
-from vision.detect import BACKENDS, Detector, default_model
+from vision.detect import BACKENDS, Detector
 from vision.errors import FrameError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, rectify
 from vision.motion import MotionGate
@@ -16,13 +17,19 @@ from vision.observe import Observer
 from vision.training.evaluate import Tally, content, differences, iou, match, scene_for_seed
 from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
 
+
+def detector_file() -> Path:
+    """The committed detector, or ``$GIZMOS_DETECTOR`` (a checkpoint in training), as the CLI takes it."""
+    return Settings.from_env().detector_file()
+
+
 # Seeds in a range the training set never used (training starts at 1_000_000).
 SEEDS = (8_100_001, 8_100_002, 8_100_003)
 
 
 @pytest.fixture(scope="module")
 def observer() -> Observer:
-    return Observer(default_model(), seats=(0, 1))
+    return Observer(detector_file(), seats=(0, 1))
 
 
 def _seats(scene: RenderedScene) -> tuple[int, ...]:
@@ -119,13 +126,13 @@ def test_missing_model_file_is_named(tmp_path: Path) -> None:
         with pytest.raises(ModelFileError, match="cannot load"):
             Detector(broken, backend)
     with pytest.raises(ModelFileError, match="unknown backend 'tensorrt'"):
-        Detector(default_model(), "tensorrt")
+        Detector(detector_file(), "tensorrt")
 
 
 def test_every_backend_finds_the_same_objects() -> None:
     scene = scene_for_seed(9_000_001)
     canon = rectify(scene.image, scene.homography)
-    found = {b: Detector(default_model(), b).detect(canon, conf=0.35) for b in BACKENDS}
+    found = {b: Detector(detector_file(), b).detect(canon, conf=0.35) for b in BACKENDS}
     reference = found["onnxruntime"]
     assert len(reference) > 50  # a whole table: cards, bands, marbles, tokens
     for backend, dets in found.items():
@@ -138,7 +145,7 @@ def test_every_backend_finds_the_same_objects() -> None:
 
 
 def test_detector_refuses_a_wrong_canonical_size() -> None:
-    det = Detector(default_model())
+    det = Detector(detector_file())
     with pytest.raises(FrameError, match="canonical image"):
         det.detect(np.zeros((CANON_SIZE[1] // 2, CANON_SIZE[0], 3), np.uint8))
 

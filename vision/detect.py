@@ -7,7 +7,6 @@ inference needs neither torch nor ultralytics.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +19,6 @@ from vision.geometry import CANON_SIZE, CLASSES
 from vision.paths import DETECTOR_ONNX
 
 COMMITTED_MODEL = DETECTOR_ONNX
-MODEL_ENV = "GIZMOS_DETECTOR"
 #: Runtimes for the ONNX export, the shipped one first: OpenVINO measured fastest on this CPU
 #: (benchmarks/vision.py: 31 ms against onnxruntime 38 ms and OpenCV DNN 64 ms, 2 threads,
 #: idle; 54 against 60 ms with the other core busy). onnxruntime and OpenCV stay selectable.
@@ -29,9 +27,9 @@ DEFAULT_BACKEND = BACKENDS[0]
 
 
 def default_model() -> Path:
-    """The detector in use: ``$GIZMOS_DETECTOR`` if set (say, a model in training), else the committed one."""
-    raw = os.environ.get(MODEL_ENV, "").strip()
-    return Path(raw) if raw else COMMITTED_MODEL
+    """The committed detector. Another (say, a model in training) is passed in: ``Detector(path)``,
+    ``--model``, or ``$GIZMOS_DETECTOR``, which only the application reads (referee/app/settings.py)."""
+    return COMMITTED_MODEL
 
 
 @dataclass(frozen=True, slots=True)

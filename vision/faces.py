@@ -10,7 +10,6 @@ stay distinguishable on drawn faces. Enrolled photos replace drawn faces (see :m
 from __future__ import annotations
 
 import math
-import os
 import textwrap
 from functools import cache, lru_cache
 from pathlib import Path
@@ -27,7 +26,6 @@ FACE_W, FACE_H = int(CARD_MM[0] * FACE_PX_PER_MM), int(CARD_MM[1] * FACE_PX_PER_
 BAND_PX = int(BAND_MM * FACE_PX_PER_MM)
 N_CARDS = 112
 CODE_BITS = 7
-ENROL_ENV = "GIZMOS_ENROL_DIR"
 
 Color = tuple[int, int, int]
 #: Energy colours in BGR, shared with the marble renderer.
@@ -297,20 +295,14 @@ def drawn_faces() -> tuple[np.ndarray, ...]:
     return tuple(draw_face(c) for c in default_cards())
 
 
-def enrol_dir_from_env() -> Path | None:
-    """The enrolment folder named by ``$GIZMOS_ENROL_DIR``, if set."""
-    raw = os.environ.get(ENROL_ENV, "").strip()
-    return Path(raw) if raw else None
-
-
 def face_set(enrol_dir: str | Path | None = None) -> tuple[np.ndarray, ...]:
     """The faces in use: drawn faces, each replaced by its enrolled photo when there is one.
 
     The folder is read again only when its files change, so renders can ask for every scene.
     """
-    folder = Path(enrol_dir) if enrol_dir is not None else enrol_dir_from_env()
-    if folder is None:
+    if enrol_dir is None:
         return drawn_faces()
+    folder = Path(enrol_dir)
     from vision.enrol import folder_signature
 
     return _enrolled_face_set(folder.resolve(), folder_signature(folder))

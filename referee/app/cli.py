@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from referee.app.broadcast import BroadcastError, add_broker_arguments
+from referee.app.settings import Settings
 from referee.game import Game, game_of_state, get_game, players_problem, registered_games
 from referee.simulation.play import GameDidNotEnd, random_game
 
@@ -373,7 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
         "as possible, every frame (default headless)",
     )
     s.add_argument("--exit", action="store_true", help="stop the dashboard when the game ends (no Ctrl-C)")
-    s.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
+    s.add_argument("--model", help="detector ONNX file (default $GIZMOS_DETECTOR, else models/detector.onnx)")
     s.add_argument(
         "--oracle", action="store_true", help="the recording's true boxes instead of YOLO (a stage check)"
     )
@@ -438,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="2-4 names in seat order (required unless --resume)",
     )
-    s.add_argument("--model", help="detector ONNX file (default models/detector.onnx)")
+    s.add_argument("--model", help="detector ONNX file (default $GIZMOS_DETECTOR, else models/detector.onnx)")
     s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")
     s.add_argument("--fps", type=float, default=10.0, help="frame rate of an image folder (default 10)")
     s.add_argument(
@@ -523,7 +524,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key, value in QUIET_NATIVE_LOGS.items():
         os.environ.setdefault(key, value)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = Settings.from_env().fill(parser.parse_args(argv))
     players = getattr(args, "players", None)
     game_name = getattr(args, "game", "gizmos")
     problem = None if players is None else players_problem(get_game(game_name), players)

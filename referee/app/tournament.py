@@ -71,6 +71,7 @@ class ReceiverStats:
     stored: int = 0
     duplicates: int = 0
     refused: int = 0
+    store_errors: int = 0
     store_lags: deque[float] = field(default_factory=lambda: deque(maxlen=LAGS_KEPT))
     record_lags: deque[float] = field(default_factory=lambda: deque(maxlen=LAGS_KEPT))
 
@@ -80,6 +81,7 @@ class ReceiverStats:
             "stored": self.stored,
             "duplicates": self.duplicates,
             "refused": self.refused,
+            "store_errors": self.store_errors,
             "publish_to_stored": percentiles(self.store_lags),
             "recorded_to_stored": percentiles(self.record_lags),
         }
@@ -188,25 +190,43 @@ class Receiver:
             except (ValueError, AttributeError) as exc:
                 self._refuse(topic, str(exc))
         if entries:
-            before = {key: self._confirmed.get(key, 0) for key in {(e.table, e.game) for e in entries}}
-            touched = self.store.add(entries)
-            now = time.time()
-            fresh = [e for e in entries if e.seq > before[(e.table, e.game)]]
-            self.stats.stored += len(fresh)
-            self.stats.duplicates += len(entries) - len(fresh)
-            self.stats.store_lags.extend(now - e.sent for e in fresh)
-            self.stats.record_lags.extend(now - e.time for e in fresh)
-            for (table, game), seq in touched.items():
-                self._confirmed[(table, game)] = seq
-                self._client.publish(
-                    ack_topic(table, game, self.root), json.dumps({"seq": seq}), qos=QOS, retain=True
-                )
+            self._store_entries(entries)
         if summaries:
-            self.store.put_summaries([(t, body["game"], body) for t, body in summaries.items()], time.time())
+            try:
+                self.store.put_summaries(
+                    [(t, body["game"], body) for t, body in summaries.items()], time.time()
+                )
+            except StoreError as exc:  # the board still shows them; the next summary is stored
+                self.stats.store_errors += 1
+                self.log.write(f"hub: could not store {len(summaries)} summaries: {exc}\n")
         for table, body in summaries.items():
             self.board.update(table, summary=body, online=True)
         for table, online in statuses.items():
             self.board.update(table, online=online)
+
+    def _store_entries(self, entries: list[EntryMessage]) -> None:
+        """Store a batch in one transaction, then confirm each game it touched to its table."""
+        before = {key: self._confirmed.get(key, 0) for key in {(e.table, e.game) for e in entries}}
+        try:
+            touched = self.store.add(entries)
+        except StoreError as exc:
+            # Not confirmed, so the tables publish these again (after 3 s without confirmations).
+            self.stats.store_errors += 1
+            self.log.write(
+                f"hub: could not store {len(entries)} entries, the tables will resend them: {exc}\n"
+            )
+            return
+        now = time.time()
+        fresh = [e for e in entries if e.seq > before[(e.table, e.game)]]
+        self.stats.stored += len(fresh)
+        self.stats.duplicates += len(entries) - len(fresh)
+        self.stats.store_lags.extend(now - e.sent for e in fresh)
+        self.stats.record_lags.extend(now - e.time for e in fresh)
+        for (table, game), seq in touched.items():
+            self._confirmed[(table, game)] = seq
+            self._client.publish(
+                ack_topic(table, game, self.root), json.dumps({"seq": seq}), qos=QOS, retain=True
+            )
 
 
 #: The demo's tables share one process, and paho's select() loop cannot use descriptors past 1024
@@ -291,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
         ).start()
         print(f"hub: demo broker on 127.0.0.1:{broker.port}; {args.demo} simulated tables playing")
     print(f"hub: organiser page http://{args.host}:{server.server_port}/  (organiser PIN {pin})")
-    print(f"hub: storing into {store_at}")
+    print(f"hub: storing into {store.where}")
     sys.stdout.flush()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from referee.app.settings import Settings
 from vision.errors import VisionError
 
 
@@ -97,10 +98,19 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     m.add_argument("--tilt", type=float, default=0.0, help="camera tilt from straight down, degrees")
     o = sub.add_parser("observe", help="turn frames into table observations (JSON lines)")
     o.add_argument("images", type=Path, nargs="+", help="frames (image files)")
-    o.add_argument("--model", type=Path, default=None, help="detector ONNX file (default: the committed one)")
+    o.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="detector ONNX file (default: $GIZMOS_DETECTOR, else the committed one)",
+    )
     o.add_argument("--players", type=int, choices=[2, 3, 4], default=2, help="players at the table")
     o.add_argument("--zones", type=Path, help="zones YAML file (default: the built-in table)")
-    o.add_argument("--enrol", type=Path, help="enrolment folder of card photos (else drawn faces)")
+    o.add_argument(
+        "--enrol",
+        type=Path,
+        help="enrolment folder of card photos (else $GIZMOS_ENROL_DIR, else drawn faces)",
+    )
     o.add_argument("--stream", action="store_true", help="apply the still-frame gate (frames in order)")
 
 
@@ -290,7 +300,7 @@ def _observe(a: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status."""
-    return run(_parser().parse_args(sys.argv[1:] if argv is None else argv))
+    return run(Settings.from_env().fill(_parser().parse_args(sys.argv[1:] if argv is None else argv)))
 
 
 if __name__ == "__main__":

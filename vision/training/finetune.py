@@ -15,7 +15,6 @@ interrupted training run. The result is exported next to the run (``OUT/detector
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,7 +222,7 @@ def run_finetune(args: Any) -> int:
     """``gizmos-referee finetune``."""
     if args.epochs < 1 or args.scenes < 0 or args.imgsz < 32 or args.batch < 1:
         raise FinetuneError("finetune: --epochs and --batch must be >= 1, --scenes >= 0, --imgsz >= 32")
-    enrol = args.enrol or os.environ.get("GIZMOS_ENROL_DIR")
+    enrol = args.enrol  # or $GIZMOS_ENROL_DIR, filled in by the application (referee/app/settings.py)
     cfg = FinetuneConfig(
         saved=tuple(Path(s).expanduser() for s in args.saved),
         out=Path(args.out).expanduser(),

@@ -33,6 +33,8 @@ from web.security import PinError, PinGuard, admin_state, check_csrf, csrf_token
 from web.tournament.board import Board
 
 bp = Blueprint("tournament", __name__)
+#: How long a browser waits before it reconnects a dropped event stream (its own default is ~3 s).
+RETRY_MS = 1500
 
 
 def _board() -> Board:
@@ -64,10 +66,17 @@ def board() -> Response:
 
 @bp.get("/api/stream")
 def stream() -> Response:
-    """Server-sent events: one per change of the board, with the tables that changed."""
+    """Server-sent events: one per change of the board, with the tables that changed.
+
+    The first thing sent is the reconnection delay, at once: until a first chunk, the server
+    sends no headers, and the page (which says "live" when its stream opens) said "connecting"
+    or "reconnecting" for up to a heartbeat (15 s) on a quiet board. A reconnecting browser's
+    ``Last-Event-ID`` wins over the ``?since=`` of its first connection, which it sends again.
+    """
     board_ = _board()
+    raw = request.headers.get("Last-Event-ID") or request.args.get("since", "-1")
     try:
-        since = int(request.args.get("since", request.headers.get("Last-Event-ID", "-1")))
+        since = int(raw)
     except ValueError:
         raise ApiError(400, "since: expected a board version number") from None
     heartbeat = float(current_app.config["SSE_HEARTBEAT_S"])
@@ -76,6 +85,7 @@ def stream() -> Response:
     def events() -> Iterator[str]:
         nonlocal since
         started = time.monotonic()
+        yield f"retry: {RETRY_MS}\n\n"
         while not limit or time.monotonic() - started < limit:
             if board_.wait(since, heartbeat):
                 snap = board_.snapshot(since)

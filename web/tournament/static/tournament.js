@@ -108,7 +108,12 @@
     const source = new EventSource("api/stream?since=" + version);
     source.onopen = () => { document.getElementById("live").textContent = "live"; };
     source.onmessage = (e) => apply(JSON.parse(e.data));
-    source.onerror = () => { document.getElementById("live").textContent = "reconnecting…"; };
+    source.onerror = () => {
+      // CLOSED: the browser gave up (the hub answered with an error); open a new stream later.
+      const closed = source.readyState === EventSource.CLOSED;
+      document.getElementById("live").textContent = closed ? "offline" : "reconnecting…";
+      if (closed) setTimeout(listen, 5000);
+    };
   }
 
   async function session() {

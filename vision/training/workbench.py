@@ -1,0 +1,565 @@
+"""Synthetic Contrivance Workbenches with ground truth, the square dataset, and the square network.
+
+``render_workbench(layout, seed, settings, art)`` draws the table top-down with the Gizmos
+renderer's pieces (:mod:`vision.training.synth`: its table textures, canvas, calibration marker
+tiles, pinhole camera, hand and camera effects, and the same :class:`RenderSettings` with its
+style hooks), the two Workbench mats and the Component tiles of an :class:`~vision.training.tiles.Art`,
+and returns the frame with its :class:`~referee.observation.WorkbenchObservation` truth: a
+square the hand covers more than :data:`HIDDEN_SHARE` of is left out (not seen).
+
+``python -m vision.training.workbench dataset|train|export`` renders the square crops (shards,
+resumable, progress), trains :class:`SquareNet` on CPU (``--resume`` continues, progress per
+batch) and exports ``models/workbench.onnx``. Never run in CI (the tests use ``--smoke``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from referee.contrivance.data import BUILDERS, COLUMNS, ROWS_PER_MAT
+from referee.observation import SquareSighting, TileSighting, WorkbenchObservation
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image
+from vision.paths import DATA_DIR, RUNS_DIR
+from vision.progress import Progress
+from vision.training.synth import (
+    CANVAS_MARGIN_MM,
+    CANVAS_PX_PER_MM,
+    RenderSettings,
+    _aruco_tile,
+    _Canvas,
+    _effects,
+    _hand,
+    _texture,
+    camera_homography,
+    photograph,
+)
+from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, Art, own_art, random_art
+from vision.workbench import CONTENTS, CROP_PX, WORKBENCH, WORKBENCH_ONNX, WorkbenchGeometry, square_crops
+from vision.zones import default_zones
+
+#: A square the hand covers more of than this share is not seen (left out of the truth).
+HIDDEN_SHARE = 0.02
+#: Training scenes use seeds from here; the benchmark's (9,300,000 up) are refused.
+TRAIN_SEED_BASE = 5_000_000
+VAL_SEED_BASE = 5_900_000
+HELDOUT_SEED_BASE = 9_000_000
+#: Share of training scenes in the project's own look (the rest domain-randomised).
+OWN_ART_SHARE = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class TileLayout:
+    """A tile on a square: Builder, Double or not, facing (0 N .. 3 W) and dial value."""
+
+    builder: str
+    double: bool
+    facing: int
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkbenchLayout:
+    """What lies on the Workbench: ``rows`` (3: mat 1 only, 6: both mats) and the tiles by square."""
+
+    rows: int
+    tiles: tuple[tuple[tuple[int, int], TileLayout], ...]
+
+    def at(self, row: int, column: int) -> TileLayout | None:
+        for sq, t in self.tiles:
+            if sq == (row, column):
+                return t
+        return None
+
+
+def random_workbench(rng: np.random.Generator, rows: int | None = None) -> WorkbenchLayout:
+    """A random Workbench: 3 or 6 rows, each square holding a random tile with a random density."""
+    n = rows or int(rng.choice([ROWS_PER_MAT, 2 * ROWS_PER_MAT]))
+    p = rng.uniform(0.3, 0.95)
+    tiles = []
+    for r in range(1, n + 1):
+        for c in range(1, COLUMNS + 1):
+            if rng.random() < p:
+                tiles.append(
+                    (
+                        (r, c),
+                        TileLayout(
+                            str(rng.choice(BUILDERS)),
+                            bool(rng.random() < 0.25),
+                            int(rng.integers(0, 4)),
+                            int(rng.integers(0, 7)),
+                        ),
+                    )
+                )
+    return WorkbenchLayout(n, tuple(tiles))
+
+
+@dataclass(slots=True)
+class RenderedWorkbench:
+    """A rendered frame of a Contrivance table with its ground truth."""
+
+    image: np.ndarray
+    truth: WorkbenchObservation
+    homography: np.ndarray  # table mm -> image px
+    layout: WorkbenchLayout
+    #: Per square, the share of it the hand covers (0 without a hand).
+    hand_share: dict[tuple[int, int], float] = field(default_factory=dict)
+
+
+def _paste_tile(cv: _Canvas, img: np.ndarray, center: tuple[float, float], angle_deg: float) -> None:
+    """Paste a tile image (canvas scale, BGR or BGRA) rotated about its centre, with its shadow."""
+    h, w = img.shape[:2]
+    cx, cy = cv.px(*center)
+    m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), -angle_deg, 1.0)
+    m[:, 2] += [cx - (w - 1) / 2, cy - (h - 1) / 2]
+    edges = np.array(
+        [[-0.5, -0.5, 1], [w - 0.5, -0.5, 1], [w - 0.5, h - 0.5, 1], [-0.5, h - 0.5, 1]], np.float32
+    )
+    corners_px = edges @ m.T
+    cv.shadow(corners_px / CANVAS_PX_PER_MM - CANVAS_MARGIN_MM, 0.6, 1.8)
+    x0, y0 = np.floor(corners_px.min(0)).astype(int) - 1
+    x1, y1 = np.ceil(corners_px.max(0)).astype(int) + 1
+    m[:, 2] -= [x0, y0]
+    size = (x1 - x0, y1 - y0)
+    alpha_src = img[..., 3] if img.shape[2] == 4 else np.full((h, w), 255, np.uint8)
+    colour = cv2.warpAffine(np.ascontiguousarray(img[..., :3]), m, size, flags=cv2.INTER_LINEAR)
+    alpha = cv2.warpAffine(alpha_src, m, size, flags=cv2.INTER_LINEAR)[..., None].astype(np.float32) / 255
+    roi = cv.img[y0:y1, x0:x1]
+    roi[:] = (roi * (1 - alpha) + colour * alpha).astype(np.uint8)
+
+
+def _workbench_rect(rows: int, g: WorkbenchGeometry) -> tuple[float, float, float, float]:
+    x0, y0, _, _ = g.mat(1)
+    x1, y1, w, h = g.mat(2 if rows > ROWS_PER_MAT else 1)
+    return (x0, y0, x1 + w - x0, y1 + h - y0)
+
+
+def render_workbench(
+    layout: WorkbenchLayout,
+    seed: int,
+    settings: RenderSettings | None = None,
+    art: Art | None = None,
+    hand_near: float = 0.6,
+    geometry: WorkbenchGeometry = WORKBENCH,
+) -> RenderedWorkbench:
+    """Render a Workbench as one camera frame with its ground truth (deterministic per seed).
+
+    ``hand_near``: the share of hands that reach into the Workbench (the rest anywhere on the table).
+    """
+    s = settings or RenderSettings()
+    z = default_zones()
+    a = art or own_art()
+    rng = np.random.default_rng(seed)
+    tw, th = z.size
+    cw = round((tw + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
+    ch = round((th + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
+    az, el = rng.uniform(0, 2 * math.pi), rng.uniform(math.radians(45), math.radians(75))
+    light = np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)], np.float32)
+    cv = _Canvas((s.texture or _texture)(rng, cw, ch), light)
+    side = round(z.marker_mm * CANVAS_PX_PER_MM)
+    border = round(9 * CANVAS_PX_PER_MM)  # the markers' white quiet zone, as on the Gizmos table
+    for mid, (mx, my) in z.marker_tiles:
+        x, y = (round(v) for v in cv.px(mx, my))
+        cv.img[y - border : y + side + border, x - border : x + side + border] = (238, 238, 238)
+        cv.paste(_aruco_tile(mid, 6 * 20), (mx, my), z.marker_mm)
+    for mat in range(1, 1 + layout.rows // ROWS_PER_MAT):
+        mx, my, mw, mh = geometry.mat(mat)
+        dx, dy = rng.uniform(-1.5, 1.5, 2)
+        x0, y0 = (round(v) for v in cv.px(mx + dx, my + dy))
+        w, h = round(mw * CANVAS_PX_PER_MM), round(mh * CANVAS_PX_PER_MM)
+        cv.shadow(np.array([[mx, my], [mx + mw, my], [mx + mw, my + mh], [mx, my + mh]]), 0.8, 1.0)
+        cv.img[y0 : y0 + h, x0 : x0 + w] = a.mat(
+            rng, w, h, geometry.pitch * CANVAS_PX_PER_MM, geometry.mat_border * CANVAS_PX_PER_MM
+        )
+    scale = TILE_MM * CANVAS_PX_PER_MM / (TILE_MM * TILE_PX_PER_MM)
+    for (r, c), t in layout.tiles:
+        img = a.tile(t.builder, t.double, t.value)
+        img = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        if t.facing:
+            img = np.rot90(img, -t.facing).copy()  # quarter turns clockwise
+        qx, qy, qw, qh = geometry.square(r, c)
+        jx, jy = rng.uniform(-s.jitter_mm, s.jitter_mm, 2) * 0.8
+        _paste_tile(
+            cv, img, (qx + qw / 2 + jx, qy + qh / 2 + jy), rng.uniform(-s.jitter_deg, s.jitter_deg) * 1.5
+        )
+    h_img = camera_homography(rng, z, s)
+    image = photograph(cv.img, h_img, s.size)
+    share: dict[tuple[int, int], float] = {}
+    if rng.random() < s.hand_prob:
+        aim = h_img
+        if rng.random() < hand_near:  # aim at the Workbench: the hand's target drawn inside it
+            wx, wy, ww, wh = _workbench_rect(layout.rows, geometry)
+            aim = h_img @ np.array([[ww / tw, 0, wx], [0, wh / th, wy], [0, 0, 1]])
+        mask = _hand(rng, image, aim, z)
+        canon = cv2.warpPerspective(mask, canonical_from_image(h_img), CANON_SIZE, flags=cv2.INTER_LINEAR)
+        for r, c in geometry.squares(layout.rows):
+            x, y, w, h = (round(v * CANON_PX_PER_MM) for v in geometry.square(r, c))
+            share[(r, c)] = float(canon[y : y + h, x : x + w].mean() / 255)
+    if s.effects:
+        image = (s.camera or _effects)(rng, image)
+    return RenderedWorkbench(image, workbench_truth(layout, share), h_img, layout, share)
+
+
+def workbench_truth(
+    layout: WorkbenchLayout, hand_share: dict[tuple[int, int], float], geometry: WorkbenchGeometry = WORKBENCH
+) -> WorkbenchObservation:
+    """The observation a perfect reader reports (confidence 1.0; covered squares left out)."""
+    squares = []
+    for r, c in geometry.squares(layout.rows):
+        if hand_share.get((r, c), 0.0) > HIDDEN_SHARE:
+            continue
+        t = layout.at(r, c)
+        tile = None if t is None else TileSighting(t.builder, t.double, t.facing, t.value, 1.0, 1.0, 1.0)
+        squares.append(SquareSighting(r, c, tile, 1.0))
+    return WorkbenchObservation(time=0.0, squares=tuple(squares), source="synthetic")
+
+
+# ----------------------------------------------------------------------------------------------- dataset
+
+#: Label columns: content (index in CONTENTS), double (0/1), facing (0-3), value (0-6).
+LABELS = ("content", "double", "facing", "value")
+
+
+def square_labels(scene: RenderedWorkbench) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The scene's squares and their labels (n, 4); a covered square is content 0 ("hand")."""
+    squares = WORKBENCH.squares(scene.layout.rows)
+    y = np.zeros((len(squares), 4), np.int64)
+    for i, (r, c) in enumerate(squares):
+        t = scene.layout.at(r, c)
+        if scene.hand_share.get((r, c), 0.0) > HIDDEN_SHARE:
+            y[i, 0] = CONTENTS.index("hand")
+        elif t is None:
+            y[i, 0] = CONTENTS.index("empty")
+        else:
+            y[i] = (CONTENTS.index(t.builder), int(t.double), t.facing, t.value)
+    return squares, y
+
+
+def perturbed(h: np.ndarray, rng: np.random.Generator, mm: float = 1.2, deg: float = 0.4) -> np.ndarray:
+    """The homography as a calibration might have it: shifted up to ``mm`` and turned ``deg``."""
+    a = math.radians(rng.uniform(-deg, deg))
+    cx, cy = 590.0, 380.0
+    rot = np.array([[math.cos(a), -math.sin(a), 0], [math.sin(a), math.cos(a), 0], [0, 0, 1]])
+    t0 = np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1]], np.float64)
+    t1 = np.array([[1, 0, cx + rng.uniform(-mm, mm)], [0, 1, cy + rng.uniform(-mm, mm)], [0, 0, 1]])
+    return h @ t1 @ rot @ t0
+
+
+def training_scene(seed: int, settings: RenderSettings) -> RenderedWorkbench:
+    """One training scene: own art in OWN_ART_SHARE of them, else a random look and table."""
+    rng = np.random.default_rng([seed, 3])
+    own = rng.random() < OWN_ART_SHARE
+    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+    from dataclasses import replace
+
+    from vision.training.randomise import random_camera, random_texture
+
+    s = replace(settings, size=size)
+    if not own:
+        s = replace(s, texture=random_texture, camera=random_camera)
+    art = own_art() if own else random_art(seed)
+    return render_workbench(random_workbench(rng), seed, s, art)
+
+
+def render_shard(path: Path, seeds: range, settings: RenderSettings, progress: Progress | None = None) -> int:
+    """Render scenes and write their square crops and labels to one ``.npz`` shard."""
+    xs, ys = [], []
+    for seed in seeds:
+        if seed >= HELDOUT_SEED_BASE:
+            raise ValueError(f"seed {seed} is in the benchmark's held-out range (>= {HELDOUT_SEED_BASE})")
+        scene = training_scene(seed, settings)
+        squares, y = square_labels(scene)
+        rng = np.random.default_rng([seed, 5])
+        xs.append(square_crops(scene.image, perturbed(scene.homography, rng), squares, WORKBENCH))
+        ys.append(y)
+        if progress:
+            progress.step()
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, x=np.concatenate(xs), y=np.concatenate(ys))
+    tmp.replace(path)  # a shard is there whole or not at all
+    return sum(len(y) for y in ys)
+
+
+def build_dataset(
+    out: Path,
+    scenes: int,
+    first_seed: int,
+    per_shard: int = 50,
+    hand_prob: float = 0.6,
+    part: tuple[int, int] = (0, 1),
+) -> None:
+    """Render ``scenes`` scenes into shards under ``out``; a shard already there is kept
+    (resumable), and ``part`` (k, n) renders every n-th shard from the k-th, so that n
+    processes can share the work."""
+    out.mkdir(parents=True, exist_ok=True)
+    settings = RenderSettings(hand_prob=hand_prob)
+    last = first_seed + scenes
+    shards = [
+        (out / f"shard-{s:08d}.npz", range(s, min(s + per_shard, last)))
+        for s in range(first_seed, last, per_shard)
+    ][part[0] :: part[1]]
+    todo = [(p, r) for p, r in shards if not p.exists()]
+    prog = Progress(
+        f"workbench dataset {out.name} part {part[0] + 1}/{part[1]}", sum(len(r) for _, r in todo)
+    )
+    for p, r in todo:
+        if not p.exists():
+            render_shard(p, r, settings, prog)
+
+
+def load_dataset(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Every shard of a dataset folder, concatenated."""
+    shards = sorted(folder.glob("shard-*.npz"))
+    if not shards:
+        raise FileNotFoundError(f"no shards in {folder}: render them with `dataset` first")
+    parts = [np.load(p) for p in shards]
+    return np.concatenate([p["x"] for p in parts]), np.concatenate([p["y"] for p in parts])
+
+
+# ----------------------------------------------------------------------------------------------- network
+
+
+def square_net() -> Any:
+    """The square network (torch): a small CNN with four heads (~0.1 M weights, ~14 M multiply-adds
+    a crop: the CPU is small and shared)."""
+    import torch
+    from torch import nn
+
+    def block(i: int, o: int, stride: int = 1) -> nn.Sequential:
+        return nn.Sequential(
+            nn.Conv2d(i, o, 3, stride, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)
+        )
+
+    class SquareNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Sequential(
+                block(3, 16, 2),  # 32
+                block(16, 32),
+                nn.MaxPool2d(2),  # 16
+                block(32, 48),
+                block(48, 64, 2),  # 8
+                block(64, 96),
+                nn.AdaptiveAvgPool2d(1),
+                nn.Flatten(),
+            )
+            self.content_head = nn.Linear(96, len(CONTENTS))
+            self.double_head = nn.Linear(96, 2)
+            self.facing_head = nn.Linear(96, 4)
+            self.value_head = nn.Linear(96, 7)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            f = self.body(x)
+            return self.content_head(f), self.double_head(f), self.facing_head(f), self.value_head(f)
+
+    return SquareNet()
+
+
+def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
+    """Quarter turns (facing follows), shifts of up to 3 px, brightness, contrast and blur."""
+    import torch
+
+    k = int(rng.integers(0, 4))
+    if k:
+        x = torch.rot90(x, -k, dims=(2, 3))  # clockwise in image coordinates
+        y = y.clone()
+        y[:, 2] = (y[:, 2] + k) % 4
+    dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
+    x = torch.roll(x, shifts=(dy, dx), dims=(2, 3))
+    n = x.shape[0]
+    gain = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 3, 1, 1)).astype(np.float32))
+    bias = torch.from_numpy(rng.uniform(-0.12, 0.12, (n, 1, 1, 1)).astype(np.float32))
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    contrast = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 1, 1, 1)).astype(np.float32))
+    x = ((x - mean) * contrast + mean) * gain + bias
+    return x.clamp(0, 1), y
+
+
+def _losses(out: Any, y: Any) -> Any:
+    import torch.nn.functional as F
+
+    content, double, facing, value = out
+    loss = F.cross_entropy(content, y[:, 0])
+    tile = y[:, 0] >= 2
+    if tile.any():
+        loss = loss + F.cross_entropy(double[tile], y[tile, 1]) + F.cross_entropy(facing[tile], y[tile, 2])
+        loss = loss + F.cross_entropy(value[tile], y[tile, 3])
+    return loss
+
+
+def evaluate(net: Any, x: np.ndarray, y: np.ndarray, batch: int = 512) -> dict[str, float]:
+    """Accuracy per head on a labelled set (double, facing, value on tiles only) and squares right."""
+    import torch
+
+    from vision.workbench import to_input
+
+    net.eval()
+    preds = []
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            out = net(torch.from_numpy(to_input(x[i : i + batch])))
+            preds.append(np.stack([o.argmax(1).numpy() for o in out], 1))
+    p = np.concatenate(preds)
+    tile = y[:, 0] >= 2
+    right = (p[:, 0] == y[:, 0]) & (~tile | ((p[:, 1:] == y[:, 1:]).all(1)))
+    return {
+        "content": float((p[:, 0] == y[:, 0]).mean()),
+        "double": float((p[tile, 1] == y[tile, 1]).mean()),
+        "facing": float((p[tile, 2] == y[tile, 2]).mean()),
+        "value": float((p[tile, 3] == y[tile, 3]).mean()),
+        "squares": float(right.mean()),
+    }
+
+
+def train(
+    data: Path,
+    val: Path,
+    run: Path,
+    epochs: int,
+    batch: int = 128,
+    lr: float = 3e-3,
+    resume: bool = False,
+    threads: int = 2,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Train the square network (progress per batch, a checkpoint per epoch; ``resume`` continues)."""
+    import torch
+
+    from vision.workbench import to_input
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    xv, yv = load_dataset(val)
+    net = square_net()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    start = 0
+    run.mkdir(parents=True, exist_ok=True)
+    ckpt = run / "last.pt"
+    best = {"squares": -1.0}
+    if resume:
+        if not ckpt.exists():
+            raise FileNotFoundError(f"nothing to resume: {ckpt} not found")
+        state = torch.load(ckpt, weights_only=False)
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        start, best = state["epoch"] + 1, state.get("best", best)
+    for epoch in range(start, epochs):
+        # The shards are read again every epoch: training can start while the dataset renders.
+        x, y = load_dataset(data)
+        rng = np.random.default_rng([seed, epoch])
+        net.train()
+        order = rng.permutation(len(x))
+        t0, seen, total = time.monotonic(), 0, 0.0
+        nb = math.ceil(len(x) / batch)
+        for b in range(nb):
+            done = (epoch + b / nb) / epochs  # warm-up over the first 5 %, then cosine decay
+            for group in opt.param_groups:
+                group["lr"] = lr * min(1.0, done / 0.05) * 0.5 * (1 + math.cos(math.pi * done))
+            idx = np.sort(order[b * batch : (b + 1) * batch])
+            xb, yb = _augment(torch.from_numpy(to_input(x[idx])), torch.from_numpy(y[idx]), rng)
+            loss = _losses(net(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            seen += len(idx)
+            total += float(loss) * len(idx)
+            if b % 25 == 0 or b == nb - 1:
+                el = time.monotonic() - t0
+                print(
+                    f"epoch {epoch + 1}/{epochs} batch {b + 1}/{nb} ({len(x)} crops) loss {total / seen:.4f} "
+                    f"{el:.0f}s, ETA {el / (b + 1) * (nb - b - 1):.0f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        metrics = evaluate(net, xv, yv)
+        print(
+            f"epoch {epoch + 1}/{epochs} val " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items()),
+            file=sys.stderr,
+            flush=True,
+        )
+        if metrics["squares"] >= best["squares"]:
+            best = metrics
+            torch.save(net.state_dict(), run / "best.tmp")
+            (run / "best.tmp").replace(run / "best.pt")
+        state = {"net": net.state_dict(), "opt": opt.state_dict(), "epoch": epoch, "best": best}
+        torch.save(state, run / "last.tmp")
+        (run / "last.tmp").replace(ckpt)
+    return best
+
+
+def export(weights: Path, out: Path = WORKBENCH_ONNX) -> Path:
+    """Export trained weights to ONNX (outputs content, double, facing, value logits)."""
+    import torch
+
+    net = square_net()
+    net.load_state_dict(torch.load(weights, weights_only=True))
+    net.eval()
+    tmp = out.with_suffix(".tmp.onnx")
+    torch.onnx.export(
+        net,
+        (torch.zeros(1, 3, CROP_PX, CROP_PX),),
+        str(tmp),
+        input_names=["crops"],
+        output_names=list(LABELS),
+        dynamic_axes={"crops": {0: "n"}, **{k: {0: "n"} for k in LABELS}},
+        opset_version=17,
+        dynamo=False,
+    )
+    tmp.replace(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m vision.training.workbench", description=__doc__.split("\n")[0]
+    )
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("dataset", help="render square crops (resumable)")
+    d.add_argument("--out", type=Path, default=DATA_DIR / "workbench")
+    d.add_argument("--train", type=int, default=1600)
+    d.add_argument("--val", type=int, default=120)
+    d.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
+    t = sub.add_parser("train", help="train the square network (--resume continues)")
+    t.add_argument("--data", type=Path, default=DATA_DIR / "workbench")
+    t.add_argument("--run", type=Path, default=RUNS_DIR / "workbench")
+    t.add_argument("--epochs", type=int, default=12)
+    t.add_argument("--batch", type=int, default=128)
+    t.add_argument("--lr", type=float, default=3e-3)
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--resume", action="store_true")
+    e = sub.add_parser("export", help="write models/workbench.onnx")
+    e.add_argument("--weights", type=Path, default=RUNS_DIR / "workbench" / "best.pt")
+    e.add_argument("--out", type=Path, default=WORKBENCH_ONNX)
+    a = p.parse_args(argv)
+    try:
+        if a.cmd == "dataset":
+            k, n = (int(v) for v in a.part.split("/"))
+            if not 1 <= k <= n:
+                raise ValueError(f"--part {a.part!r}: expected k/n with 1 <= k <= n")
+            build_dataset(a.out / "train", a.train, TRAIN_SEED_BASE, part=(k - 1, n))
+            build_dataset(a.out / "val", a.val, VAL_SEED_BASE, part=(k - 1, n))
+        elif a.cmd == "train":
+            best = train(
+                a.data / "train", a.data / "val", a.run, a.epochs, a.batch, a.lr, a.resume, a.threads
+            )
+            print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
+        else:
+            if not a.weights.is_file():
+                raise FileNotFoundError(f"weights {a.weights} not found")
+            print(export(a.weights, a.out))
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,253 @@
+"""The Contrivance Workbench read from a camera frame (issue 19): frame + calibration ->
+:class:`~referee.observation.WorkbenchObservation`.
+
+The table uses the Gizmos play area and its four calibration markers (the same printed sheet,
+the same :class:`~vision.calibrate.Calibrator`); the Workbench's two mats lie in its middle
+(:data:`WORKBENCH`). Each square is rectified from the full-resolution frame through the
+calibration into a ``CROP_PX`` crop (0.97 px/mm, whatever the camera's height or tilt) and one
+small network reads all of it at once (``models/workbench.onnx``, OpenCV's DNN module): what
+lies there (a hand over it, empty, or a tile of one of the six Builders), whether the tile is
+the Double, which way its first Rivet faces and the value its Point Marker dial shows. A square
+under a hand is *not seen* (left out of the observation), never "empty".
+
+Why a classifier per calibrated square rather than a detector: the squares are fixed places on
+the calibrated table, so finding tiles is free, and a 64 px crop per square costs a fraction of
+a detector pass (docs/contrivance_vision.md has the measurement). Training is in
+:mod:`vision.training.workbench`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.contrivance.data import BUILDERS, COLUMNS, MAX_VALUE, ROWS_PER_MAT
+from referee.observation import SquareSighting, TileSighting, WorkbenchObservation
+from vision.calibrate import Calibrator
+from vision.errors import FrameError, ModelFileError
+from vision.frames import SUPPORTED_SIZES, check_frame
+from vision.paths import MODELS_DIR
+from vision.zones import Rect
+
+WORKBENCH_ONNX = MODELS_DIR / "workbench.onnx"
+#: What the network says lies on a square; index order of its first head.
+CONTENTS: tuple[str, ...] = ("hand", "empty", *BUILDERS)
+CROP_PX = 64  #: side of a square's crop (pixels)
+FACINGS = 4
+VALUES = MAX_VALUE + 1
+
+
+@dataclass(frozen=True, slots=True)
+class WorkbenchGeometry:
+    """Where the Workbench's squares lie on the table (mm, the calibrated table frame).
+
+    Two mats of 3 rows x 5 columns, mat 2 below mat 1 with a gap; rows 1-6 from the top of mat 1,
+    columns 1-5 from the left (CONTRIVANCE_RULINGS.md ruling 1). A square is ``pitch`` mm a side
+    and holds a ``tile`` mm Component tile.
+    """
+
+    origin: tuple[float, float] = (425.0, 175.0)  # top-left corner of row 1, column 1
+    pitch: float = 66.0
+    tile: float = 60.0
+    mat_gap: float = 14.0
+    mat_border: float = 10.0
+
+    def square(self, row: int, column: int) -> Rect:
+        """The square's rectangle (x, y, w, h in mm)."""
+        if not (1 <= row <= 2 * ROWS_PER_MAT and 1 <= column <= COLUMNS):
+            raise ValueError(f"workbench: no square row {row} column {column}")
+        x = self.origin[0] + (column - 1) * self.pitch
+        y = self.origin[1] + (row - 1) * self.pitch + (self.mat_gap if row > ROWS_PER_MAT else 0.0)
+        return (x, y, self.pitch, self.pitch)
+
+    def mat(self, mat: int) -> Rect:
+        """Mat 1 or 2 with its border (mm)."""
+        x, y, _, _ = self.square(1 + ROWS_PER_MAT * (mat - 1), 1)
+        b = self.mat_border
+        return (x - b, y - b, COLUMNS * self.pitch + 2 * b, ROWS_PER_MAT * self.pitch + 2 * b)
+
+    def squares(self, rows: int) -> list[tuple[int, int]]:
+        """(row, column) of every square of the first ``rows`` rows, row by row."""
+        return [(r, c) for r in range(1, rows + 1) for c in range(1, COLUMNS + 1)]
+
+
+WORKBENCH = WorkbenchGeometry()
+
+
+def crop_homography(h_table_to_image: np.ndarray, rect: Rect, px: int = CROP_PX) -> np.ndarray:
+    """The homography crop pixels -> image pixels for a square (pixel u centred on u)."""
+    x, y, w, h = rect
+    sx, sy = w / px, h / px
+    m = np.array([[sx, 0, x + 0.5 * sx], [0, sy, y + 0.5 * sy], [0, 0, 1]], np.float64)
+    return h_table_to_image @ m
+
+
+def square_crops(
+    frame: np.ndarray,
+    h_table_to_image: np.ndarray,
+    squares: list[tuple[int, int]],
+    geometry: WorkbenchGeometry,
+) -> np.ndarray:
+    """The squares rectified from the full-resolution frame: (n, CROP_PX, CROP_PX, 3) BGR uint8.
+
+    Where the camera sees the table finer than the crop, the frame is softened first in
+    proportion, so that a far and a near camera give the same crop (no aliasing)."""
+    out = np.empty((len(squares), CROP_PX, CROP_PX, 3), np.uint8)
+    for i, (r, c) in enumerate(squares):
+        m = crop_homography(h_table_to_image, geometry.square(r, c))
+        src_px = float(np.sqrt(abs(np.linalg.det(m[:2, :2] / m[2, 2]))))  # image px per crop px
+        img = frame
+        if src_px > 1.3:
+            x0, y0, x1, y1 = _bounds(m, frame.shape)
+            roi = cv2.GaussianBlur(frame[y0:y1, x0:x1], (0, 0), 0.45 * src_px)
+            m = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64) @ m
+            img = roi
+        cv2.warpPerspective(
+            img,
+            m,
+            (CROP_PX, CROP_PX),
+            dst=out[i],
+            flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+    return out
+
+
+def _bounds(m: np.ndarray, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    corners = np.array(
+        [[-1, -1], [CROP_PX + 1, -1], [CROP_PX + 1, CROP_PX + 1], [-1, CROP_PX + 1]], np.float32
+    )
+    p = cv2.perspectiveTransform(corners[None], m)[0]
+    x0, y0 = np.floor(p.min(0)).astype(int) - 4
+    x1, y1 = np.ceil(p.max(0)).astype(int) + 4
+    return max(x0, 0), max(y0, 0), min(x1, shape[1]), min(y1, shape[0])
+
+
+def to_input(crops: np.ndarray) -> np.ndarray:
+    """The network's input for BGR crops: RGB, NCHW float in [0, 1]."""
+    return np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True, slots=True)
+class SquareReading:
+    """The network's probabilities for one square (content over CONTENTS, double, facing, value)."""
+
+    content: np.ndarray
+    double: float
+    facing: np.ndarray
+    value: np.ndarray
+
+
+class WorkbenchReader:
+    """The exported square network on OpenCV's DNN module: frame + homography -> observation.
+
+    ``rows``: the Workbench rows on the table (3 with mat 1 alone, 6 with both mats).
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        rows: int = 2 * ROWS_PER_MAT,
+        geometry: WorkbenchGeometry = WORKBENCH,
+    ) -> None:
+        if rows not in (ROWS_PER_MAT, 2 * ROWS_PER_MAT):
+            raise ValueError(
+                f"workbench: rows must be {ROWS_PER_MAT} (one mat) or {2 * ROWS_PER_MAT}, got {rows!r}"
+            )
+        path = Path(model) if model else WORKBENCH_ONNX
+        if not path.is_file():
+            raise ModelFileError(f"workbench model file {path} not found")
+        try:
+            self.net = cv2.dnn.readNetFromONNX(str(path))
+        except cv2.error as exc:
+            raise ModelFileError(f"workbench model: cannot load {path}: {exc.msg.strip()}") from None
+        self.path, self.rows, self.geometry = path, rows, geometry
+        self.timings: dict[str, float] = {}
+
+    def readings(self, crops: np.ndarray) -> list[SquareReading]:
+        """The network's probabilities for a batch of square crops."""
+        self.net.setInput(to_input(crops))
+        names = self.net.getUnconnectedOutLayersNames()
+        outs = dict(zip(names, self.net.forward(names), strict=True))
+        content, double, facing, value = (softmax(outs[k]) for k in ("content", "double", "facing", "value"))
+        return [
+            SquareReading(content[i], float(double[i, 1]), facing[i], value[i]) for i in range(len(crops))
+        ]
+
+    def read(
+        self,
+        frame: np.ndarray,
+        homography: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        source: str = "camera",
+    ) -> WorkbenchObservation:
+        """Read every square of the Workbench in ``frame`` (``homography``: table mm -> image px)."""
+        check_frame(frame)
+        if (
+            not isinstance(homography, np.ndarray)
+            or homography.shape != (3, 3)
+            or not np.isfinite(homography).all()
+        ):
+            raise FrameError("workbench: expected a finite 3x3 homography (table mm -> image pixels)")
+        t0 = time.perf_counter()
+        squares = self.geometry.squares(self.rows)
+        crops = square_crops(frame, homography, squares, self.geometry)
+        t1 = time.perf_counter()
+        readings = self.readings(crops)
+        t2 = time.perf_counter()
+        sightings = tuple(
+            s for (r, c), reading in zip(squares, readings, strict=True) if (s := sighting(r, c, reading))
+        )
+        self.timings = {"crops": t1 - t0, "network": t2 - t1}
+        return WorkbenchObservation(
+            time=time.time() if t is None else t, squares=sightings, source=source, frame=frame_no
+        )
+
+
+def sighting(row: int, column: int, reading: SquareReading) -> SquareSighting | None:
+    """One square's sighting from its probabilities; ``None`` (not seen) when a hand is likeliest."""
+    k = int(reading.content.argmax())
+    conf = round(float(reading.content[k]), 4)
+    if CONTENTS[k] == "hand":
+        return None
+    if CONTENTS[k] == "empty":
+        return SquareSighting(row, column, None, conf)
+    f, v = int(reading.facing.argmax()), int(reading.value.argmax())
+    tile = TileSighting(
+        builder=CONTENTS[k],
+        double=reading.double >= 0.5,
+        facing=f,
+        value=v,
+        confidence=round(min(conf, max(reading.double, 1 - reading.double)), 4),
+        facing_confidence=round(float(reading.facing[f]), 4),
+        value_confidence=round(float(reading.value[v]), 4),
+    )
+    return SquareSighting(row, column, tile, conf)
+
+
+class WorkbenchObserver:
+    """Calibration (kept once settled, as for Gizmos) and the reader: a frame -> an observation."""
+
+    def __init__(self, model: str | Path | None = None, rows: int = 2 * ROWS_PER_MAT) -> None:
+        self.calibrator = Calibrator()
+        self.reader = WorkbenchReader(model, rows)
+
+    def observe(
+        self, frame: np.ndarray, t: float | None = None, frame_no: int | None = None
+    ) -> WorkbenchObservation:
+        """Calibrate (or keep the calibration) and read the Workbench of one frame."""
+        check_frame(frame, SUPPORTED_SIZES)
+        cal = self.calibrator.update(frame)
+        obs = self.reader.read(frame, cal.homography, t, frame_no)
+        obs.extra.update({"calibration": cal.state, "markers": list(cal.markers_seen)})
+        return obs
