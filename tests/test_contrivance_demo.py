@@ -50,7 +50,11 @@ def test_the_recording_is_the_same_from_the_same_seed() -> None:
     ("argv", "said"),
     [
         (["demo", "--game", "contrivance", "--oracle"], "--oracle is an option of the Gizmos demo"),
-        (["demo", "--seed", "3"], "--seed and --source are options of --game contrivance"),
+        (["demo", "--seed", "3"], "--seed, --source and --workbench-model are options of --game contrivance"),
+        (
+            ["demo", "--game", "contrivance", "--source", "camera", "--workbench-model", "nowhere.onnx"],
+            "workbench model file nowhere.onnx not found",
+        ),
     ],
 )
 def test_an_option_of_the_other_game_is_one_line(

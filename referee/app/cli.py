@@ -220,19 +220,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The README's main job: referee the bundled recorded game end to end."""
     if args.game == "contrivance":
         gizmos_only = [
-            name
-            for name, value in (
-                ("--oracle", args.oracle),
-                ("--camera-only", args.camera_only),
-                ("--model", args.model),
-            )
-            if value
+            name for name, value in (("--oracle", args.oracle), ("--camera-only", args.camera_only)) if value
         ]
         if gizmos_only:
             raise CliError(f"{gizmos_only[0]} is an option of the Gizmos demo, not of --game contrivance")
         return _edge("referee.app.contrivance_demo", "run_contrivance_demo", args)
-    if args.seed is not None or args.source != "truth":
-        raise CliError("--seed and --source are options of --game contrivance")
+    if args.seed is not None or args.source != "truth" or args.workbench_model:
+        raise CliError("--seed, --source and --workbench-model are options of --game contrivance")
     return _edge("referee.app.demo", "run_demo", args)
 
 
@@ -397,10 +391,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--source",
-        choices=("truth",),
+        choices=("truth", "camera"),
         default="truth",
         help="contrivance: where observations come from: truth = the recording's ground truth with "
-        "camera-like noise",
+        "camera-like noise; camera = frames rendered on first use (data/contrivance-recording/) and read "
+        "by the Workbench reader (--workbench-model)",
+    )
+    s.add_argument(
+        "--workbench-model",
+        help="contrivance, --source camera: the Workbench reader's ONNX file (default models/workbench.onnx)",
     )
     s.set_defaults(func=cmd_demo)
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, TextIO
 
 from referee.app.demo import differences
@@ -25,6 +26,7 @@ from referee.app.live import write_warnings
 from referee.observation import WorkbenchObservation
 from referee.simulation.workbench import (
     Camera,
+    Moment,
     Noise,
     Recording,
     RecordingSpec,
@@ -32,9 +34,11 @@ from referee.simulation.workbench import (
     observe_truth,
     play_recording,
 )
-from referee.tracker.workbench import WorkbenchTracker, WorkbenchUpdate
+from referee.tracker.workbench import WorkbenchTracker, WorkbenchUpdate, shown_damage
 
-SOURCES = ("truth",)
+#: Where the demo's observations come from: ``truth`` (the ground truth with camera-like noise)
+#: or ``camera`` (each moment rendered by the Workbench renderer, read back by the reader).
+SOURCES = ("truth", "camera")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,8 @@ class ContrivanceDemoOptions:
     speed: float = 0.0  # 1: the recording's own pace; 0: as fast as possible
     seed: int = RecordingSpec().seed
     source: str = "truth"  # where observations come from (SOURCES)
+    model: Path | None = None  # the Workbench reader's model (source "camera")
+    workers: int = 2  # processes rendering the frames on first use (source "camera")
     steps: bool = False  # print every accepted step as it happens
 
 
@@ -66,11 +72,29 @@ class ContrivanceDemoResult:
     problems: list[str] = field(default_factory=list)
 
 
-def recording_camera(recording: Recording, source: str) -> Camera:
-    """The camera the demo films the recording with."""
+def recording_camera(
+    recording: Recording, source: str, model: Path | None = None, workers: int = 2
+) -> Camera:
+    """The camera the demo films the recording with: the ground truth with noise, or the frames
+    rendered on first use and read by the Workbench reader (``model``: default
+    ``models/workbench.onnx``). The renderer draws no Damage track yet, so with the reader the
+    Damage comes from the recording, stated in the observation's ``source``."""
     if source == "truth":
         return observe_truth(Noise(), seed=recording.spec.seed)
-    raise ValueError(f"source: expected one of {list(SOURCES)}, got {source!r}")
+    if source != "camera":
+        raise ValueError(f"source: expected one of {list(SOURCES)}, got {source!r}")
+    from vision.training.contrivance_recording import ROWS, ensure_frames, load_frame
+    from vision.workbench import WorkbenchObserver
+
+    observer = WorkbenchObserver(model, rows=ROWS)  # a missing model is one line before any rendering
+    folder = ensure_frames(recording, workers=workers)
+
+    def camera(m: Moment) -> WorkbenchObservation:
+        obs = observer.observe(load_frame(folder, m.frame), m.time, m.frame)
+        damage = None if m.damage_covered else (shown_damage(m.damage), 0.97)
+        return replace(obs, damage=damage, source="camera; damage from the recording")
+
+    return camera
 
 
 def play_contrivance_demo(
@@ -82,7 +106,7 @@ def play_contrivance_demo(
     recording = play_recording(RecordingSpec(seed=options.seed))
     names = list(recording.names)
     tracker = WorkbenchTracker(names, recording.builders)
-    camera = recording_camera(recording, options.source)
+    camera = recording_camera(recording, options.source, options.model, options.workers)
     seats = ", ".join(
         f"{n} ({b}, row {k + 1})" for k, (n, b) in enumerate(zip(names, recording.builders, strict=True))
     )
@@ -173,6 +197,13 @@ def run_contrivance_demo(args: Any) -> int:
     """``gizmos-referee demo --game contrivance``."""
     speed = args.speed if args.speed is not None else (0.0 if args.headless else 1.0)
     seed = args.seed if args.seed is not None else RecordingSpec().seed
-    options = ContrivanceDemoOptions(speed=speed, seed=seed, source=args.source, steps=not args.headless)
+    options = ContrivanceDemoOptions(
+        speed=speed,
+        seed=seed,
+        source=args.source,
+        steps=not args.headless,
+        model=Path(args.workbench_model) if args.workbench_model else None,
+        workers=args.workers,
+    )
     result = play_contrivance_demo(options)
     return 0 if not result.problems else 1

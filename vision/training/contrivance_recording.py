@@ -1,0 +1,139 @@
+"""The recorded Contrivance game on film: every moment of :mod:`referee.simulation.workbench`
+drawn by the Workbench renderer (:func:`vision.training.workbench.render_workbench`), so the
+demo can referee it from pixels through the Workbench reader.
+
+One camera for the whole game (fixed height, no tilt or yaw: the calibration settles once);
+each frame has its own seed, so the lighting, the camera's noise and the hand differ from frame to
+frame as on a real table. A moment with a Builder's hand over the table is drawn with a hand
+(where the renderer aims it, not exactly over the squares worked on). The Damage track and the
+discard pile are not drawn: the renderer has no such piece yet.
+
+:func:`ensure_frames` renders them on first use (with progress, two processes) into
+``data/contrivance-recording/seed-N/`` and reuses them afterwards; the folder's key covers the
+recording and the source of the renderer, so a change to either renders again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from referee.simulation.workbench import Moment, Recording, RecordingSpec, play_recording
+from vision.errors import VisionError
+from vision.paths import DATA_DIR, REPO_ROOT
+from vision.progress import Progress
+from vision.training.synth import RenderSettings
+from vision.training.workbench import TileLayout, WorkbenchLayout, render_workbench
+
+FRAMES_ROOT = DATA_DIR / "contrivance-recording"
+#: One camera for the whole game: 900 mm above the table, looking straight down.
+SETTINGS = RenderSettings(height_mm=(900.0, 900.0), max_tilt_deg=0.0, max_yaw_deg=0.0, hand_prob=0.0)
+ROWS = 6  # both mats are on the table (rows beyond the Builders' stay empty)
+SOURCES = (
+    "vision/training/contrivance_recording.py",
+    "vision/training/workbench.py",
+    "vision/training/tiles.py",
+    "vision/training/synth.py",
+    "referee/simulation/workbench.py",
+    "referee/contrivance/rules.py",
+)
+
+
+class FramesError(VisionError):
+    """The recording's frames cannot be rendered or read back (a full disk, a corrupt file)."""
+
+
+def layout_of(m: Moment) -> WorkbenchLayout:
+    """The renderer's layout of a moment's Workbench."""
+    tiles = tuple(
+        ((r + 1, c + 1), TileLayout(t.builder, t.double, t.facing, t.value))
+        for r, row in enumerate(m.workbench)
+        for c, t in enumerate(row)
+        if t is not None
+    )
+    return WorkbenchLayout(ROWS, tiles)
+
+
+def frame_seed(spec_seed: int, frame: int) -> int:
+    return spec_seed * 1_000_003 + frame
+
+
+def render_moment(m: Moment, spec_seed: int) -> np.ndarray:
+    """One moment as the camera's frame (BGR)."""
+    settings = replace(SETTINGS, hand_prob=1.0 if m.hand is not None else 0.0)
+    return render_workbench(layout_of(m), frame_seed(spec_seed, m.frame), settings, hand_near=1.0).image
+
+
+def frames_key(spec: RecordingSpec) -> str:
+    h = hashlib.sha256(json.dumps([spec.seed, spec.players, list(spec.injections), spec.fps]).encode())
+    for name in SOURCES:
+        h.update((REPO_ROOT / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def frame_path(folder: Path, frame: int) -> Path:
+    return folder / f"frame-{frame:05d}.jpg"
+
+
+def _render_chunk(args: tuple[int, list[int], str]) -> int:
+    seed, frames, folder = args
+    recording = play_recording(RecordingSpec(seed=seed))
+    wanted = set(frames)
+    for m in recording.timeline:
+        if isinstance(m, Moment) and m.frame in wanted:
+            path = frame_path(Path(folder), m.frame)
+            ok, data = cv2.imencode(".jpg", render_moment(m, seed), [cv2.IMWRITE_JPEG_QUALITY, 90])
+            if not ok:
+                raise FramesError(f"frame {m.frame}: JPEG encoding failed")
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(data.tobytes())
+            os.replace(tmp, path)
+    return len(frames)
+
+
+def ensure_frames(recording: Recording, root: Path = FRAMES_ROOT, workers: int = 2) -> Path:
+    """The folder of the recording's frames, rendered on first use (with progress) and cached."""
+    spec = recording.spec
+    folder = root / f"seed-{spec.seed}"
+    key = frames_key(spec)
+    meta = folder / "frames.json"
+    count = recording.frames()
+    try:
+        if meta.is_file() and json.loads(meta.read_text()).get("key") == key:
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        raise FramesError(f"{folder}: cannot prepare the frames folder ({exc})") from exc
+    print(f"rendering the recorded Contrivance game into {folder} (first run only)", flush=True)
+    progress = Progress("rendering", count)
+    chunks = [list(range(i, min(i + 40, count))) for i in range(0, count, 40)]
+    try:
+        if workers > 1:
+            with ProcessPoolExecutor(workers) as pool:
+                for done in pool.map(_render_chunk, [(spec.seed, c, str(folder)) for c in chunks]):
+                    progress.step(done)
+        else:
+            for c in chunks:
+                progress.step(_render_chunk((spec.seed, c, str(folder))))
+        meta.write_text(json.dumps({"key": key, "frames": count, "seed": spec.seed}))
+    except OSError as exc:
+        raise FramesError(f"{folder}: cannot write the frames ({exc})") from exc
+    return folder
+
+
+def load_frame(folder: Path, frame: int) -> np.ndarray:
+    image = cv2.imread(str(frame_path(folder, frame)))
+    if image is None:
+        raise FramesError(
+            f"{frame_path(folder, frame)}: missing or unreadable frame (delete {folder} to render again)"
+        )
+    return image
