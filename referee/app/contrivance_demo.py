@@ -83,10 +83,18 @@ def recording_camera(
         return observe_truth(Noise(), seed=recording.spec.seed)
     if source != "camera":
         raise ValueError(f"source: expected one of {list(SOURCES)}, got {source!r}")
+    from referee.app.live import LiveError
+    from vision.errors import ModelFileError
     from vision.training.contrivance_recording import ROWS, ensure_frames, load_frame
     from vision.workbench import WorkbenchObserver
 
-    observer = WorkbenchObserver(model, rows=ROWS)  # a missing model is one line before any rendering
+    try:  # a missing model is one line, before any rendering
+        observer = WorkbenchObserver(model, rows=ROWS)
+    except ModelFileError as exc:
+        raise LiveError(
+            f"{exc}: train the Workbench reader (docs/contrivance_vision.md) or pass --workbench-model; "
+            "--source truth needs no model"
+        ) from None
     folder = ensure_frames(recording, workers=workers)
 
     def camera(m: Moment) -> WorkbenchObservation:
