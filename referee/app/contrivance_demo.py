@@ -92,8 +92,8 @@ def recording_camera(
         observer = WorkbenchObserver(model, rows=ROWS)
     except ModelFileError as exc:
         raise LiveError(
-            f"{exc}: train the Workbench reader (docs/contrivance_vision.md) or pass --workbench-model; "
-            "--source truth needs no model"
+            f"{exc}: train the Workbench reader (python -m vision.training.workbench) or pass "
+            "--workbench-model; --source truth needs no model"
         ) from None
     folder = ensure_frames(recording, workers=workers)
 
