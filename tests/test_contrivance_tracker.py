@@ -154,7 +154,7 @@ def test_a_turn_that_changes_nothing_is_a_pass_or_a_hidden_card() -> None:
     start = table(2)
     tracker = referee(start)
     update = turn(tracker, start)
-    assert [s.kind for s in update.steps] == ["pass"] and tracker.quiet_turns == 1
+    assert [s.kind for s in update.steps] == ["pass"] and tracker.redraws == 1
 
 
 # ------------------------------------------------------------------ warnings
@@ -262,6 +262,26 @@ def test_a_seventh_move_is_impossible_unless_a_card_can_have_come_back() -> None
             assert not update.warnings and [s.card for s in update.steps] == ["move"], update.warnings
     message = only_warning(update, "NO_SUCH_CARD")
     assert "Move card number 7 of the 6 in the box" in message and update.warnings[0].player == 0
+
+
+def test_a_quiet_turn_with_another_card_on_the_discard_pile_was_no_redraw_a_tool() -> None:
+    start = table(2)
+    tracker = referee(start)
+    tracker.played.update({"move": 6})
+    for i in range(3):  # the pile shows the card a redraw discarded: not a Redraw a Tool
+        tracker.observe(
+            replace(
+                PERFECT(Moment(i, float(i), start.workbench, start.damage, "rotate")),
+                discard_top=("rotate", 0.95),
+            )
+        )
+    update = tracker.end_turn(EndOfTurn(3.0))
+    assert [s.kind for s in update.steps] == ["pass"] and tracker.redraws == 0
+    assert not tracker.can_play("move")
+    for i in range(3):  # Redraw a Tool on top: it may have brought a Move back
+        tracker.observe(PERFECT(Moment(i, float(i), start.workbench, start.damage, "redraw_a_tool")))
+    tracker.end_turn(EndOfTurn(4.0))
+    assert tracker.redraws == 1 and tracker.can_play("move")
 
 
 def test_a_quiet_turn_could_have_brought_a_move_back() -> None:

@@ -21,12 +21,12 @@ Three parts, each deterministic given the recording's seed:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from referee.contrivance import CONTRIVANCE, State, Step, apply, legal_steps, new_game
-from referee.contrivance.data import BUILDERS, COLUMNS, HAND_LIMIT, MAX_VALUE, POINTS
+from referee.contrivance.data import BUILDERS, COLUMNS, HAND_LIMIT, MAX_VALUE, POINTS, switch_on_card
 from referee.contrivance.rules import sample
 from referee.contrivance.state import Square, Tile, Workbench
 from referee.events import EndOfTurn
@@ -286,6 +286,7 @@ def play_recording(spec: RecordingSpec = RecordingSpec()) -> Recording:
         turns.append(
             TurnTruth(number, before.round, seat, before.phase, tuple(steps), code, game.state.damage)
         )
+        film.discarded(steps)
         film.turn(before, game.state, seat)
     if plan:
         raise RecordingError(f"seed {spec.seed}: no turn for the injection(s) {[c for c, _ in plan]}")
@@ -306,17 +307,26 @@ class _Film:
         self.spec = spec
         self.timeline: list[Moment | Signal] = []
         self.frame = 0
+        self.top: str | None = None  # the discard pile's top card
         self.rng = random.Random(spec.seed + 1)
 
     def clock(self) -> float:
         return self.frame / self.spec.fps
 
     def moment(self, state: State, covered: frozenset[Square] = frozenset(), **more: Any) -> None:
-        top = state.discard[-1] if state.discard else None  # the pile's order is not kept: any card of it
+        top = self.top if state.discard else None  # the engine keeps the pile as a multiset, not its order
         self.timeline.append(
             Moment(self.frame, self.clock(), state.workbench, state.damage, top, covered, **more)
         )
         self.frame += 1
+
+    def discarded(self, steps: Sequence[Step]) -> None:
+        """Follow the top card of the discard pile through a turn's steps (the last card discarded)."""
+        for step in steps:
+            if step.kind in ("redraw", "play"):
+                self.top = step.card
+            elif step.kind == "switch_on" and step.value is not None:
+                self.top = switch_on_card(step.value)
 
     def still(self, state: State, frames: int) -> None:
         for _ in range(frames):

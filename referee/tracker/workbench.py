@@ -92,6 +92,7 @@ BOARD_CARDS: tuple[str, ...] = (
 )
 COPIES: dict[str, int] = dict(TOOLS)
 DAMAGE = "damage"
+DISCARD = "discard"  # the discard pile's top card: read, but no turn is explained by it
 Zone = Square | str  # a square (row, column) or "damage"
 
 
@@ -142,6 +143,7 @@ class BenchView:
     damage: int | None = None
     unsure: frozenset[Zone] = frozenset()
     stale: frozenset[Zone] = frozenset()  # stable, but not read lately (a hand over it?)
+    discard: str | None = None  # the discard pile's top card (None: empty or unknown)
 
     def key(self) -> tuple[object, ...]:
         return (tuple(sorted(self.squares.items(), key=lambda kv: kv[0])), self.damage)
@@ -194,6 +196,8 @@ def readings(
         out[(s.row, s.column)] = (TileSeen(t.builder, t.double, facing, value), low >= sure)
     if obs.damage is not None and obs.damage[1] >= threshold:
         out[DAMAGE] = (obs.damage[0], obs.damage[1] >= sure)
+    if obs.discard_top is not None and obs.discard_top[1] >= threshold:
+        out[DISCARD] = (obs.discard_top[0], obs.discard_top[1] >= sure)
     return out
 
 
@@ -237,9 +241,12 @@ class BenchStabilizer:
     def stable(self) -> BenchView:
         squares: dict[Square, TileSeen | None] = {}
         damage: int | None = None
+        discard: str | None = None
         for zone, (value, _) in self._stable.items():
             if zone == DAMAGE:
                 damage = value  # type: ignore[assignment]
+            elif zone == DISCARD:
+                discard = value  # type: ignore[assignment]
             else:
                 squares[zone] = value  # type: ignore[index, assignment]
         unsure = frozenset(z for z, (_, sure) in self._stable.items() if not sure)
@@ -248,7 +255,7 @@ class BenchStabilizer:
             for z, (value, _) in self._stable.items()
             if self._pushed - self._read_at[z] >= self.frames or self._recent[z][-1][0] != value
         )
-        return BenchView(squares, damage, unsure, stale)
+        return BenchView(squares, damage, unsure, stale, discard)
 
 
 # =========================================================================== explanations
@@ -707,7 +714,7 @@ def _merged(at_signal: BenchView, now: BenchView, doubt: set[Zone]) -> BenchView
             stale.add(z)
     damage = zones.pop(DAMAGE, None)
     squares = {z: v for z, v in zones.items() if isinstance(z, tuple)}
-    return BenchView(squares, damage, frozenset(unsure), frozenset(stale))  # type: ignore[arg-type]
+    return BenchView(squares, damage, frozenset(unsure), frozenset(stale), at_signal.discard)  # type: ignore[arg-type]
 
 
 def _model_json(state: State) -> dict[str, Any]:
@@ -835,7 +842,9 @@ class WorkbenchTracker:
         self.warnings: list[RefereeWarning] = []
         self.log: list[LogLine] = []
         self.played: Counter[str] = Counter()  # Tool and Switch On cards seen played
-        self.quiet_turns = 0  # configuration turns that changed nothing visible (a Redraw a Tool?)
+        self.redraws = (
+            0  # turns that may have been a Redraw a Tool (nothing changed, the pile's top allows it)
+        )
         self._view = BenchView()
         self._pending: int | None = None  # frames since an end-of-turn signal not yet concluded
         self._signalled: BenchView | None = None  # the view when the end of the turn was signalled
@@ -884,7 +893,7 @@ class WorkbenchTracker:
         if kind == "state":
             self.state = _model_from_json(self.state, payload["state"])
             self.played = Counter(payload.get("played", {}))
-            self.quiet_turns = int(payload.get("quiet_turns", 0))
+            self.redraws = int(payload.get("redraws", 0))
         elif kind == "warning":
             self.warnings.append(RefereeWarning.from_json(payload))
         elif kind == "step":
@@ -998,7 +1007,7 @@ class WorkbenchTracker:
                 f"{unread} not at all (assumed unchanged)"
             )
         damage = view.damage if view.damage is not None else known.damage
-        return BenchView(squares, damage, frozenset(unsure))
+        return BenchView(squares, damage, frozenset(unsure), discard=view.discard)
 
     def _accept(self, found: Explanation, view: BenchView, update: WorkbenchUpdate) -> None:
         """Record the turn (one transaction), then take it: memory never runs ahead of the record."""
@@ -1020,7 +1029,9 @@ class WorkbenchTracker:
                 time=time.time(),
             )
         played = self.played + Counter(found.cards)
-        quiet = self.quiet_turns + (found.quiet and before.phase == "configuration")
+        top = view.discard if DISCARD not in view.unsure else None
+        maybe_redraw = found.quiet and before.phase == "configuration" and top in (None, "redraw_a_tool")
+        redraws = self.redraws + maybe_redraw
         with self.record.transaction():
             self.record.append("observation", {"squares": len(view.squares), "damage": view.damage})
             for line in lines:
@@ -1033,7 +1044,7 @@ class WorkbenchTracker:
                     "state": found.after.to_json(),
                     "reason": "turn",
                     "played": dict(played),
-                    "quiet_turns": quiet,
+                    "redraws": redraws,
                 },
             )
         self.log += lines
@@ -1041,7 +1052,7 @@ class WorkbenchTracker:
         if warning is not None:
             self.warnings.append(warning)
             update.warnings.append(warning)
-        self.state, self.played, self.quiet_turns = found.after, played, quiet
+        self.state, self.played, self.redraws = found.after, played, redraws
 
     def _line(self, step: Step, who: str, before: State) -> LogLine:
         """The move log's line for a step taken from the table ``before``."""
@@ -1065,7 +1076,7 @@ class WorkbenchTracker:
         deck = sum(COPIES.values()) + len(switch) - HAND_LIMIT * n  # what is left after the deal
         if config_turns + 1 >= deck:  # each turn draws at most one card more than it discards
             return True
-        back = self.quiet_turns if card in COPIES else 0  # Redraw a Tool never takes a Switch On card
+        back = self.redraws if card in COPIES else 0  # Redraw a Tool never takes a Switch On card
         return self.played[card] < copies + back
 
     # ------------------------------------------------------------------ results
