@@ -2,7 +2,8 @@
 # One-step setup from a fresh clone; safe to run again (it only adds what is missing).
 #
 #   scripts/setup.sh          what the running referee needs (demo, run, serve, the engine CLI):
-#                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML. No torch.
+#                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML, paho-mqtt,
+#                             cryptography (the HTTPS certificate of the phone camera page). No torch.
 #   scripts/setup.sh --dev    everything: the above, plus torch/torchvision and ultralytics for
 #                             training, and pytest, hypothesis, ruff, selenium (+ chromium) for
 #                             the tests. The README's test command and CI (.ci/run) use this.
@@ -13,7 +14,7 @@ MODE=runtime
 for arg in "$@"; do
     case "$arg" in
         --dev) MODE=dev ;;
-        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: unknown option '$arg' (expected --dev or nothing)" >&2; exit 2 ;;
     esac
 done

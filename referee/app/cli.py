@@ -384,7 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="referee a real table: camera, dispenser port, zones file, players",
         description="Referee a real game. Frames come from --camera (a camera index such as 0, a "
-        "network stream URL (HTTP MJPEG, RTSP), a video file, or a folder of images); dispenser "
+        "network stream URL (HTTP MJPEG, RTSP), phone (a phone's browser over HTTPS), a video file, "
+        "or a folder of images); dispenser "
         "events from --serial (a device such as "
         "/dev/ttyACM0 or a pyserial URL such as socket://127.0.0.1:7000; none: camera only). The "
         "table layout (marker positions and zones, in mm) comes from --zones (default: the built-in "
@@ -395,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--camera",
         required=True,
         help="camera index (0, 1...), stream URL (http://PHONE:8080/video MJPEG, rtsp://...), "
+        "phone (a phone's browser: the dashboard serves an HTTPS page it pairs with and streams from), "
         "video file or image folder",
     )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")

@@ -52,6 +52,7 @@ from vision.motion import MOTION_THRESHOLD, MotionGate
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
+    from referee.app.streams import PhoneFrames
     from vision.observe import Assembler, Observer
     from web.live import FrameBuffer
 
@@ -201,8 +202,13 @@ def open_source(text: str, fps: float = 10.0) -> FrameFeed:
             "camera source: none given (a camera index such as 0, a stream URL, a video file "
             "or an image folder)"
         )
-    from referee.app.streams import StreamFrames, is_stream_url  # streams imports this module
+    from referee.app.streams import PHONE_SOURCE, StreamFrames, is_stream_url  # streams imports this module
 
+    if text.lower() == PHONE_SOURCE:
+        raise LiveError(
+            "camera source 'phone': the phone's browser sends its frames to the dashboard's HTTPS "
+            "page, which only run --camera phone serves (restart the run with it)"
+        )
     if is_stream_url(text):
         return StreamFrames(text)
     if text.isdigit():
@@ -878,11 +884,15 @@ def serve_dashboard(
     serial_port: str = "",
     host: str = "127.0.0.1",
     trusted_hosts: Sequence[str] = (),
+    phone: PhoneFrames | None = None,
 ) -> tuple[Any, Any, str]:
     """The dashboard on ``host`` (this machine only unless told otherwise) with this runner
     attached, served from a thread. Returns the app, the server and its address. The admin PIN
     is ``$GIZMOS_ADMIN_PIN`` or a random one, printed. Host names the pages may be reached by
-    are checked as ``serve`` checks them (``web/serve.py``)."""
+    are checked as ``serve`` checks them (``web/serve.py``). With ``phone`` the phone's browser
+    is the camera: the dashboard is served over HTTPS with a certificate made on this machine
+    (``web/tls.py``), and the phone page's address, the certificate's fingerprint and a
+    pairing code are printed."""
     from referee.app.card_art import DrawnCardArt
     from web import create_app
     from web.security import random_pin
@@ -895,7 +905,7 @@ def serve_dashboard(
     warning = exposure_warning(host)
     if warning:
         err.write(f"run: the dashboard is {warning}\n")
-    config = {
+    config: dict[str, Any] = {
         "ADMIN_PIN": pin,
         "GAMES_DIR": str(games_dir),
         "FRAME_SOURCE": frames,
@@ -905,13 +915,40 @@ def serve_dashboard(
         "SERIAL_PORT": serial_port,
         "TRUSTED_HOSTS": trusted_names(host, trusted_hosts),
     }
+    context = None
+    if phone is not None:
+        from web.tls import CertificateError, ensure_certificate, local_names, server_context
+
+        try:
+            cert = ensure_certificate(games_dir / "tls", local_names(host, trusted_hosts))
+        except CertificateError as exc:
+            raise LiveError(str(exc)) from None
+        context = server_context(cert)
+        config.update(PHONE_CAMERA=phone, SESSION_COOKIE_SECURE=True)
     app = create_app(config)
-    try:
-        server = make_dashboard_server(host, port, app)  # a busy port is an error, never another port
+    try:  # a busy port is an error, never another port
+        server = make_dashboard_server(host, port, app, ssl_context=context)
     except ServeError as exc:
         raise LiveError(str(exc)) from None
     threading.Thread(target=server.serve_forever, name="dashboard", daemon=True).start()
-    return app, server, f"http://{host}:{server.port}/"
+    shown = f"[{host}]" if ":" in host else host
+    url = f"{'https' if phone is not None else 'http'}://{shown}:{server.port}/"
+    if phone is not None:
+        from web.phone import pairing_of
+        from web.serve import is_loopback
+
+        code, ttl = pairing_of(app).new_code()
+        err.write(
+            f"run: the phone camera: open {url}phone on the phone, accept the certificate warning "
+            f"once (this referee made its own; SHA-256 {cert.fingerprint}), then pair with the code "
+            f"{code} (good once, {ttl / 60:g} minutes; a new one at {url}phone/pair) or the admin PIN\n"
+        )
+        if is_loopback(host):
+            err.write(
+                f"run: note: {host} is this machine only; for a phone on the network listen on it "
+                "(--host 0.0.0.0 --trusted-host THIS-MACHINE'S-ADDRESS)\n"
+            )
+    return app, server, url
 
 
 def write_summary(
@@ -963,6 +1000,7 @@ def _writable_folder(folder: Path, option: str) -> None:
 def run_table(args: Any) -> int:
     """``gizmos-referee run``: referee a real table until the source ends or Ctrl-C."""
     from referee.app.broadcast import broadcast_live_game
+    from referee.app.streams import PHONE_SOURCE, PhoneFrames
     from referee.tracker import TrackerError
     from referee.tracker.record import RecordError
     from vision.detect import default_model
@@ -1004,12 +1042,18 @@ def run_table(args: Any) -> int:
         zones.seat(seat)  # a zones file without this seat is a ZonesError naming it
 
     frames: FrameBuffer | None = None
+    phone: PhoneFrames | None = None
+    if str(args.camera).strip().lower() == PHONE_SOURCE:
+        if args.no_serve:
+            raise LiveError("--camera phone: the phone sends its frames to the dashboard; drop --no-serve")
+        phone = PhoneFrames()
 
     def opener(settings: Any = None) -> Feed:
         camera = (getattr(settings, "camera_source", "") or args.camera) if settings else args.camera
         port = (getattr(settings, "serial_port", "") or serial) if settings else serial
         port = None if (port or "").strip().lower() in ("", "none") else port
-        source = open_source(str(camera), args.fps)
+        is_phone = phone is not None and str(camera).strip().lower() == PHONE_SOURCE
+        source: FrameFeed = phone if is_phone and phone is not None else open_source(str(camera), args.fps)
         if frames is not None:  # a network stream's link state on the dashboard
             frames.follow_link(getattr(source, "link_status", None))
         try:
@@ -1066,6 +1110,7 @@ def run_table(args: Any) -> int:
                 serial or "",
                 host=args.host,
                 trusted_hosts=args.trusted_host,
+                phone=phone,
             )
             hub = app.extensions["gizmos_hub"]
             if resume is not None:
