@@ -226,3 +226,55 @@ def frame() -> Response:
         raise ApiError(400, f"the frame is not a JPEG image ({len(data)} bytes that do not decode)")
     sink.offer(image)
     return jsonify({"link": sink.link_status(), "framing": sink.framing()})
+
+
+def openapi_paths() -> dict[str, Any]:
+    """This blueprint's part of the OpenAPI document (merged in by :mod:`web.openapi`)."""
+    from web.openapi import _op
+
+    state = {
+        "type": "object",
+        "properties": {
+            "available": {
+                "type": "boolean",
+                "description": "the run takes a phone camera (run --camera phone)",
+            },
+            "paired": {"type": "boolean", "description": "a phone is paired"},
+            "this_phone": {"type": "boolean", "description": "this browser is the paired phone"},
+            "link": {"type": "string"},
+            "framing": {"type": ["object", "null"], "description": "the framing assistant's verdict"},
+        },
+    }
+    frame = _op(
+        "one JPEG frame from the paired phone's camera (the paired session and the CSRF token)",
+        ok={
+            "type": "object",
+            "properties": {"link": {"type": "string"}, "framing": state["properties"]["framing"]},
+        },
+        errors=(400, 403, 404, 415),
+    )
+    frame["requestBody"] = {"required": True, "content": {"image/jpeg": {"schema": {"type": "string"}}}}
+    frame["security"] = [{"csrf": []}]
+    return {
+        "/api/phone": {
+            "get": _op("the phone camera: configured, paired, the link and the framing", ok=state)
+        },
+        "/api/phone/code": {
+            "post": _op(
+                f"a new pairing code ({CODE_DIGITS} digits, good once for {CODE_TTL_S / 60:g} minutes)",
+                ok={"type": "object", "properties": {"code": {"type": "string"}, "url": {"type": "string"}}},
+                errors=(404,),
+                admin=True,
+            )
+        },
+        "/api/phone/pair": {
+            "post": _op(
+                "pair this browser as the table's camera with the pairing code or the admin PIN",
+                ok=state,
+                body={"type": "object", "required": ["code"], "properties": {"code": {"type": "string"}}},
+                errors=(400, 403, 404, 429),
+            )
+        },
+        "/api/phone/unpair": {"post": _op("forget the paired phone", ok=state, admin=True)},
+        "/api/phone/frame": {"post": frame},
+    }

@@ -938,10 +938,15 @@ def serve_dashboard(
         from web.serve import is_loopback
 
         code, ttl = pairing_of(app).new_code()
+        reach = host
+        if host in ("0.0.0.0", "::"):  # the phone needs an address it can reach, not the wildcard
+            lan = [n for n in cert.names if n not in ("localhost", "127.0.0.1", "::1")]
+            reach = next(iter(trusted_hosts), lan[0] if lan else host)
+        phone_url = f"https://{f'[{reach}]' if ':' in reach else reach}:{server.port}/phone"
         err.write(
-            f"run: the phone camera: open {url}phone on the phone, accept the certificate warning "
+            f"run: the phone camera: open {phone_url} on the phone, accept the certificate warning "
             f"once (this referee made its own; SHA-256 {cert.fingerprint}), then pair with the code "
-            f"{code} (good once, {ttl / 60:g} minutes; a new one at {url}phone/pair) or the admin PIN\n"
+            f"{code} (good once, {ttl / 60:g} minutes; a new one at {phone_url}/pair) or the admin PIN\n"
         )
         if is_loopback(host):
             err.write(
