@@ -232,7 +232,8 @@ def openapi_paths() -> dict[str, Any]:
     """This blueprint's part of the OpenAPI document (merged in by :mod:`web.openapi`)."""
     from web.openapi import _op
 
-    state = {
+    framing = {"type": ["object", "null"], "description": "the framing assistant's verdict"}
+    state: dict[str, Any] = {
         "type": "object",
         "properties": {
             "available": {
@@ -242,14 +243,14 @@ def openapi_paths() -> dict[str, Any]:
             "paired": {"type": "boolean", "description": "a phone is paired"},
             "this_phone": {"type": "boolean", "description": "this browser is the paired phone"},
             "link": {"type": "string"},
-            "framing": {"type": ["object", "null"], "description": "the framing assistant's verdict"},
+            "framing": framing,
         },
     }
     frame = _op(
         "one JPEG frame from the paired phone's camera (the paired session and the CSRF token)",
         ok={
             "type": "object",
-            "properties": {"link": {"type": "string"}, "framing": state["properties"]["framing"]},
+            "properties": {"link": {"type": "string"}, "framing": framing},
         },
         errors=(400, 403, 404, 415),
     )

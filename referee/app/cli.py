@@ -401,6 +401,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
+    usb = s.add_argument_group(
+        "USB camera (--camera N)",
+        "exposure, white balance and focus are locked by default at what the camera's automatics "
+        "choose in its first second, so they do not drift during the game; the run prints what the "
+        "driver accepted (docs/cameras.md)",
+    )
+    usb.add_argument("--resolution", metavar="WxH", help="resolution to ask for (default 1280x720)")
+    usb.add_argument("--camera-fps", metavar="N", help="frame rate to ask for (default: the camera's)")
+    usb.add_argument("--exposure", metavar="auto|lock|N", help="exposure (driver units; default lock)")
+    usb.add_argument("--white-balance", metavar="auto|lock|K", help="white balance in kelvin (default lock)")
+    usb.add_argument("--focus", metavar="auto|lock|N", help="focus (driver units; default lock)")
+    usb.add_argument(
+        "--camera-config",
+        metavar="FILE",
+        help="YAML with any of resolution, fps, exposure, white_balance, focus (options override it)",
+    )
     s.add_argument(
         "--players",
         dest="names",

@@ -52,6 +52,7 @@ from vision.motion import MOTION_THRESHOLD, MotionGate
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
+    from referee.app.cameras import CameraSettings
     from referee.app.streams import PhoneFrames
     from vision.observe import Assembler, Observer
     from web.live import FrameBuffer
@@ -83,39 +84,6 @@ class FrameFeed(Protocol):
     def frames(self) -> Iterator[Frame]: ...
 
     def close(self) -> None: ...
-
-
-class CameraFrames:
-    """A camera by index (OpenCV), asked for 1280 × 720."""
-
-    live = True
-
-    def __init__(self, index: int, size: tuple[int, int] = (1280, 720)) -> None:
-        self.name = f"camera {index}"
-        level = cv2.utils.logging.getLogLevel()
-        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)  # our error says it in one line
-        try:
-            self.cap = cv2.VideoCapture(index)
-        finally:
-            cv2.utils.logging.setLogLevel(level)
-        if not self.cap.isOpened():
-            raise LiveError(f"camera {index}: cannot open it (is a camera connected? try another index)")
-        self.cap.set(cv2.CAP_PROP_FRAME_WIDTH, size[0])
-        self.cap.set(cv2.CAP_PROP_FRAME_HEIGHT, size[1])
-        self.cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
-
-    def frames(self) -> Iterator[Frame]:
-        start = time.monotonic()
-        index = 0
-        while True:
-            ok, image = self.cap.read()
-            if not ok or image is None:
-                raise LiveError(f"{self.name}: stopped delivering frames (unplugged?)")
-            yield Frame(index, time.monotonic() - start, image)
-            index += 1
-
-    def close(self) -> None:
-        self.cap.release()
 
 
 class VideoFrames:
@@ -193,9 +161,10 @@ class RecordingFrames:
         pass
 
 
-def open_source(text: str, fps: float = 10.0) -> FrameFeed:
-    """A frame source from what a user types: a camera index, a stream URL (http:// MJPEG, rtsp://),
-    a video file, or a folder of images (a folder holding ``recording.json`` is a rendered recording)."""
+def open_source(text: str, fps: float = 10.0, camera: CameraSettings | None = None) -> FrameFeed:
+    """A frame source from what a user types: a camera index (opened under ``camera``'s settings,
+    :mod:`referee.app.cameras`), a stream URL (http:// MJPEG, rtsp://), a video file, or a folder
+    of images (a folder holding ``recording.json`` is a rendered recording)."""
     text = text.strip()
     if not text:
         raise LiveError(
@@ -212,7 +181,9 @@ def open_source(text: str, fps: float = 10.0) -> FrameFeed:
     if is_stream_url(text):
         return StreamFrames(text)
     if text.isdigit():
-        return CameraFrames(int(text))
+        from referee.app.cameras import CameraFrames  # cameras imports this module
+
+        return CameraFrames(int(text), camera)
     path = Path(text).expanduser()
     if path.is_dir():
         if (path / "recording.json").is_file():
@@ -1005,6 +976,7 @@ def _writable_folder(folder: Path, option: str) -> None:
 def run_table(args: Any) -> int:
     """``gizmos-referee run``: referee a real table until the source ends or Ctrl-C."""
     from referee.app.broadcast import broadcast_live_game
+    from referee.app.cameras import given_controls, settings_from
     from referee.app.streams import PHONE_SOURCE, PhoneFrames
     from referee.tracker import TrackerError
     from referee.tracker.record import RecordError
@@ -1046,6 +1018,12 @@ def run_table(args: Any) -> int:
     for seat in range(len(names)):
         zones.seat(seat)  # a zones file without this seat is a ZonesError naming it
 
+    camera_settings = settings_from(args)
+    if not str(args.camera).strip().isdigit() and given_controls(args):
+        raise LiveError(
+            f"{given_controls(args)[0]}: camera controls apply to a USB camera (--camera 0, 1, ...); "
+            "a phone or IP camera sets its own"
+        )
     frames: FrameBuffer | None = None
     phone: PhoneFrames | None = None
     if str(args.camera).strip().lower() == PHONE_SOURCE:
@@ -1058,7 +1036,12 @@ def run_table(args: Any) -> int:
         port = (getattr(settings, "serial_port", "") or serial) if settings else serial
         port = None if (port or "").strip().lower() in ("", "none") else port
         is_phone = phone is not None and str(camera).strip().lower() == PHONE_SOURCE
-        source: FrameFeed = phone if is_phone and phone is not None else open_source(str(camera), args.fps)
+        source: FrameFeed = (
+            phone if is_phone and phone is not None else open_source(str(camera), args.fps, camera_settings)
+        )
+        report = getattr(source, "report", None)
+        if report:  # what a webcam's driver accepted of the settings asked for
+            sys.stderr.write(f"run: {source.name}: {'; '.join(report)}\n")
         if frames is not None:  # a network stream's link state on the dashboard
             frames.follow_link(getattr(source, "link_status", None))
         try:
