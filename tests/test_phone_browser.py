@@ -2,8 +2,9 @@
 camera plays a frame of the bundled recording opens the referee's phone page over HTTPS (the
 certificate the referee made), pairs with the code the run printed, streams through getUserMedia,
 and the referee, with the committed detector, sees the table: the Display and the Energy Row it
-accepts are the recording's. Chromium is started as tests/test_web_browser.py starts it (the
-system browser and driver, nothing downloaded)."""
+accepts are the recording's, and the phone's page shows the framing assistant's verdict.
+Chromium is started as tests/test_web_browser.py starts it (the system browser and driver,
+nothing downloaded)."""
 
 from __future__ import annotations
 
@@ -113,6 +114,10 @@ def test_a_phone_browser_pairs_streams_over_https_and_the_referee_sees_the_table
         assert phone.received >= 3 and runner.stats.observed >= 1
         assert frames.status().calibrated and frames.status().link.startswith("connected")
         assert "frames sent" in status(driver)  # still streaming
+        # the framing assistant's verdict reaches the phone's page
+        advice = lambda d: d.find_element("id", "advice").text  # noqa: E731
+        wait(driver, lambda d: "px/mm" in advice(d), 30, "the phone page never showed the framing")
+        assert advice(driver).startswith("markers 0 (") and advice(driver).endswith(": good"), advice(driver)
     finally:
         runner.stop()
         server.shutdown()

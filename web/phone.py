@@ -50,10 +50,6 @@ class PhoneSink(Protocol):
         """One line on the link: waiting, connected with the frame age, or quiet."""
         ...
 
-    def framing(self) -> dict[str, Any] | None:
-        """The framing assistant's latest verdict on the picture (None before the first)."""
-        ...
-
 
 class Pairing:
     """The pairing code and the one paired phone (thread-safe)."""
@@ -130,6 +126,12 @@ def _need_sink() -> PhoneSink:
     return sink
 
 
+def _framing() -> dict[str, Any] | None:
+    """The framing assistant's verdict, as the camera status has it (the pipeline sets it)."""
+    source = current_app.extensions["gizmos_hub"].frame_source
+    return source.status().framing if source is not None else None
+
+
 def _state() -> dict[str, Any]:
     sink = _sink()
     return {
@@ -137,7 +139,7 @@ def _state() -> dict[str, Any]:
         "paired": _pairing().paired(),
         "this_phone": _pairing().is_phone(session.get("phone")),
         "link": sink.link_status() if sink is not None else "",
-        "framing": sink.framing() if sink is not None else None,
+        "framing": _framing(),
     }
 
 
@@ -225,7 +227,7 @@ def frame() -> Response:
     if image is None:
         raise ApiError(400, f"the frame is not a JPEG image ({len(data)} bytes that do not decode)")
     sink.offer(image)
-    return jsonify({"link": sink.link_status(), "framing": sink.framing()})
+    return jsonify({"link": sink.link_status(), "framing": _framing()})
 
 
 def openapi_paths() -> dict[str, Any]:

@@ -47,6 +47,7 @@ from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import IMAGE_SUFFIXES, read_frame
+from vision.framing import assess
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
 
@@ -507,6 +508,7 @@ class RunOptions:
     settle: int = 2  # still frames after motion before the pipeline runs
     burst: int = 6  # settled frames observed after each motion or sensor event
     show_every: float = 0.25  # seconds between dashboard images while nothing is observed
+    framing_every: float = 1.0  # seconds between the framing assistant's verdicts on the dashboard (0: none)
     save_frames: Path | None = None
 
 
@@ -661,7 +663,7 @@ class LiveReferee:
         saver = FrameSaver(opt.save_frames) if opt.save_frames else None
         seats = tuple(range(len(game.tracker.names)))
         burst = opt.burst
-        shown = 0.0
+        shown = framed = 0.0
         lockstep = feed.board is not None and (opt.speed <= 0 or feed.source.live)
         source = feed.source.frames()
         first = next(source, None)
@@ -709,6 +711,14 @@ class LiveReferee:
                                 break
                             self._record_up()
                             self._changed(update, frame, turn, lines)
+                if (
+                    self.frame_buffer is not None
+                    and opt.framing_every > 0
+                    and time.monotonic() - framed >= opt.framing_every
+                ):
+                    framed = time.monotonic()
+                    zones = getattr(self.pipeline.assembler, "zones", None)
+                    self.frame_buffer.set_framing(assess(frame.image, zones).to_json())
                 gate.update(frame.image)
                 if gate.still == 0:
                     burst = opt.burst

@@ -30,7 +30,7 @@ import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterator
 from http.client import HTTPException, HTTPResponse
-from typing import Any, Protocol
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -354,14 +354,6 @@ class PhoneFrames(NewestFrames):
         self.name = "phone camera (browser)"
         self.state = "waiting for the phone (open /phone on it and pair)"
         self._last = 0.0
-        self._framing: dict[str, Any] | None = None
-
-    def set_framing(self, framing: dict[str, Any] | None) -> None:
-        """The framing assistant's latest verdict, shown on the phone's page."""
-        self._framing = framing
-
-    def framing(self) -> dict[str, Any] | None:
-        return self._framing
 
     def offer(self, image: np.ndarray) -> None:
         """A frame the paired phone sent (called from the dashboard's request thread)."""

@@ -37,7 +37,7 @@
 
   function showAdvice(framing) {
     const list = $("advice");
-    const items = framing ? framing.advice : [];
+    const items = framing ? [framing.summary] : [];
     list.replaceChildren(...items.map((text) => {
       const li = document.createElement("li");
       li.textContent = text;

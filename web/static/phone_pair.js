@@ -29,7 +29,7 @@
       if (!resp.ok) return;
       const s = await resp.json();
       link.textContent = s.paired ? s.link : "no phone paired";
-      const items = s.framing ? s.framing.advice : [];
+      const items = s.framing ? [s.framing.summary, ...s.framing.advice] : [];
       advice.replaceChildren(...items.map((text) => {
         const li = document.createElement("li");
         li.textContent = text;
