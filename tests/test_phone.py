@@ -233,3 +233,17 @@ def test_phone_as_a_plain_source_or_without_the_dashboard_is_one_line(
         "gizmos-referee run: error: --camera phone: the phone sends its frames to the dashboard; "
         "drop --no-serve"
     ]
+
+
+def test_stopping_the_referee_wakes_a_phone_that_sends_nothing(tmp_path: Path) -> None:
+    from referee.app.live import Feed, LiveReferee, LocalGame
+    from referee.tracker import Tracker
+
+    phone = PhoneFrames()
+    runner = LiveReferee(None, lambda s: Feed(phone))  # type: ignore[arg-type]
+    runner.launch(LocalGame(Tracker.create(tmp_path / "g.sqlite", ["Ana", "Ben"])), Feed(phone))
+    time.sleep(0.2)
+    assert runner.status() == "running"  # waiting for the phone's first frame
+    started = time.monotonic()
+    runner.stop()
+    assert runner.status() == "stopped" and time.monotonic() - started < 2.0

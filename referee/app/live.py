@@ -590,6 +590,7 @@ class LiveReferee:
         self._stop = threading.Event()
         self._paused = threading.Event()
         self._game: GameAccess | None = None
+        self._source: FrameFeed | None = None
         self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
         self._write_down = False  # the record could not be written at the last try
 
@@ -614,6 +615,11 @@ class LiveReferee:
     def stop(self) -> None:
         self._stop.set()
         self._paused.clear()
+        # A source that waits for frames pushed to it (a network stream, the phone) may wait long:
+        # it is woken now (its close() is thread-safe), not after the join's timeout.
+        interrupt = getattr(self._source, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(10.0)
 
@@ -629,6 +635,7 @@ class LiveReferee:
         self._stop.clear()
         self._paused.clear()
         self._game = game
+        self._source = feed.source
         self.error = None
         self._thread = threading.Thread(
             target=self._guarded, args=(game, feed), name="live-referee", daemon=True

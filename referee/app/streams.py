@@ -275,6 +275,10 @@ class NewestFrames:
             self._closed = True
             self._cond.notify_all()
 
+    def interrupt(self) -> None:
+        """End :meth:`frames` from another thread (the runner's stop)."""
+        self.close()
+
 
 class StreamFrames(NewestFrames):
     """A network camera as a live :class:`~referee.app.live.FrameFeed`: the newest frame only,
