@@ -48,7 +48,7 @@
 
   async function start() {
     if (!window.isSecureContext || !navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
-      say("This browser gives the camera only to secure pages: open this page at its https:// address.", "bad");
+      say("This browser gives the camera only to secure pages: open this page at its secure address (https, as the referee printed it).", "bad");
       return;
     }
     try {
