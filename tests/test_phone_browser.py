@@ -2,7 +2,8 @@
 camera plays a frame of the bundled recording opens the referee's phone page over HTTPS (the
 certificate the referee made), pairs with the code the run printed, streams through getUserMedia,
 and the referee, with the committed detector, sees the table: the Display and the Energy Row it
-accepts are the recording's, and the phone's page shows the framing assistant's verdict.
+accepts are the recording's; the phone's page shows the framing assistant's verdict, and the
+dashboard's Phone camera page the link and a new pairing code (after the PIN).
 Chromium is started as tests/test_web_browser.py starts it (the system browser and driver,
 nothing downloaded)."""
 
@@ -118,6 +119,22 @@ def test_a_phone_browser_pairs_streams_over_https_and_the_referee_sees_the_table
         advice = lambda d: d.find_element("id", "advice").text  # noqa: E731
         wait(driver, lambda d: "px/mm" in advice(d), 30, "the phone page never showed the framing")
         assert advice(driver).startswith("markers 0 (") and advice(driver).endswith(": good"), advice(driver)
+
+        # the dashboard's side, in another tab: a new pairing code (the PIN asked for), the link
+        phone_tab = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        driver.get(url + "phone/pair")
+        wait(driver, lambda d: d.find_element("id", "phone-link").text.startswith("connected"), 30)
+        assert "good" in driver.find_element("id", "phone-advice").text
+        driver.find_element("id", "make-code").click()
+        wait(driver, lambda d: d.find_element("id", "pin-input").is_displayed(), 10)
+        driver.find_element("id", "pin-input").send_keys(TEST_PIN)
+        driver.find_element("id", "pin-ok").click()
+        wait(driver, lambda d: "Pairing code: " in d.find_element("id", "pair-code").text, 10)
+        assert re.search(
+            r"Pairing code: \d{6} \(valid 10 minutes, once\)", driver.find_element("id", "pair-code").text
+        )
+        driver.switch_to.window(phone_tab)
     finally:
         runner.stop()
         server.shutdown()
