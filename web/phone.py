@@ -23,15 +23,14 @@ import hmac
 import secrets
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+import cv2
+import numpy as np
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session, url_for
 
 from web.errors import ApiError
 from web.security import client_id, csrf_token, guard, require_admin
-
-if TYPE_CHECKING:
-    import numpy as np
 
 bp = Blueprint("phone", __name__)
 CODE_TTL_S = 600.0
@@ -214,9 +213,6 @@ def unpair() -> Response:
 @bp.post("/api/phone/frame")
 def frame() -> Response:
     """One JPEG frame from the paired phone (``Content-Type: image/jpeg``)."""
-    import cv2
-    import numpy as np
-
     sink = _need_sink()
     if not _pairing().is_phone(session.get("phone")):
         raise ApiError(403, "this browser is not the paired phone: pair it first (POST /api/phone/pair)")

@@ -7,7 +7,8 @@
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const $ = (id) => document.getElementById(id);
   const MAX_FPS = 10;
-  const MAX_WIDTH = 1920;
+  let maxWidth = 1920;  // lowered, with the JPEG quality, if a frame is ever too large to send
+  let quality = 0.85;
   let running = false;
   let stream = null;
   let wakeLock = null;
@@ -90,11 +91,11 @@
     while (running) {
       const began = performance.now();
       if (video.videoWidth > 0) {
-        const scale = Math.min(1, MAX_WIDTH / video.videoWidth);
+        const scale = Math.min(1, maxWidth / video.videoWidth);
         canvas.width = Math.round(video.videoWidth * scale);
         canvas.height = Math.round(video.videoHeight * scale);
         ctx.drawImage(video, 0, 0, canvas.width, canvas.height);
-        const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", 0.85));
+        const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", quality));
         try {
           const r = await post("/api/phone/frame", blob, "image/jpeg");
           sent += 1;
@@ -105,6 +106,11 @@
           if (err.status === 403 || err.status === 404) {
             stop(`Stopped: ${err.message}`, "bad");
             return;
+          }
+          if (err.status === 413) {  // a busy scene at full size: smaller frames from now on
+            quality = Math.max(0.5, quality - 0.1);
+            maxWidth = Math.max(1280, maxWidth - 320);
+            continue;
           }
           say(`The referee did not take a frame (${err.message}); trying again.`, "bad");
           await new Promise((resolve) => setTimeout(resolve, 1000));
