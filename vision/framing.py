@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 import cv2
 import numpy as np
 
-from vision.calibrate import FIRST_MARKER_PX, _detect, marker_corners_mm
+from vision.calibrate import FIRST_MARKER_PX, detect_markers, marker_corners_mm
 from vision.zones import Zones, default_zones
 
 NEEDED_PX_PER_MM = 0.6
@@ -134,7 +134,7 @@ def assess(image: np.ndarray, zones: Zones | None = None) -> Framing:
     known = marker_corners_mm(z)
     height, width = image.shape[:2]
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
-    found = {k: v for k, v in _detect(gray).items() if k in known}
+    found = {k: v for k, v in detect_markers(gray).items() if k in known}
     markers = tuple(
         MarkerSeen(k, _side(q), float(q[:, 0].mean()), float(q[:, 1].mean()))
         for k, q in sorted(found.items())
