@@ -16,14 +16,20 @@
    (:class:`referee.app.streams.StreamFrames`, newest frame only). Prints the frame age at the
    pipeline (arrival to done) as median and p99, beside the delay. Needs the detector (the
    oracle looks boxes up by frame index, which a stream does not carry); ``--seconds`` cuts it short.
+4. **The phone's browser** (``--phone``, issue 17): the delay run with the frames sent as the phone
+   page sends them: each JPEG POSTed over HTTPS (the referee's own certificate, verified) to the
+   dashboard's ``/api/phone/frame`` by a paired session with its CSRF token, the next once the last
+   was answered, at the recording's pace; read by ``run --camera phone``'s source
+   (:class:`referee.app.streams.PhoneFrames`). Prints the frame age and the POST round trip.
 
     .venv/bin/python benchmarks/e2e.py [--model FILE] [--oracle] [--skip-fast] [--skip-paced]
-        [--stream [--seconds S]]
+        [--stream | --phone] [--seconds S]
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import statistics
 import sys
 import tempfile
@@ -117,7 +123,80 @@ def stream_feed(recording: Recording, seconds: float | None) -> tuple[Feed, Any]
     return Feed(source, DispenserFeed(board.port), board), source
 
 
-def delays(recording: Recording, pipeline: Any, speed: float, stream: float | bool = False) -> None:
+class PhoneClient:
+    """What the phone page (web/static/phone.js) does, over HTTPS: pair, then POST JPEG frames one
+    at a time with the session cookie and the CSRF token."""
+
+    def __init__(self, host: str, port: int, cafile: Path, pin: str) -> None:
+        import http.client
+        import json
+        import ssl
+
+        context = ssl.create_default_context(cafile=str(cafile))  # the referee's certificate, verified
+        self.conn = http.client.HTTPSConnection(host, port, context=context, timeout=10)
+        self.origin = f"https://{host}:{port}"
+        self.url = f"{self.origin}/api/phone/frame"
+        self.round_trips: list[float] = []
+        self.cookie = ""
+        self.csrf = json.loads(self.request("GET", "/api/session"))["csrf_token"]
+        self.request("POST", "/api/phone/pair", json.dumps({"code": pin}).encode(), "application/json")
+
+    def request(self, method: str, path: str, body: bytes | None = None, kind: str = "") -> bytes:
+        headers = {"Cookie": self.cookie, "Origin": self.origin}
+        if method == "POST":
+            headers |= {"X-CSRF-Token": self.csrf, "Content-Type": kind}
+        self.conn.request(method, path, body=body, headers=headers)
+        resp = self.conn.getresponse()
+        data = resp.read()
+        cookie = resp.getheader("Set-Cookie")
+        if cookie:
+            self.cookie = cookie.split(";", 1)[0]
+        if resp.status != 200:
+            raise RuntimeError(f"{method} {path}: {resp.status} {data[:200]!r}")
+        return data
+
+
+def phone_feed(recording: Recording, seconds: float | None) -> tuple[Feed, Any, PhoneClient]:
+    """The recording sent as the phone's browser sends it (see the module docstring), at the
+    recording's pace, into the dashboard's phone route; read by the phone source. Stops
+    ``END_GRACE_S`` after the last frame (or ``seconds``) was due."""
+    from referee.app.streams import PhoneFrames
+    from web.app import create_app
+    from web.serve import make_dashboard_server
+    from web.tls import ensure_certificate, server_context
+
+    paths = [path for _, _, path in recording.frames()]
+    folder = Path(tempfile.mkdtemp(prefix="gizmos-bench-phone-"))
+    phone = PhoneFrames()
+    pin = "2468"
+    app = create_app({"ADMIN_PIN": pin, "GAMES_DIR": str(folder / "games"), "PHONE_CAMERA": phone})
+    cert = ensure_certificate(folder / "tls", ["127.0.0.1"])
+    server = make_dashboard_server("127.0.0.1", 0, app, ssl_context=server_context(cert))
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per frame
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = PhoneClient("127.0.0.1", server.port, cert.cert, pin)
+    board = SimulatedDispenser(recording.events())
+    started = time.monotonic()
+    end = min(len(paths) / recording.fps, seconds or float("inf")) + END_GRACE_S
+
+    def sender() -> None:
+        interval = 1 / recording.fps
+        while (now := time.monotonic() - started) < end:
+            n = min(int(now * recording.fps), len(paths) - 1)
+            sent = time.perf_counter()
+            client.request("POST", "/api/phone/frame", paths[n].read_bytes(), "image/jpeg")
+            client.round_trips.append(time.perf_counter() - sent)
+            time.sleep(max(0.0, interval - (time.perf_counter() - sent)))
+        phone.close()
+        server.shutdown()
+
+    threading.Thread(target=sender, daemon=True).start()
+    return Feed(phone, DispenserFeed(board.port), board), phone, client
+
+
+def delays(
+    recording: Recording, pipeline: Any, speed: float, stream: float | bool = False, phone: bool = False
+) -> None:
     """Play at the recording's pace with the dashboard's hub; measure move-complete -> subscriber.
     ``stream`` (True, or a number of seconds): through a loopback MJPEG stream instead of the files."""
     from web.hub import Hub
@@ -147,9 +226,13 @@ def delays(recording: Recording, pipeline: Any, speed: float, stream: float | bo
         RunOptions(speed=speed),
         on_change=on_change,
     )
-    network = None
+    network = client = None
     if stream is not False:
-        feed, network = stream_feed(recording, None if stream is True else stream)
+        seconds = None if stream is True else stream
+        if phone:
+            feed, network, client = phone_feed(recording, seconds)
+        else:
+            feed, network = stream_feed(recording, seconds)
     else:
         feed = recording_feed(recording, runner, False)
     stats = runner.run(game, feed)
@@ -197,10 +280,18 @@ def delays(recording: Recording, pipeline: Any, speed: float, stream: float | bo
     if network is not None:
         ages = network.age_stats()
         print(
-            f"stream {network.url}: {network.received} frames received, {network.dropped} dropped "
-            f"as stale, {network.reconnects} reconnects; frame age at the pipeline "
+            f"{'phone' if client else 'stream'} {(client or network).url}: "
+            f"{network.received} frames received, "
+            f"{network.dropped} dropped as stale, {network.reconnects} reconnects; frame age at the pipeline "
             + (f"median {ages[0] * 1000:.0f} ms, p99 {ages[1] * 1000:.0f} ms" if ages else "not measured")
         )
+        trips = sorted(client.round_trips if client else [])
+        if trips:
+            p99 = trips[min(len(trips) - 1, round(0.99 * (len(trips) - 1)))]
+            print(
+                f"phone POST round trip (HTTPS, decode, hand over): median "
+                f"{statistics.median(trips) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms over {len(trips)} frames"
+            )
     print(
         f"paced at {speed:g}x ({fps} frames/s): {stats.frames} frames read, {stats.dropped} dropped, "
         f"{stats.observed} through the detector; "
@@ -230,10 +321,19 @@ def main() -> int:
     p.add_argument("--skip-fast", action="store_true", help="no throughput run")
     p.add_argument("--skip-paced", action="store_true", help="no delay run")
     p.add_argument("--stream", action="store_true", help="the delay run reads a loopback MJPEG stream")
-    p.add_argument("--seconds", type=float, help="--stream: stop after this many seconds of the recording")
+    p.add_argument(
+        "--phone", action="store_true", help="the delay run reads frames POSTed as the phone page does"
+    )
+    p.add_argument(
+        "--seconds", type=float, help="--stream/--phone: stop after this many seconds of the recording"
+    )
     args = p.parse_args()
-    if args.stream and (args.oracle or args.speed != 1.0):
-        p.error("--stream: needs the detector (not --oracle) at --speed 1 (a stream runs at its own pace)")
+    if args.stream and args.phone:
+        p.error("--stream and --phone: give one")
+    if (args.stream or args.phone) and (args.oracle or args.speed != 1.0):
+        p.error(
+            "--stream/--phone: need the detector (not --oracle) at --speed 1 (a camera runs at its own pace)"
+        )
     recording = ensure_recording()
     print(
         f"recording: {len(recording)} frames, "
@@ -242,8 +342,8 @@ def main() -> int:
     if not args.skip_fast:
         throughput(recording, pipeline_for(args, recording))
     if not args.skip_paced:
-        stream = (args.seconds or True) if args.stream else False
-        delays(recording, pipeline_for(args, recording), args.speed, stream)
+        stream = (args.seconds or True) if args.stream or args.phone else False
+        delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone)
     return 0
 
 

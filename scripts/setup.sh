@@ -2,7 +2,8 @@
 # One-step setup from a fresh clone; safe to run again (it only adds what is missing).
 #
 #   scripts/setup.sh          what the running referee needs (demo, run, serve, the engine CLI):
-#                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML. No torch.
+#                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML, paho-mqtt,
+#                             cryptography (the HTTPS certificate of the phone camera page). No torch.
 #   scripts/setup.sh --dev    everything: the above, plus torch/torchvision and ultralytics for
 #                             training, and pytest, hypothesis, ruff, selenium (+ chromium),
 #                             mosquitto, postgresql + psycopg for the tests. The README's test

@@ -17,6 +17,7 @@ DEFAULTS: dict[str, Any] = {
     "SERIAL_PORT": "",
     "CARD_ART": None,  # face(card_id, enrol_dir) and back(level) images (referee.app.card_art)
     "FRAME_SOURCE": None,  # web.live.FrameSource
+    "PHONE_CAMERA": None,  # web.phone.PhoneSink: the phone's browser as the camera
     "LIVE_RUNNER": None,  # web.live.LiveRunner
     "PIN_ITERATIONS": 200_000,
     "PIN_MAX_FAILURES": 5,
@@ -67,13 +68,14 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["gizmos_faces"] = {}
 
-    from web import api, contrivance, errors, pages, streams
+    from web import api, contrivance, errors, pages, phone, streams
 
     errors.register(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(streams.bp)
     app.register_blueprint(contrivance.bp)
+    app.register_blueprint(phone.bp)
     app.before_request(check_csrf)
 
     app.after_request(security_headers)

@@ -38,6 +38,7 @@ class CameraStatus:
     detail: str = ""  # e.g. "markers [0, 1, 2, 3], error 0.8 px" or why calibration failed
     fps: float = 0.0
     link: str = ""  # a network camera's link: "connected, frame age 80 ms (p99 120 ms)", "reconnecting: ..."
+    framing: dict[str, Any] | None = None  # the framing assistant's verdict (vision.framing.Framing.to_json)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -90,6 +91,12 @@ class FrameBuffer:
         self._status = CameraStatus(source=source, calibrated=False, detail="no frame yet")
         self.quality = quality
         self._link: Callable[[], str] | None = None
+        self._framing: dict[str, Any] | None = None
+
+    def set_framing(self, framing: dict[str, Any] | None) -> None:
+        """The framing assistant's latest verdict (markers, px/mm, tilt, light, the advice)."""
+        with self._cond:
+            self._framing = framing
 
     def follow_link(self, link: Callable[[], str] | None) -> None:
         """Show a network camera's link state (``StreamFrames.link_status``) in the status; None: none."""
@@ -138,11 +145,12 @@ class FrameBuffer:
         with self._cond:
             span = self._times[-1] - self._times[0] if len(self._times) > 1 else 0.0
             fps = (len(self._times) - 1) / span if span > 0 else 0.0
-            link = self._link
+            link, framing = self._link, self._framing
         return CameraStatus(
             self._status.source,
             self._status.calibrated,
             self._status.detail,
             round(fps, 1),
             link() if link is not None else "",
+            framing,
         )

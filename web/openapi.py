@@ -240,9 +240,10 @@ def openapi_document() -> dict[str, Any]:
             }
         ),
     }
-    from web.contrivance import openapi_paths
+    from web import contrivance, phone
 
-    paths.update(openapi_paths())
+    paths.update(contrivance.openapi_paths())
+    paths.update(phone.openapi_paths())
     return {
         "openapi": "3.1.0",
         "info": {

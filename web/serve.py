@@ -100,9 +100,10 @@ def check_port(port: int, option: str = "--port") -> int:
     return port
 
 
-def make_dashboard_server(host: str, port: int, app: Any) -> Any:
-    """A threaded WSGI server for ``app`` on ``host:port``; a bad address or a busy port is a
-    :class:`ServeError` (one line), and responses carry no ``Server: Werkzeug/… Python/…`` banner.
+def make_dashboard_server(host: str, port: int, app: Any, ssl_context: Any = None) -> Any:
+    """A threaded WSGI server for ``app`` on ``host:port`` (HTTPS with ``ssl_context``,
+    :func:`web.tls.server_context`); a bad address or a busy port is a :class:`ServeError` (one
+    line), and responses carry no ``Server: Werkzeug/… Python/…`` banner.
 
     The socket is bound here, not by Werkzeug, whose own bind failure prints several lines and
     exits with status 1."""
@@ -125,7 +126,9 @@ def make_dashboard_server(host: str, port: int, app: Any) -> Any:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
         sock.listen(128)
-        return make_server(host, port, app, threaded=True, request_handler=Handler, fd=sock.fileno())
+        return make_server(
+            host, port, app, threaded=True, request_handler=Handler, ssl_context=ssl_context, fd=sock.fileno()
+        )
     except OSError as exc:
         why = "the port is in use by another program" if exc.errno == errno.EADDRINUSE else exc.strerror
         raise ServeError(f"cannot listen on {host}:{port}: {why or exc}") from exc

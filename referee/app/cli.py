@@ -416,7 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="referee a real table: camera, dispenser port, zones file, players",
         description="Referee a real game. Frames come from --camera (a camera index such as 0, a "
-        "network stream URL (HTTP MJPEG, RTSP), a video file, or a folder of images); dispenser "
+        "network stream URL (HTTP MJPEG, RTSP), phone (a phone's browser over HTTPS), a video file, "
+        "or a folder of images); dispenser "
         "events from --serial (a device such as "
         "/dev/ttyACM0 or a pyserial URL such as socket://127.0.0.1:7000; none: camera only). The "
         "table layout (marker positions and zones, in mm) comes from --zones (default: the built-in "
@@ -427,10 +428,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--camera",
         required=True,
         help="camera index (0, 1...), stream URL (http://PHONE:8080/video MJPEG, rtsp://...), "
+        "phone (a phone's browser: the dashboard serves an HTTPS page it pairs with and streams from), "
         "video file or image folder",
     )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
+    usb = s.add_argument_group(
+        "USB camera (--camera N)",
+        "exposure, white balance and focus are locked by default at what the camera's automatics "
+        "choose in its first second, so they do not drift during the game; the run prints what the "
+        "driver accepted (docs/cameras.md)",
+    )
+    usb.add_argument("--resolution", metavar="WxH", help="resolution to ask for (default 1280x720)")
+    usb.add_argument("--camera-fps", metavar="N", help="frame rate to ask for (default: the camera's)")
+    usb.add_argument("--exposure", metavar="auto|lock|N", help="exposure (driver units; default lock)")
+    usb.add_argument("--white-balance", metavar="auto|lock|K", help="white balance in kelvin (default lock)")
+    usb.add_argument("--focus", metavar="auto|lock|N", help="focus (driver units; default lock)")
+    usb.add_argument(
+        "--camera-config",
+        metavar="FILE",
+        help="YAML with any of resolution, fps, exposure, white_balance, focus (options override it)",
+    )
     s.add_argument(
         "--players",
         dest="names",

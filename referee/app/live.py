@@ -47,11 +47,14 @@ from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.errors import CalibrationError, FrameError, VisionError
 from vision.frames import IMAGE_SUFFIXES, read_frame
+from vision.framing import assess
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 from vision.motion import MOTION_THRESHOLD, MotionGate
 
 if TYPE_CHECKING:
     from hardware.driver import DispenserDriver, StatusEvent
+    from referee.app.cameras import CameraSettings
+    from referee.app.streams import PhoneFrames
     from vision.observe import Assembler, Observer
     from web.live import FrameBuffer
 
@@ -81,39 +84,6 @@ class FrameFeed(Protocol):
     def frames(self) -> Iterator[Frame]: ...
 
     def close(self) -> None: ...
-
-
-class CameraFrames:
-    """A camera by index (OpenCV), asked for 1280 × 720."""
-
-    live = True
-
-    def __init__(self, index: int, size: tuple[int, int] = (1280, 720)) -> None:
-        self.name = f"camera {index}"
-        level = cv2.utils.logging.getLogLevel()
-        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)  # our error says it in one line
-        try:
-            self.cap = cv2.VideoCapture(index)
-        finally:
-            cv2.utils.logging.setLogLevel(level)
-        if not self.cap.isOpened():
-            raise LiveError(f"camera {index}: cannot open it (is a camera connected? try another index)")
-        self.cap.set(cv2.CAP_PROP_FRAME_WIDTH, size[0])
-        self.cap.set(cv2.CAP_PROP_FRAME_HEIGHT, size[1])
-        self.cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
-
-    def frames(self) -> Iterator[Frame]:
-        start = time.monotonic()
-        index = 0
-        while True:
-            ok, image = self.cap.read()
-            if not ok or image is None:
-                raise LiveError(f"{self.name}: stopped delivering frames (unplugged?)")
-            yield Frame(index, time.monotonic() - start, image)
-            index += 1
-
-    def close(self) -> None:
-        self.cap.release()
 
 
 class VideoFrames:
@@ -191,21 +161,29 @@ class RecordingFrames:
         pass
 
 
-def open_source(text: str, fps: float = 10.0) -> FrameFeed:
-    """A frame source from what a user types: a camera index, a stream URL (http:// MJPEG, rtsp://),
-    a video file, or a folder of images (a folder holding ``recording.json`` is a rendered recording)."""
+def open_source(text: str, fps: float = 10.0, camera: CameraSettings | None = None) -> FrameFeed:
+    """A frame source from what a user types: a camera index (opened under ``camera``'s settings,
+    :mod:`referee.app.cameras`), a stream URL (http:// MJPEG, rtsp://), a video file, or a folder
+    of images (a folder holding ``recording.json`` is a rendered recording)."""
     text = text.strip()
     if not text:
         raise LiveError(
             "camera source: none given (a camera index such as 0, a stream URL, a video file "
             "or an image folder)"
         )
-    from referee.app.streams import StreamFrames, is_stream_url  # streams imports this module
+    from referee.app.streams import PHONE_SOURCE, StreamFrames, is_stream_url  # streams imports this module
 
+    if text.lower() == PHONE_SOURCE:
+        raise LiveError(
+            "camera source 'phone': the phone's browser sends its frames to the dashboard's HTTPS "
+            "page, which only run --camera phone serves (restart the run with it)"
+        )
     if is_stream_url(text):
         return StreamFrames(text)
     if text.isdigit():
-        return CameraFrames(int(text))
+        from referee.app.cameras import CameraFrames  # cameras imports this module
+
+        return CameraFrames(int(text), camera)
     path = Path(text).expanduser()
     if path.is_dir():
         if (path / "recording.json").is_file():
@@ -529,6 +507,7 @@ class RunOptions:
     settle: int = 2  # still frames after motion before the pipeline runs
     burst: int = 6  # settled frames observed after each motion or sensor event
     show_every: float = 0.25  # seconds between dashboard images while nothing is observed
+    framing_every: float = 1.0  # seconds between the framing assistant's verdicts on the dashboard (0: none)
     save_frames: Path | None = None
 
 
@@ -610,6 +589,7 @@ class LiveReferee:
         self._stop = threading.Event()
         self._paused = threading.Event()
         self._game: GameAccess | None = None
+        self._source: FrameFeed | None = None
         self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
         self._write_down = False  # the record could not be written at the last try
 
@@ -634,6 +614,11 @@ class LiveReferee:
     def stop(self) -> None:
         self._stop.set()
         self._paused.clear()
+        # A source that waits for frames pushed to it (a network stream, the phone) may wait long:
+        # it is woken now (its close() is thread-safe), not after the join's timeout.
+        interrupt = getattr(self._source, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(10.0)
 
@@ -649,6 +634,7 @@ class LiveReferee:
         self._stop.clear()
         self._paused.clear()
         self._game = game
+        self._source = feed.source
         self.error = None
         self._thread = threading.Thread(
             target=self._guarded, args=(game, feed), name="live-referee", daemon=True
@@ -683,7 +669,7 @@ class LiveReferee:
         saver = FrameSaver(opt.save_frames) if opt.save_frames else None
         seats = tuple(range(len(game.tracker.names)))
         burst = opt.burst
-        shown = 0.0
+        shown = framed = 0.0
         lockstep = feed.board is not None and (opt.speed <= 0 or feed.source.live)
         source = feed.source.frames()
         first = next(source, None)
@@ -731,6 +717,14 @@ class LiveReferee:
                                 break
                             self._record_up()
                             self._changed(update, frame, turn, lines)
+                if (
+                    self.frame_buffer is not None
+                    and opt.framing_every > 0
+                    and time.monotonic() - framed >= opt.framing_every
+                ):
+                    framed = time.monotonic()
+                    zones = getattr(self.pipeline.assembler, "zones", None)
+                    self.frame_buffer.set_framing(assess(frame.image, zones).to_json())
                 gate.update(frame.image)
                 if gate.still == 0:
                     burst = opt.burst
@@ -877,11 +871,15 @@ def serve_dashboard(
     serial_port: str = "",
     host: str = "127.0.0.1",
     trusted_hosts: Sequence[str] = (),
+    phone: PhoneFrames | None = None,
 ) -> tuple[Any, Any, str]:
     """The dashboard on ``host`` (this machine only unless told otherwise) with this runner
     attached, served from a thread. Returns the app, the server and its address. The admin PIN
     is ``$GIZMOS_ADMIN_PIN`` or a random one, printed. Host names the pages may be reached by
-    are checked as ``serve`` checks them (``web/serve.py``)."""
+    are checked as ``serve`` checks them (``web/serve.py``). With ``phone`` the phone's browser
+    is the camera: the dashboard is served over HTTPS with a certificate made on this machine
+    (``web/tls.py``), and the phone page's address, the certificate's fingerprint and a
+    pairing code are printed."""
     from referee.app.card_art import DrawnCardArt
     from web import create_app
     from web.security import random_pin
@@ -894,7 +892,7 @@ def serve_dashboard(
     warning = exposure_warning(host)
     if warning:
         err.write(f"run: the dashboard is {warning}\n")
-    config = {
+    config: dict[str, Any] = {
         "ADMIN_PIN": pin,
         "GAMES_DIR": str(games_dir),
         "FRAME_SOURCE": frames,
@@ -904,13 +902,45 @@ def serve_dashboard(
         "SERIAL_PORT": serial_port,
         "TRUSTED_HOSTS": trusted_names(host, trusted_hosts),
     }
+    context = None
+    if phone is not None:
+        from web.tls import CertificateError, ensure_certificate, local_names, server_context
+
+        try:
+            cert = ensure_certificate(games_dir / "tls", local_names(host, trusted_hosts))
+        except CertificateError as exc:
+            raise LiveError(str(exc)) from None
+        context = server_context(cert)
+        config.update(PHONE_CAMERA=phone, SESSION_COOKIE_SECURE=True)
     app = create_app(config)
-    try:
-        server = make_dashboard_server(host, port, app)  # a busy port is an error, never another port
+    try:  # a busy port is an error, never another port
+        server = make_dashboard_server(host, port, app, ssl_context=context)
     except ServeError as exc:
         raise LiveError(str(exc)) from None
     threading.Thread(target=server.serve_forever, name="dashboard", daemon=True).start()
-    return app, server, f"http://{host}:{server.port}/"
+    shown = f"[{host}]" if ":" in host else host
+    url = f"{'https' if phone is not None else 'http'}://{shown}:{server.port}/"
+    if phone is not None:
+        from web.phone import pairing_of
+        from web.serve import is_loopback
+
+        code, ttl = pairing_of(app).new_code()
+        reach = host
+        if host in ("0.0.0.0", "::"):  # the phone needs an address it can reach, not the wildcard
+            lan = [n for n in cert.names if n not in ("localhost", "127.0.0.1", "::1")]
+            reach = next(iter(trusted_hosts), lan[0] if lan else host)
+        phone_url = f"https://{f'[{reach}]' if ':' in reach else reach}:{server.port}/phone"
+        err.write(
+            f"run: the phone camera: open {phone_url} on the phone, accept the certificate warning "
+            f"once (this referee made its own; SHA-256 {cert.fingerprint}), then pair with the code "
+            f"{code} (good once, {ttl / 60:g} minutes; a new one at {phone_url}/pair) or the admin PIN\n"
+        )
+        if is_loopback(host):
+            err.write(
+                f"run: note: {host} is this machine only; for a phone on the network listen on it "
+                "(--host 0.0.0.0 --trusted-host THIS-MACHINE'S-ADDRESS)\n"
+            )
+    return app, server, url
 
 
 def write_summary(
@@ -967,6 +997,8 @@ def _writable_folder(folder: Path, option: str) -> None:
 def run_table(args: Any) -> int:
     """``gizmos-referee run``: referee a real table until the source ends or Ctrl-C."""
     from referee.app.broadcast import broadcast_live_game
+    from referee.app.cameras import given_controls, settings_from
+    from referee.app.streams import PHONE_SOURCE, PhoneFrames
     from referee.tracker import TrackerError
     from referee.tracker.record import RecordError
     from vision.detect import default_model
@@ -1007,13 +1039,30 @@ def run_table(args: Any) -> int:
     for seat in range(len(names)):
         zones.seat(seat)  # a zones file without this seat is a ZonesError naming it
 
+    camera_settings = settings_from(args)
+    if not str(args.camera).strip().isdigit() and given_controls(args):
+        raise LiveError(
+            f"{given_controls(args)[0]}: camera controls apply to a USB camera (--camera 0, 1, ...); "
+            "a phone or IP camera sets its own"
+        )
     frames: FrameBuffer | None = None
+    phone: PhoneFrames | None = None
+    if str(args.camera).strip().lower() == PHONE_SOURCE:
+        if args.no_serve:
+            raise LiveError("--camera phone: the phone sends its frames to the dashboard; drop --no-serve")
+        phone = PhoneFrames()
 
     def opener(settings: Any = None) -> Feed:
         camera = (getattr(settings, "camera_source", "") or args.camera) if settings else args.camera
         port = (getattr(settings, "serial_port", "") or serial) if settings else serial
         port = None if (port or "").strip().lower() in ("", "none") else port
-        source = open_source(str(camera), args.fps)
+        is_phone = phone is not None and str(camera).strip().lower() == PHONE_SOURCE
+        source: FrameFeed = (
+            phone if is_phone and phone is not None else open_source(str(camera), args.fps, camera_settings)
+        )
+        report = getattr(source, "report", None)
+        if report:  # what a webcam's driver accepted of the settings asked for
+            sys.stderr.write(f"run: {source.name}: {'; '.join(report)}\n")
         if frames is not None:  # a network stream's link state on the dashboard
             frames.follow_link(getattr(source, "link_status", None))
         try:
@@ -1070,6 +1119,7 @@ def run_table(args: Any) -> int:
                 serial or "",
                 host=args.host,
                 trusted_hosts=args.trusted_host,
+                phone=phone,
             )
             hub = app.extensions["gizmos_hub"]
             if resume is not None:

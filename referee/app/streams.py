@@ -198,50 +198,26 @@ def check_url(url: str) -> None:
         raise LiveError(f"camera source {shown_url(url)!r}: the URL names no host")
 
 
-class StreamFrames:
-    """A network camera as a live :class:`~referee.app.live.FrameFeed`: the newest frame only,
-    reconnects with back-off, the link state and the frame age for the dashboard."""
+class NewestFrames:
+    """Frames pushed by another thread, the newest only: what a network camera and the phone's
+    browser have in common. A frame the pipeline did not take before the next came is dropped and
+    counted; the frame age at the pipeline and the link's state are kept for the dashboard."""
 
     live = True
+    name = "network camera"
 
-    def __init__(
-        self,
-        url: str,
-        open_timeout: float = 3.0,
-        read_timeout: float = 5.0,
-        opener: Callable[[str, float], Connection] = connect,
-    ) -> None:
-        check_url(url)
-        self.url = url
-        self.name = f"stream {shown_url(url)}"
-        self.read_timeout = read_timeout
-        self.opener = opener
+    def __init__(self) -> None:
         self._cond = threading.Condition()
         self._latest: tuple[int, float, np.ndarray] | None = None  # (sequence, arrival, image)
         self._closed = False
         self.state = "connecting"
         self.detail = ""
-        self.received = 0  # frames read from the stream
+        self.received = 0  # frames that came
         self.dropped = 0  # frames replaced by a newer one before the pipeline took them
         self.reconnects = 0
         self.ages: deque[float] = deque(maxlen=AGES_KEPT)
         self._taken = 0  # the sequence number of the last frame the pipeline took
         self.start = time.monotonic()
-        try:
-            conn = opener(url, open_timeout)
-        except StreamGone as exc:
-            raise LiveError(f"camera source {shown_url(url)!r}: cannot read it: {exc}") from None
-        try:
-            first = conn.read()
-        except StreamGone as exc:
-            conn.close()
-            raise LiveError(f"camera source {shown_url(url)!r}: no frame came: {exc}") from None
-        self._put(first)
-        self._set_state("connected", "")
-        self._thread = threading.Thread(target=self._reader, args=(conn,), name="stream-reader", daemon=True)
-        self._thread.start()
-
-    # ---------------------------------------------------------------- the reader thread
 
     def _put(self, image: np.ndarray) -> None:
         with self._cond:
@@ -256,39 +232,8 @@ class StreamFrames:
             self.state, self.detail = state, detail
             self._cond.notify_all()
 
-    def _reader(self, conn: Connection | None) -> None:
-        delay = BACKOFF_FIRST_S
-        while not self._closed:
-            if conn is None:
-                try:
-                    conn = self.opener(self.url, self.read_timeout)
-                    self._put(conn.read())
-                except StreamGone as exc:
-                    if conn is not None:
-                        conn.close()
-                        conn = None
-                    self._set_state("reconnecting", f"{exc}; next try in {delay:g} s")
-                    with self._cond:
-                        self._cond.wait_for(lambda: self._closed, delay)
-                    delay = min(BACKOFF_MAX_S, delay * 2)
-                    continue
-                self.reconnects += 1
-                self._set_state("connected", "")
-                delay = BACKOFF_FIRST_S
-            try:
-                self._put(conn.read())
-            except StreamGone as exc:
-                conn.close()
-                conn = None
-                if not self._closed:
-                    self._set_state("reconnecting", str(exc))
-        if conn is not None:
-            conn.close()
-
-    # ---------------------------------------------------------------- the pipeline's side
-
     def frames(self) -> Iterator[Frame]:
-        """The newest frame each time the pipeline asks; waits while the stream is down (a camera
+        """The newest frame each time the pipeline asks; waits while the link is down (a camera
         never ends), ends when :meth:`close` is called."""
         taken_at: float | None = None
         while True:
@@ -329,3 +274,107 @@ class StreamFrames:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+    def interrupt(self) -> None:
+        """End :meth:`frames` from another thread (the runner's stop)."""
+        self.close()
+
+
+class StreamFrames(NewestFrames):
+    """A network camera as a live :class:`~referee.app.live.FrameFeed`: the newest frame only,
+    reconnects with back-off, the link state and the frame age for the dashboard."""
+
+    def __init__(
+        self,
+        url: str,
+        open_timeout: float = 3.0,
+        read_timeout: float = 5.0,
+        opener: Callable[[str, float], Connection] = connect,
+    ) -> None:
+        check_url(url)
+        super().__init__()
+        self.url = url
+        self.name = f"stream {shown_url(url)}"
+        self.read_timeout = read_timeout
+        self.opener = opener
+        try:
+            conn = opener(url, open_timeout)
+        except StreamGone as exc:
+            raise LiveError(f"camera source {shown_url(url)!r}: cannot read it: {exc}") from None
+        try:
+            first = conn.read()
+        except StreamGone as exc:
+            conn.close()
+            raise LiveError(f"camera source {shown_url(url)!r}: no frame came: {exc}") from None
+        self._put(first)
+        self._set_state("connected", "")
+        self._thread = threading.Thread(target=self._reader, args=(conn,), name="stream-reader", daemon=True)
+        self._thread.start()
+
+    # ---------------------------------------------------------------- the reader thread
+
+    def _reader(self, conn: Connection | None) -> None:
+        delay = BACKOFF_FIRST_S
+        while not self._closed:
+            if conn is None:
+                try:
+                    conn = self.opener(self.url, self.read_timeout)
+                    self._put(conn.read())
+                except StreamGone as exc:
+                    if conn is not None:
+                        conn.close()
+                        conn = None
+                    self._set_state("reconnecting", f"{exc}; next try in {delay:g} s")
+                    with self._cond:
+                        self._cond.wait_for(lambda: self._closed, delay)
+                    delay = min(BACKOFF_MAX_S, delay * 2)
+                    continue
+                self.reconnects += 1
+                self._set_state("connected", "")
+                delay = BACKOFF_FIRST_S
+            try:
+                self._put(conn.read())
+            except StreamGone as exc:
+                conn.close()
+                conn = None
+                if not self._closed:
+                    self._set_state("reconnecting", str(exc))
+        if conn is not None:
+            conn.close()
+
+
+PHONE_SOURCE = "phone"  # ``run --camera phone``: the phone's browser is the camera (web/phone.py)
+PHONE_QUIET_S = 3.0  # no frame from the phone for this long: the dashboard says so
+
+
+class PhoneFrames(NewestFrames):
+    """The phone's browser as the camera: the paired phone's page posts JPEG frames to the
+    dashboard (:mod:`web.phone`), which hands each decoded image to :meth:`offer`; the pipeline
+    reads the newest. The link outlives a run: :meth:`close` ends one run's frames, and the next
+    :meth:`frames` (the setup page's Start) reads on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "phone camera (browser)"
+        self.state = "waiting for the phone (open /phone on it and pair)"
+        self._last = 0.0
+
+    def offer(self, image: np.ndarray) -> None:
+        """A frame the paired phone sent (called from the dashboard's request thread)."""
+        if image.ndim != 3 or image.shape[2] != 3:
+            raise ValueError("a phone frame must be a colour image")
+        self._last = time.monotonic()
+        self._put(image)
+        if self.state != "connected":
+            self._set_state("connected", "")
+
+    def frames(self) -> Iterator[Frame]:
+        with self._cond:
+            self._closed = False
+        yield from super().frames()
+
+    def link_status(self) -> str:
+        if self.state == "connected" and time.monotonic() - self._last > PHONE_QUIET_S:
+            quiet = time.monotonic() - self._last
+            return f"no frame from the phone for {quiet:.0f} s (its screen locked, or the page closed?)"
+        return super().link_status()

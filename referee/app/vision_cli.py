@@ -81,11 +81,29 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     fm.add_argument(
         "--out", type=Path, default=None, help="parameter file (default: vision/data/marble_colours.json)"
     )
-    c = sub.add_parser("calibrate", help="find the markers and write an annotated image")
-    c.add_argument("image", type=Path, help="a camera frame showing the four markers")
+    c = sub.add_parser(
+        "calibrate",
+        help="find the markers and write an annotated image; --live: the framing assistant on a camera",
+        description="Calibrate from one frame, or (--live SOURCE) watch a camera being set up: each "
+        "verdict says which markers are found and at what size, the table's px/mm against what "
+        "recognition needs, the tilt, sharpness and light, and what to move; once the framing is good "
+        "in a row of frames the calibration is saved (--save, default calibration.json with --live) "
+        "and the command ends (docs/cameras.md).",
+    )
+    c.add_argument("image", type=Path, nargs="?", help="a camera frame showing the four markers")
+    c.add_argument(
+        "--live",
+        metavar="SOURCE",
+        help="a camera index, stream URL, video file or image folder to set up (instead of an image)",
+    )
+    c.add_argument(
+        "--timeout", type=float, default=0.0, help="--live: give up after this many seconds (default: never)"
+    )
     c.add_argument("--out", type=Path, help="also write the frame annotated with the markers and zones (PNG)")
     c.add_argument("--zones", type=Path, help="zones YAML file (default: the built-in table)")
-    c.add_argument("--save", type=Path, help="also write the homography (JSON)")
+    c.add_argument(
+        "--save", type=Path, help="also write the homography (JSON; with --live: default calibration.json)"
+    )
     m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
     m.add_argument("--out", type=Path, default=Path("markers.png"), help="PNG to write")
     m.add_argument("--dpi", type=int, default=150, help="print resolution")
@@ -245,16 +263,38 @@ def _synth(a: argparse.Namespace) -> None:
 
 
 def _calibrate(a: argparse.Namespace) -> None:
-    import cv2
-
-    from vision.calibrate import MAX_REPROJ_PX, Calibrator, annotate
+    from vision.calibrate import Calibrator
     from vision.errors import CalibrationError
     from vision.frames import read_frame
     from vision.zones import load_zones
 
+    if (a.image is None) == (a.live is None):
+        raise CalibrationError(
+            "calibrate: give one frame (an image file) or --live SOURCE, not both or neither"
+        )
     zones = load_zones(a.zones)
+    if a.live is not None:
+        _calibrate_live(a, zones)
+        return
     frame = read_frame(a.image)
     cal = Calibrator(zones).update(frame)
+    wrote = _write_calibration(a.out, a.save, frame, cal, zones, {})
+    print(
+        f"calibrate: markers {list(cal.markers_seen)}, reprojection error {cal.error_px:.2f} px"
+        + (f"; wrote {', '.join(wrote)}" if wrote else "")
+    )
+
+
+def _write_calibration(
+    out: Path | None, save: Path | None, frame: Any, cal: Any, zones: Any, extra: dict[str, Any]
+) -> list[str]:
+    """Check the calibration and write the annotated frame (``out``) and the homography (``save``,
+    JSON with ``extra``); the paths written."""
+    import cv2
+
+    from vision.calibrate import MAX_REPROJ_PX, annotate
+    from vision.errors import CalibrationError
+
     if cal.error_px > MAX_REPROJ_PX:
         raise CalibrationError(
             f"calibration: markers {list(cal.markers_seen)} found, but the reprojection error is "
@@ -262,12 +302,10 @@ def _calibrate(a: argparse.Namespace) -> None:
             "table (is this the printed marker sheet, or the wrong --zones file?); nothing written"
         )
     wrote = []
+    document = {"homography_table_mm_to_image": cal.homography.tolist(), **extra}
     for path, write in (
-        (a.out, lambda p: cv2.imwrite(str(p), annotate(frame, cal, zones))),
-        (
-            a.save,
-            lambda p: p.write_text(json.dumps({"homography_table_mm_to_image": cal.homography.tolist()})),
-        ),
+        (out, lambda p: cv2.imwrite(str(p), annotate(frame, cal, zones))),
+        (save, lambda p: p.write_text(json.dumps(document, indent=1))),
     ):
         if path is None:
             continue
@@ -278,10 +316,65 @@ def _calibrate(a: argparse.Namespace) -> None:
             why = getattr(exc, "strerror", None) or getattr(exc, "err", None) or exc
             raise CalibrationError(f"calibration: cannot write {path}: {why}") from exc
         wrote.append(str(path))
-    print(
-        f"calibrate: markers {list(cal.markers_seen)}, reprojection error {cal.error_px:.2f} px"
-        + (f"; wrote {', '.join(wrote)}" if wrote else "")
-    )
+    return wrote
+
+
+#: ``calibrate --live``: verdicts in a row that must be good before the calibration is saved (a
+#: camera still being moved passes one frame by chance, not three), and how often a verdict that
+#: did not change is printed again.
+GOOD_IN_A_ROW = 3
+REPEAT_S = 5.0
+
+
+def _calibrate_live(a: argparse.Namespace, zones: Any) -> None:
+    """The framing assistant on a live source until the framing is good, then the calibration."""
+    import time
+
+    from referee.app.live import LiveError, open_source
+    from vision.calibrate import Calibrator
+    from vision.errors import CalibrationError
+    from vision.framing import assess
+
+    if a.timeout < 0:
+        raise CalibrationError(f"calibrate: --timeout: expected seconds >= 0, got {a.timeout:g}")
+    try:
+        source = open_source(a.live)
+    except LiveError as exc:
+        raise CalibrationError(f"calibrate --live: {exc}") from None
+    print(f"calibrate: watching {source.name}; move the camera until the framing is good (Ctrl-C stops)")
+    start = time.monotonic()
+    shown: tuple[str, ...] | None = None
+    shown_at = 0.0
+    good = 0
+    last = None
+    try:
+        for frame in source.frames():
+            framing = assess(frame.image, zones)
+            last = framing
+            if framing.advice != shown or time.monotonic() - shown_at >= REPEAT_S:
+                print(f"calibrate: {framing.line()}", flush=True)
+                shown, shown_at = framing.advice, time.monotonic()
+            good = good + 1 if framing.good else 0
+            if good >= GOOD_IN_A_ROW:
+                cal = Calibrator(zones).update(frame.image)
+                save = a.save or Path("calibration.json")
+                extra = {"source": source.name, "framing": framing.to_json()}
+                wrote = _write_calibration(a.out, save, frame.image, cal, zones, extra)
+                print(
+                    f"calibrate: the framing is good; markers {list(cal.markers_seen)}, reprojection "
+                    f"error {cal.error_px:.2f} px, {framing.px_per_mm:.2f} px/mm; wrote {', '.join(wrote)}"
+                )
+                return
+            if a.timeout and time.monotonic() - start > a.timeout:
+                break
+    except LiveError as exc:
+        raise CalibrationError(f"calibrate --live: {exc}") from None
+    except KeyboardInterrupt:
+        pass
+    finally:
+        source.close()
+    advice = "; ".join(last.advice) if last is not None and last.advice else "no frame came"
+    raise CalibrationError(f"calibrate --live: the framing never became good ({advice}); nothing written")
 
 
 def _observe(a: argparse.Namespace) -> None:

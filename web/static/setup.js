@@ -59,6 +59,10 @@
       }
       if (s.detail) parts.push(document.createTextNode(` (${s.detail})`));
       if (s.link) parts.push(document.createTextNode(`; stream ${s.link}`));
+      if (s.framing) {  // the framing assistant (docs/cameras.md): what to move, or that all is well
+        const advice = s.framing.good ? "framing good" : s.framing.advice.join("; ");
+        parts.push(document.createTextNode(`; ${advice}`));
+      }
       cameraStatus.replaceChildren(...parts);
     };
     setInterval(async () => {
