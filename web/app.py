@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_TTL_S": 600.0,  # an unlocked browser stays unlocked this long (0: ask every time)
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,
+    "VALIDATE_RESPONSES": False,  # check every JSON answer against the OpenAPI document (tests)
 }
 
 CSP = (
@@ -67,15 +68,18 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["gizmos_faces"] = {}
 
-    from web import api, contrivance, errors, pages, streams
+    from web import api, contrivance, errors, history, pages, streams
+    from web.schemas import check_response
 
     errors.register(app)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(streams.bp)
     app.register_blueprint(contrivance.bp)
+    app.register_blueprint(history.bp)
     app.before_request(check_csrf)
 
+    app.after_request(check_response)
     app.after_request(security_headers)
     return app
 
