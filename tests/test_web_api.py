@@ -284,7 +284,13 @@ def test_admin_sessions_can_be_turned_off(tmp_path: Path) -> None:
 
 def test_settings(api: ApiClient) -> None:
     got = api.get("/api/settings").get_json()
-    assert got == {"camera_source": "", "serial_port": "", "live_runner": False, "active": None}
+    assert {k: got[k] for k in ("camera_source", "serial_port", "live_runner", "active")} == {
+        "camera_source": "",
+        "serial_port": "",
+        "live_runner": False,
+        "active": None,
+    }
+    assert got["saved_in"].endswith("settings.json") and "gizmos-referee run --camera 0" in got["camera_hint"]
     put = api.send("PUT", "/api/settings", {"camera_source": " 0 ", "serial_port": "/dev/ttyACM0"})
     assert put.status_code == 200 and put.get_json()["camera_source"] == "0"
     assert api.get("/api/settings").get_json()["serial_port"] == "/dev/ttyACM0"

@@ -7,6 +7,7 @@ are made under the game's lock; the snapshot they publish reaches every open pag
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import time
@@ -24,6 +25,7 @@ from web.errors import ApiError
 from web.hub import Hub, LiveGame
 from web.schemas import document, json_body, openapi_document, valid_body
 from web.security import PIN_HEADER, PinError, admin_state, csrf_token, guard, require_admin, unlock
+from web.settings_file import save_settings, settings_path
 from web.view import card_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -109,21 +111,53 @@ def lock_session() -> Response:
 # ---------------------------------------------------------------- settings, camera, cards
 
 
-@bp.get("/settings")
-@document("camera source, serial port, whether a live runner is attached, the active game", ok=S.SETTINGS)
-def get_settings() -> Response:
+def settings_json() -> dict[str, Any]:
+    """The settings as the setup page shows them: where they are kept, and whether a camera
+    pipeline is attached (if not, what to run instead)."""
     h = hub()
-    return jsonify({**h.settings.to_json(), "live_runner": h.runner is not None, "active": h.active})
+    source = h.settings.camera_source or "0"
+    hint = (
+        "Start live refereeing on the setup page once a game is created."
+        if h.runner is not None
+        else "No camera pipeline is attached to this server: start it with `gizmos-referee serve` "
+        f"(which attaches one), or referee from the camera with `gizmos-referee run --camera {source} "
+        "--players NAME NAME`; manual mode works without one."
+    )
+    return {
+        **h.settings.to_json(),
+        "live_runner": h.runner is not None,
+        "active": h.active,
+        "saved_in": str(settings_path(h.games_dir)),
+        "camera_hint": hint,
+    }
+
+
+@bp.get("/settings")
+@document(
+    "camera source, serial port, whether a live runner is attached, the active game, the settings file",
+    ok=S.SETTINGS,
+)
+def get_settings() -> Response:
+    return jsonify(settings_json())
 
 
 @bp.put("/settings")
 @document(
-    "change settings; new_pin needs the current PIN in X-Admin-PIN", ok=S.SETTINGS, body=S.SETTINGS_BODY
+    "change settings (kept in the settings file beside the game records); new_pin needs the current "
+    "PIN in X-Admin-PIN",
+    ok=S.SETTINGS,
+    body=S.SETTINGS_BODY,
+    errors=(503,),
 )
 @require_admin
 def put_settings() -> Response:
     data = valid_body("settings")
     h = hub()
+    changed = {k: v for k, v in data.items() if k != "new_pin"}
+    if changed:  # kept beside the game records first: a failed save changes nothing
+        new = dataclasses.replace(h.settings)
+        new.update(changed)
+        save_settings(settings_path(h.games_dir), new)
     if "new_pin" in data:
         if request.headers.get(PIN_HEADER) is None:
             raise ApiError(401, f"changing the PIN needs the current PIN in the {PIN_HEADER} header")
@@ -132,8 +166,8 @@ def put_settings() -> Response:
         except PinError as exc:
             raise ApiError(400, f"new_pin: {exc}") from exc
         unlock(data["new_pin"])
-    h.settings.update(data)
-    return jsonify({**h.settings.to_json(), "live_runner": h.runner is not None, "active": h.active})
+    h.settings.update(changed)
+    return jsonify(settings_json())
 
 
 @bp.get("/camera")
@@ -332,7 +366,12 @@ def live(game_id: str) -> Response:
     action = valid_body()["action"]
     h = hub()
     if h.runner is None:
-        raise ApiError(409, "no camera pipeline is attached to this server: use manual mode")
+        raise ApiError(
+            409,
+            "no camera pipeline is attached to this server: use manual mode, or start the "
+            "dashboard with `gizmos-referee serve` (which attaches one) or `gizmos-referee run "
+            "--camera SOURCE --players NAME NAME`",
+        )
     if action == "start":
         with g_.locked() as tracker:
             not_over(tracker, "start live refereeing")

@@ -46,13 +46,13 @@ SETTINGS_BODY = obj(
     closed=True,
 )
 SETTINGS = obj(
-    ["camera_source", "serial_port", "live_runner", "active"],
+    ["camera_source", "serial_port", "live_runner", "active", "saved_in", "camera_hint"],
     {
         "camera_source": STR,
         "serial_port": STR,
         "live_runner": {"type": "boolean", "description": "a camera pipeline is attached"},
         "active": {"type": ["string", "null"]},
-        "saved_in": {"type": ["string", "null"], "description": "the settings file they persist in"},
+        "saved_in": {"type": "string", "description": "the settings file they persist in"},
         "camera_hint": {"type": "string", "description": "what to run to referee from the camera"},
     },
 )
