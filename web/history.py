@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import threading
 import time
 from collections import Counter
@@ -19,13 +20,13 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, render_template
 
-from referee.gizmos import State, Step, default_cards
+from referee.gizmos import State, Step, default_cards, ranking
 from referee.tracker.history import Moment, moments
 from referee.tracker.record import EVIDENCE_MOMENTS, Entry, GameRecord, RecordError
 from referee.tracker.verdicts import RefereeWarning
 from web.errors import ApiError
 from web.hub import GAME_ID, RECORD_SUFFIX, Hub
-from web.schemas import ERROR, document
+from web.schemas import document
 from web.security import csrf_token
 from web.view import card_json, table_view
 
@@ -217,8 +218,6 @@ def game_summary(h: GameHistory) -> dict[str, Any]:
     final = h.real[-1] if h.real else h.moments[-1]
     state = final.state
     totals = final.totals()
-    from referee.gizmos import ranking
-
     lines = ranking(state)
     return {
         "id": h.id,
@@ -290,8 +289,6 @@ def game_csv(h: GameHistory) -> str:
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow([*CSV_COLUMNS, *(f"score {n}" for n in h.names)])
-    import json
-
     for m in h.moments:
         out.writerow(
             [
@@ -458,6 +455,20 @@ REPLAY = {
         "warnings": {"type": "array", "items": HISTORY_WARNING},
     },
 }
+RESULTS: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["seat", "name", "total", "rank"],
+        "properties": {
+            "seat": {"type": "integer"},
+            "name": {"type": "string"},
+            "total": {"type": "integer"},
+            "rank": {"type": "integer"},
+            "gizmo_types": {"type": "object"},
+        },
+    },
+}
 GAME_SUMMARY = {
     "type": "object",
     "required": ["id", "over", "players", "winner"],
@@ -468,20 +479,7 @@ GAME_SUMMARY = {
         "round": {"type": "integer"},
         "winner": {"type": ["string", "null"]},
         "warnings": {"type": "integer"},
-        "players": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["seat", "name", "total", "rank"],
-                "properties": {
-                    "seat": {"type": "integer"},
-                    "name": {"type": "string"},
-                    "total": {"type": "integer"},
-                    "rank": {"type": "integer"},
-                    "gizmo_types": {"type": "object"},
-                },
-            },
-        },
+        "players": RESULTS,
     },
 }
 HISTORY = {
@@ -523,7 +521,7 @@ GAME_RECORD = {
         "finished": {"type": "boolean"},
         "ended_by": {"type": ["string", "null"]},
         "winner": {"type": ["string", "null"]},
-        "result": GAME_SUMMARY["properties"]["players"],
+        "result": RESULTS,
         "moves": {
             "type": "array",
             "items": {"type": "object", "required": ["moment", "kind", "text", "scores"]},
@@ -627,6 +625,3 @@ def api_evidence(game_id: str, warning_id: int, moment: str) -> Response:
     resp = Response(jpeg, mimetype="image/jpeg")
     resp.headers["Cache-Control"] = "private, max-age=3600"
     return resp
-
-
-__all__ = ["ERROR", "bp"]

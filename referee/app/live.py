@@ -479,7 +479,8 @@ class Pipeline(Protocol):
     """The vision stages the loop runs on a settled frame: detection (calibrate, rectify, detect),
     then assembly into an observation (zones, identification)."""
 
-    assembler: Assembler
+    @property
+    def assembler(self) -> Assembler: ...
 
     def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]: ...
 
