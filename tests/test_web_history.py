@@ -210,3 +210,20 @@ def test_the_replay_page_embeds_the_moments(api: ApiClient) -> None:
     gid = api.new_game(["Ana", "Ben"], seed=5)
     page = api.get(f"/games/{gid}/replay")
     assert page.status_code == 200 and b'id="replay-data"' in page.data and b"replay.js" in page.data
+
+
+def test_a_move_with_a_misread_card_is_struck_through_once_corrected(api: ApiClient) -> None:
+    gid = api.new_game(["Ana", "Ben"], seed=5)
+    filed = next(s for s in legal(api, gid) if s["kind"] == "file")
+    assert api.post(f"/api/games/{gid}/steps", {"step": filed}).status_code == 200
+    display = api.get(f"/api/games/{gid}").get_json()["view"]["display"]
+    other = next(c for lvl in ("1", "2", "3") for c in display[lvl] if c is not None and c != filed["card"])
+    fix = {"what": "card_id", "payload": {"old": filed["card"], "new": other}}
+    assert api.post(f"/api/games/{gid}/corrections", fix).status_code == 200
+    ms = api.get(f"/api/games/{gid}/replay").get_json()["moments"]
+    assert [m["void"] for m in ms if m["step"] == filed] == ["corrected"]
+    assert ms[-1]["kind"] == "correction" and ms[-1]["void"] is None
+    log = api.get(f"/api/games/{gid}/log").get_json()
+    turn = next(e for e in log if e["kind"] == "turn" and filed in e["steps"])
+    assert turn["void"] == "corrected"
+    assert log[-1]["kind"] == "correction" and f"#{filed['card']} is really #{other}" in log[-1]["text"]

@@ -31,6 +31,7 @@ from referee.gizmos import (
     state_from_json,
     step_from_json,
 )
+from referee.tracker.history import mentions
 
 CARDS = default_cards()
 ROMAN = {1: "I", 2: "II", 3: "III"}
@@ -235,6 +236,8 @@ class Narrator:
                 self._void_from(self.state.turn, "undone" if payload["reason"] == "undo" else "corrected")
         elif kind == "correction":
             self._close(interrupted=True)
+            if payload.get("what") == "card_id":
+                self._void_misread((payload.get("payload") or {}).get("old"))
             self.finished.append(
                 Entry("correction", correction_text(payload, who, self.names), self.state.turn)
             )
@@ -308,6 +311,21 @@ class Narrator:
                 self.revised = min(self.revised, i)
         if why == "undone":
             self._interrupted = None  # the turn starts afresh, it does not continue
+
+    def _void_misread(self, card: Any) -> None:
+        """A card of this turn was misread: the turn's entry that names it is struck through
+        (the correction's own line, after it, says what the card really was)."""
+        if not isinstance(card, int):
+            return
+        for i, e in enumerate(self.finished):
+            if (
+                e.kind == "turn"
+                and e.turn == self.state.turn
+                and e.void is None
+                and any(mentions(s, card) for s in e.steps)
+            ):
+                e.void = "corrected"
+                self.revised = min(self.revised, i)
 
     def take_revised(self) -> int | None:
         """The first finished entry changed since the last call (pages that have it must be

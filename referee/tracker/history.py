@@ -54,7 +54,11 @@ def moments(entries: Iterable[Entry]) -> list[Moment]:
     tracker = Tracker._from_setup(GameRecord(":memory:"), setup.payload, None)
     names = tracker.names
     out = [Moment(0, setup.seq, setup.time, "setup", setup.who, tracker.state, "the setup")]
+    misread: int | None = None  # the card a pending card_id correction says was misread
     for entry in it:
+        if entry.kind == "correction" and entry.payload.get("what") == "card_id":
+            old = (entry.payload.get("payload") or {}).get("old")
+            misread = old if isinstance(old, int) else None
         before = tracker.state
         try:
             tracker._replay(entry.kind, entry.payload, entry.who)
@@ -69,6 +73,9 @@ def moments(entries: Iterable[Entry]) -> list[Moment]:
         moment = Moment(len(out), entry.seq, entry.time, kind, entry.who, tracker.state, text, step, forced)
         if kind in VOIDED_BY:
             _void_back_to(out, tracker.state, VOIDED_BY[kind])
+        if kind == "correction" and misread is not None:
+            _void_misread(out, misread, before.turn)
+            misread = None
         out.append(moment)
     return out
 
@@ -99,6 +106,22 @@ def _what(entry: Entry, before: State, names: list[str]) -> tuple[str, str, dict
     if entry.kind == "end":
         return "end", f"{p.get('who', entry.who)} ended the game", None, False
     return entry.kind, entry.kind, None, False
+
+
+def mentions(step: dict[str, Any] | None, card: int) -> bool:
+    """Whether a step (JSON) names ``card``: the card filed, built or revealed, the gizmo used,
+    a converter."""
+    if not step:
+        return False
+    return card in (step.get("card"), step.get("gizmo")) or card in (step.get("converters") or [])
+
+
+def _void_misread(out: list[Moment], card: int, turn: int) -> None:
+    """A card of this turn was misread (a card_id correction): this turn's moves that name it
+    did not happen as shown."""
+    for j, m in enumerate(out):
+        if m.void is None and m.kind == "step" and m.state.turn >= turn and mentions(m.step, card):
+            out[j] = dataclasses.replace(m, void="corrected")
 
 
 def _void_back_to(out: list[Moment], state: State, why: str) -> None:
