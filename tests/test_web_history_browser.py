@@ -37,7 +37,8 @@ def too_wide(driver: Any) -> list[str]:
     return list(
         driver.execute_script(
             "const w = document.documentElement.clientWidth;"
-            "return [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1)"
+            "return [...document.querySelectorAll('body *')]"
+            ".filter(e => e.getBoundingClientRect().right > w + 1)"
             ".map(e => e.tagName + '.' + e.className + '#' + e.id)"
         )
     )

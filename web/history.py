@@ -48,6 +48,10 @@ class GameHistory:
     ended_by: str | None
     size: int  # record entries replayed (a live game's history is replayed again when it grows)
     log: list[dict[str, Any]] = field(default_factory=list)
+    scores: list[list[int]] = field(default_factory=list)  # each moment's live scores, by seat
+
+    def __post_init__(self) -> None:
+        self.scores = [m.totals() for m in self.moments]  # once: the chart, CSV and JSON read them
 
     @property
     def real(self) -> list[Moment]:
@@ -166,7 +170,7 @@ def moment_json(h: GameHistory, m: Moment) -> dict[str, Any]:
         "forced": m.forced,
         "void": m.void,
         "warnings": list(m.warnings),
-        "scores": m.totals(),
+        "scores": h.scores[m.index],
     }
 
 
@@ -217,7 +221,7 @@ def game_summary(h: GameHistory) -> dict[str, Any]:
     """A game's result: players with their final scores and ranks, the winner, whether it ended."""
     final = h.real[-1] if h.real else h.moments[-1]
     state = final.state
-    totals = final.totals()
+    totals = h.scores[final.index]
     lines = ranking(state)
     return {
         "id": h.id,
@@ -303,7 +307,7 @@ def game_csv(h: GameHistory) -> str:
                 json.dumps(m.step, separators=(",", ":")) if m.step else "",
                 "yes" if m.forced else "",
                 m.void or "",
-                *m.totals(),
+                *h.scores[m.index],
             ]
         )
     return buf.getvalue()
@@ -329,7 +333,7 @@ def game_record(h: GameHistory) -> dict[str, Any]:
                 **({"forced": True} if m.forced else {}),
                 **({"void": m.void} if m.void else {}),
                 **({"warnings": list(m.warnings)} if m.warnings else {}),
-                "scores": dict(zip(h.names, m.totals(), strict=True)),
+                "scores": dict(zip(h.names, h.scores[m.index], strict=True)),
             }
         )
     return {
