@@ -22,6 +22,7 @@ from referee.observation import Observation
 from referee.tracker import RefereeWarning, Tracker
 from referee.tracker.record import RecordError
 from referee.tracker.view import TableView, matches, view_of_observation
+from vision.errors import ZonesError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, rectify
 from vision.zones import Rect, Zones
 
@@ -110,7 +111,11 @@ class EvidenceKeeper:
         written = 0
         if seen is not None:
             for warning in tracker.warnings[warned_from:]:
-                written += self._keep(tracker, warning, seen)
+                try:
+                    written += self._keep(tracker, warning, seen)
+                except (KeyError, StopIteration, ValueError, ZonesError, cv2.error) as exc:
+                    # evidence is a help for people, never a reason to stop refereeing
+                    self.failures.append(f"warning #{warning.id}: no crops ({exc})")
         if seen is not None and seen.view.complete() and matches(tracker.state, seen.view):
             self.agreed = seen
         return written
