@@ -47,7 +47,6 @@ class GameHistory:
     evidence: dict[int, dict[str, Any]]
     ended_by: str | None
     size: int  # record entries replayed (a live game's history is replayed again when it grows)
-    log: list[dict[str, Any]] = field(default_factory=list)
     scores: list[list[int]] = field(default_factory=list)  # each moment's live scores, by seat
 
     def __post_init__(self) -> None:
@@ -90,7 +89,6 @@ class Histories:
                         return cached
                     entries = list(tracker.record.entries())
                     evidence = tracker.record.evidence_index()
-                    log = loaded.snapshot.log
             else:
                 stat = path.stat()
                 wal = Path(f"{path}-wal")
@@ -104,8 +102,7 @@ class Histories:
                     evidence = record.evidence_index()
                 finally:
                     record.close()
-                log = []
-            made = _history(game_id, entries, evidence, log)
+            made = _history(game_id, entries, evidence)
         except (RecordError, OSError) as exc:
             raise ApiError(409, f"game {game_id!r} cannot be replayed: {exc}") from exc
         with self._lock:
@@ -118,9 +115,7 @@ class Histories:
         return hit[1] if hit is not None and hit[0] == key else None
 
 
-def _history(
-    game_id: str, entries: list[Entry], evidence: dict[int, dict[str, Any]], log: list[Any]
-) -> GameHistory:
+def _history(game_id: str, entries: list[Entry], evidence: dict[int, dict[str, Any]]) -> GameHistory:
     ms = moments(entries)
     warnings: dict[int, RefereeWarning] = {}
     ended_by = None
@@ -139,7 +134,7 @@ def _history(
     setup = entries[0]
     names = [str(n) for n in setup.payload.get("names", [])]
     return GameHistory(
-        game_id, names, setup.time, ms, list(warnings.values()), evidence, ended_by, len(entries), log
+        game_id, names, setup.time, ms, list(warnings.values()), evidence, ended_by, len(entries)
     )
 
 
