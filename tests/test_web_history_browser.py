@@ -143,3 +143,4 @@ def test_a_warning_shows_its_crops_at_the_table_and_history_lists_the_game(
     browser.set_window_size(412, 900)
     wait(browser, lambda d: d.execute_script("return window.innerWidth") <= 412)
     assert too_wide(browser) == [], "the history page is wider than a phone"
+    shot(browser, tmp_path, "history-phone.png")
