@@ -23,7 +23,7 @@ from referee.tracker import Tracker, TrackerError
 from web import api_schemas as S
 from web.errors import ApiError
 from web.hub import Hub, LiveGame
-from web.schemas import document, json_body, openapi_document, valid_body
+from web.schemas import document, openapi_document, valid_body
 from web.security import PIN_HEADER, PinError, admin_state, csrf_token, guard, require_admin, unlock
 from web.settings_file import save_settings, settings_path
 from web.view import card_json
@@ -38,12 +38,6 @@ def hub() -> Hub:
 
 def game(game_id: str) -> LiveGame:
     return hub().get(game_id)
-
-
-def body(required: bool = True) -> dict[str, Any]:
-    """The request's JSON object, unchecked (see :func:`web.schemas.json_body`); routes read
-    theirs with :func:`web.schemas.valid_body`, which checks it against the documented schema."""
-    return json_body(required)
 
 
 def illegal(exc: IllegalStep) -> ApiError:
