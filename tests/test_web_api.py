@@ -18,7 +18,7 @@ from tests.web_testing import TEST_PIN, ApiClient, break_a_rule, hub_of, make_ap
 from web.errors import ApiError
 from web.hub import LiveGame, Settings
 from web.live import FrameBuffer
-from web.openapi import openapi_document
+from web.schemas import openapi_document
 from web.security import PinGuard
 
 
@@ -61,7 +61,7 @@ def openapi_path(rule: str) -> str:
 
 def test_every_api_route_is_in_the_openapi_document(app: Flask, api: ApiClient) -> None:
     doc = api.get("/api/openapi.json").get_json()
-    assert doc == openapi_document() and doc["openapi"].startswith("3.")
+    assert doc == openapi_document(app) and doc["openapi"].startswith("3.")
     registered: set[tuple[str, str]] = set()
     for rule in app.url_map.iter_rules():
         if not rule.rule.startswith("/api/"):
@@ -79,8 +79,8 @@ def test_every_api_route_is_in_the_openapi_document(app: Flask, api: ApiClient) 
     assert len(registered) >= 25
 
 
-def test_change_routes_are_documented_as_needing_the_pin() -> None:
-    doc = openapi_document()
+def test_change_routes_are_documented_as_needing_the_pin(app: Flask) -> None:
+    doc = openapi_document(app)
     for method, path, _ in CHANGES:
         op = doc["paths"][path.replace("{id}", "{game_id}").replace("/1", "/{warning_id}")][method.lower()]
         assert {"401", "403", "429"} <= set(op["responses"]), path
@@ -284,7 +284,13 @@ def test_admin_sessions_can_be_turned_off(tmp_path: Path) -> None:
 
 def test_settings(api: ApiClient) -> None:
     got = api.get("/api/settings").get_json()
-    assert got == {"camera_source": "", "serial_port": "", "live_runner": False, "active": None}
+    assert {k: got[k] for k in ("camera_source", "serial_port", "live_runner", "active")} == {
+        "camera_source": "",
+        "serial_port": "",
+        "live_runner": False,
+        "active": None,
+    }
+    assert got["saved_in"].endswith("settings.json") and "gizmos-referee run --camera 0" in got["camera_hint"]
     put = api.send("PUT", "/api/settings", {"camera_source": " 0 ", "serial_port": "/dev/ttyACM0"})
     assert put.status_code == 200 and put.get_json()["camera_source"] == "0"
     assert api.get("/api/settings").get_json()["serial_port"] == "/dev/ttyACM0"

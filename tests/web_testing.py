@@ -33,6 +33,7 @@ def make_app(games_dir: str | Path, **config: Any) -> Flask:
             "PIN_ITERATIONS": 1000,
             "SSE_HEARTBEAT_S": 0.2,
             "CARD_ART": DrawnCardArt(),
+            "VALIDATE_RESPONSES": True,  # every JSON answer must match the OpenAPI document
             **config,
         }
     )

@@ -7,6 +7,7 @@ are made under the game's lock; the snapshot they publish reaches every open pag
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import time
@@ -19,14 +20,16 @@ from flask import Blueprint, Response, current_app, g, jsonify, request, session
 from referee.events import Correction, EndOfTurn
 from referee.gizmos import RULES, IllegalStep, InvalidStep, step_from_json
 from referee.tracker import Tracker, TrackerError
+from web import api_schemas as S
 from web.errors import ApiError
 from web.hub import Hub, LiveGame
-from web.openapi import openapi_document
+from web.schemas import document, openapi_document, valid_body
 from web.security import PIN_HEADER, PinError, admin_state, csrf_token, guard, require_admin, unlock
+from web.settings_file import save_settings, settings_path
 from web.view import card_json
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-MAX_SEED = 2**63 - 1
+MAX_SEED = S.MAX_SEED
 
 
 def hub() -> Hub:
@@ -35,33 +38,6 @@ def hub() -> Hub:
 
 def game(game_id: str) -> LiveGame:
     return hub().get(game_id)
-
-
-def body(required: bool = True) -> dict[str, Any]:
-    """The request's JSON object; 415 if it is not JSON, 400 if it is malformed."""
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        if required:
-            raise ApiError(400, "malformed JSON: the request body is empty (expected a JSON object)")
-        return {}
-    if request.mimetype != "application/json":
-        raise ApiError(415, f"expected Content-Type application/json, got {request.mimetype or 'none'!r}")
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"malformed JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise ApiError(400, "malformed JSON: nested too deeply") from exc
-    if not isinstance(data, dict):
-        raise ApiError(400, f"malformed JSON: expected an object, got {type(data).__name__}")
-    return data
-
-
-def choice(data: dict[str, Any], key: str, options: tuple[str, ...]) -> str:
-    value = data.get(key)
-    if value not in options:
-        raise ApiError(400, f"{key}: expected one of {list(options)}, got {value!r}")
-    return str(value)
 
 
 def illegal(exc: IllegalStep) -> ApiError:
@@ -102,21 +78,25 @@ def changed(game: LiveGame, **extra: Any) -> Response:
 
 
 @bp.get("/openapi.json")
+@document("this document, generated from the schemas the server validates with", ok=S.OPENAPI)
 def openapi() -> Response:
-    return jsonify(openapi_document())
+    return jsonify(openapi_document(current_app))
 
 
 @bp.get("/session")
+@document("this browser's CSRF token and whether it holds an admin session", ok=S.SESSION)
 def get_session() -> Response:
     return jsonify({"csrf_token": csrf_token(), **admin_state()})
 
 
 @bp.post("/session/unlock")
+@document("open an admin session with the PIN", ok=S.ADMIN_STATE, body=S.UNLOCK, errors=(401, 403, 429))
 def unlock_session() -> Response:
-    return jsonify(unlock(body().get("pin")))
+    return jsonify(unlock(valid_body().get("pin")))
 
 
 @bp.post("/session/lock")
+@document("end this browser's admin session", ok=S.ADMIN_STATE)
 def lock_session() -> Response:
     guard().close_session(session.pop("admin", None))
     return jsonify(admin_state())
@@ -125,20 +105,53 @@ def lock_session() -> Response:
 # ---------------------------------------------------------------- settings, camera, cards
 
 
-@bp.get("/settings")
-def get_settings() -> Response:
+def settings_json() -> dict[str, Any]:
+    """The settings as the setup page shows them: where they are kept, and whether a camera
+    pipeline is attached (if not, what to run instead)."""
     h = hub()
-    return jsonify({**h.settings.to_json(), "live_runner": h.runner is not None, "active": h.active})
+    source = h.settings.camera_source or "0"
+    hint = (
+        "Start live refereeing on the setup page once a game is created."
+        if h.runner is not None
+        else "No camera pipeline is attached to this server: start it with `gizmos-referee serve` "
+        f"(which attaches one), or referee from the camera with `gizmos-referee run --camera {source} "
+        "--players NAME NAME`; manual mode works without one."
+    )
+    return {
+        **h.settings.to_json(),
+        "live_runner": h.runner is not None,
+        "active": h.active,
+        "saved_in": str(settings_path(h.games_dir)),
+        "camera_hint": hint,
+    }
+
+
+@bp.get("/settings")
+@document(
+    "camera source, serial port, whether a live runner is attached, the active game, the settings file",
+    ok=S.SETTINGS,
+)
+def get_settings() -> Response:
+    return jsonify(settings_json())
 
 
 @bp.put("/settings")
+@document(
+    "change settings (kept in the settings file beside the game records); new_pin needs the current "
+    "PIN in X-Admin-PIN",
+    ok=S.SETTINGS,
+    body=S.SETTINGS_BODY,
+    errors=(503,),
+)
 @require_admin
 def put_settings() -> Response:
-    data = body()
-    unknown = sorted(set(data) - {"camera_source", "serial_port", "new_pin"})
-    if unknown:
-        raise ApiError(400, f"settings: unknown field(s) {unknown}")
+    data = valid_body("settings")
     h = hub()
+    changed = {k: v for k, v in data.items() if k != "new_pin"}
+    if changed:  # kept beside the game records first: a failed save changes nothing
+        new = dataclasses.replace(h.settings)
+        new.update(changed)
+        save_settings(settings_path(h.games_dir), new)
     if "new_pin" in data:
         if request.headers.get(PIN_HEADER) is None:
             raise ApiError(401, f"changing the PIN needs the current PIN in the {PIN_HEADER} header")
@@ -147,11 +160,12 @@ def put_settings() -> Response:
         except PinError as exc:
             raise ApiError(400, f"new_pin: {exc}") from exc
         unlock(data["new_pin"])
-    h.settings.update(data)
-    return jsonify({**h.settings.to_json(), "live_runner": h.runner is not None, "active": h.active})
+    h.settings.update(changed)
+    return jsonify(settings_json())
 
 
 @bp.get("/camera")
+@document("camera and calibration status", ok=S.CAMERA)
 def camera() -> Response:
     source = hub().frame_source
     if source is None:
@@ -169,6 +183,7 @@ def camera() -> Response:
 
 
 @bp.get("/cards")
+@document("the 112 cards' printed facts", ok={"type": "array", "items": S.CARD})
 def cards() -> Response:
     return jsonify([card_json(i) for i in range(112)])
 
@@ -177,25 +192,24 @@ def cards() -> Response:
 
 
 @bp.get("/games")
+@document("every game record in the games folder, and the active game", ok=S.GAMES)
 def list_games() -> Response:
     return jsonify({"active": hub().active, "games": hub().records()})
 
 
 @bp.post("/games")
+@document(
+    "start a new game (it becomes the active one)",
+    ok=S.CREATED,
+    body=S.NEW_GAME,
+    ok_status=201,
+    errors=(503,),
+)
 @require_admin
 def create_game() -> Response:
-    data = body()
-    unknown = sorted(set(data) - {"names", "deal", "seed"})
-    if unknown:
-        raise ApiError(400, f"game: unknown field(s) {unknown}")
+    data = valid_body("game")
     deal = data.get("deal", False)
-    if not isinstance(deal, bool):
-        raise ApiError(400, "deal: expected true (the referee deals the setup from a seed) or false")
     seed = data.get("seed")
-    if seed is not None and (
-        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
-    ):
-        raise ApiError(400, f"seed: expected a whole number 0..{MAX_SEED} or null")
     if deal and seed is None:
         seed = secrets.randbelow(2**31)
     if not deal and seed is not None:
@@ -207,32 +221,40 @@ def create_game() -> Response:
 
 
 @bp.get("/games/<game_id>")
+@document(
+    "the game: a snapshot of the table, the warnings, the log, the scores", ok=S.SNAPSHOT, errors=(404, 409)
+)
 def get_game(game_id: str) -> Response:
     g_ = game(game_id)
     return jsonify({**g_.event_since(None), "live": hub().live_status(game_id)})
 
 
 @bp.get("/games/<game_id>/legal-steps")
+@document("the legal steps, grouped", ok=S.LEGAL, errors=(404, 409))
 def legal(game_id: str) -> Response:
     return jsonify(game(game_id).snapshot.view["legal"])
 
 
 @bp.get("/games/<game_id>/log")
+@document("the move log in plain language (undone turns marked void)", ok=S.LOG, errors=(404, 409))
 def log(game_id: str) -> Response:
     return jsonify(game(game_id).snapshot.log)
 
 
 @bp.get("/games/<game_id>/scores")
+@document("the scoring table with tie-breaks", ok=S.SCORING, errors=(404, 409))
 def scores(game_id: str) -> Response:
     return jsonify(game(game_id).snapshot.view["scoring"])
 
 
 @bp.get("/games/<game_id>/warnings")
+@document("the warning feed", ok=S.WARNINGS, errors=(404, 409))
 def warnings(game_id: str) -> Response:
     return jsonify(game(game_id).snapshot.view["warnings"])
 
 
 @bp.get("/games/<game_id>/export")
+@document("the whole game record as JSON, evidence crops included (download)", ok=S.EXPORT, errors=(404, 409))
 def export(game_id: str) -> Response:
     data = game(game_id).export()
     resp = Response(json.dumps(data, indent=1), mimetype="application/json")
@@ -241,14 +263,11 @@ def export(game_id: str) -> Response:
 
 
 @bp.post("/games/<game_id>/steps")
+@document("manual mode: play one legal step", ok=S.CHANGED, body=S.PLAY, errors=(404, 409, 422, 503))
 @require_admin
 def play(game_id: str) -> Response:
     g_ = game(game_id)
-    data = body()
-    if "step" not in data:
-        raise ApiError(
-            400, 'expected {"step": {...}} with a step such as {"kind": "pick", "player": 0, "color": "red"}'
-        )
+    data = valid_body()
     try:
         step = step_from_json(data["step"])
     except InvalidStep as exc:
@@ -262,10 +281,11 @@ def play(game_id: str) -> Response:
 
 
 @bp.post("/games/<game_id>/warnings/<int:warning_id>")
+@document("accept or dismiss a warning", ok=S.CHANGED, body=S.DECIDE, errors=(404, 409, 503))
 @require_admin
 def decide(game_id: str, warning_id: int) -> Response:
     g_ = game(game_id)
-    status = choice(body(), "status", ("accepted", "dismissed"))
+    status = valid_body()["status"]
     with g_.locked() as tracker:
         found = next((w for w in tracker.warnings if w.id == warning_id), None)
         if found is None:
@@ -277,14 +297,18 @@ def decide(game_id: str, warning_id: int) -> Response:
 
 
 @bp.post("/games/<game_id>/corrections")
+@document(
+    "correct what the referee believes (a marble's colour, a card's id, the whole state)",
+    ok=S.CHANGED,
+    body=S.CORRECTION,
+    errors=(404, 409, 422, 503),
+)
 @require_admin
 def correct(game_id: str) -> Response:
     game(game_id)
-    data = body()
-    what = choice(data, "what", ("marble_color", "card_id", "state"))
+    data = valid_body()
+    what = data["what"]
     payload = data.get("payload", {})
-    if not isinstance(payload, dict):
-        raise ApiError(400, "payload: expected a JSON object")
     with changing(game_id, "correct", over_ok=True) as (g_, tracker):
         try:
             tracker.correct(Correction(time.time(), g.who, what, payload))
@@ -294,27 +318,30 @@ def correct(game_id: str) -> Response:
 
 
 @bp.post("/games/<game_id>/undo")
+@document("go back to the start of the turn", ok=S.CHANGED, errors=(404, 409, 503))
 @require_admin
 def undo(game_id: str) -> Response:
-    body(required=False)
+    valid_body()
     with changing(game_id, "undo", over_ok=True) as (g_, tracker):
         tracker.undo_turn(g.who)
     return changed(g_)
 
 
 @bp.post("/games/<game_id>/end-of-turn")
+@document("signal the end of the turn (camera mode)", ok=S.END_OF_TURN, errors=(404, 409, 503))
 @require_admin
 def end_of_turn(game_id: str) -> Response:
-    body(required=False)
+    valid_body()
     with changing(game_id, "signal the end of a turn") as (g_, tracker):
         update = tracker.end_of_turn(EndOfTurn(time.time(), "dashboard"), who=g.who)
     return changed(g_, steps=[s.to_json() for s in update.steps], notes=update.notes)
 
 
 @bp.post("/games/<game_id>/end")
+@document("end the game now; scoring is final", ok=S.CHANGED, errors=(404, 409, 503))
 @require_admin
 def end_game(game_id: str) -> Response:
-    body(required=False)
+    valid_body()
     with changing(game_id, "end the game") as (g_, tracker):
         tracker.end_game(g.who)
     h = hub()
@@ -324,13 +351,21 @@ def end_game(game_id: str) -> Response:
 
 
 @bp.post("/games/<game_id>/live")
+@document(
+    "start, pause or stop live refereeing from the camera", ok=S.LIVE_DONE, body=S.LIVE, errors=(404, 409)
+)
 @require_admin
 def live(game_id: str) -> Response:
     g_ = game(game_id)
-    action = choice(body(), "action", ("start", "pause", "stop"))
+    action = valid_body()["action"]
     h = hub()
     if h.runner is None:
-        raise ApiError(409, "no camera pipeline is attached to this server: use manual mode")
+        raise ApiError(
+            409,
+            "no camera pipeline is attached to this server: use manual mode, or start the "
+            "dashboard with `gizmos-referee serve` (which attaches one) or `gizmos-referee run "
+            "--camera SOURCE --players NAME NAME`",
+        )
     if action == "start":
         with g_.locked() as tracker:
             not_over(tracker, "start live refereeing")

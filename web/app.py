@@ -9,6 +9,7 @@ from flask import Flask, Response
 
 from web.hub import Hub, Settings
 from web.security import PinError, PinGuard, check_csrf
+from web.settings_file import load_settings, save_settings, settings_path
 
 DEFAULTS: dict[str, Any] = {
     "GAMES_DIR": "games",  # one SQLite record per game
@@ -26,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_TTL_S": 600.0,  # an unlocked browser stays unlocked this long (0: ask every time)
     "SSE_HEARTBEAT_S": 15.0,
     "SSE_MAX_S": 0.0,
+    "VALIDATE_RESPONSES": False,  # check every JSON answer against the OpenAPI document (tests)
 }
 
 CSP = (
@@ -64,11 +66,12 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config["GAMES_DIR"],
         frame_source=app.config["FRAME_SOURCE"],
         runner=app.config["LIVE_RUNNER"],
-        settings=Settings(str(app.config["CAMERA_SOURCE"]), str(app.config["SERIAL_PORT"])),
+        settings=startup_settings(app),
     )
     app.extensions["gizmos_faces"] = {}
 
-    from web import api, contrivance, errors, pages, phone, streams
+    from web import api, contrivance, errors, history, pages, phone, streams
+    from web.schemas import check_response
 
     errors.register(app)
     app.register_blueprint(pages.bp)
@@ -76,10 +79,28 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(streams.bp)
     app.register_blueprint(contrivance.bp)
     app.register_blueprint(phone.bp)
+    app.register_blueprint(history.bp)
     app.before_request(check_csrf)
 
+    app.after_request(check_response)
     app.after_request(security_headers)
     return app
+
+
+def startup_settings(app: Flask) -> Settings:
+    """The settings saved beside the game records, with those given to the server (``serve
+    --camera-source``, ``--serial-port``) taking their place and saved for the next start."""
+    path = settings_path(app.config["GAMES_DIR"])
+    settings = load_settings(path)
+    given = {
+        key: str(app.config[name])
+        for key, name in (("camera_source", "CAMERA_SOURCE"), ("serial_port", "SERIAL_PORT"))
+        if str(app.config[name] or "").strip()
+    }
+    if given:
+        settings.update(given)
+        save_settings(path, settings)
+    return settings
 
 
 def security_headers(resp: Response) -> Response:

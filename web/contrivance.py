@@ -41,10 +41,12 @@ from referee.contrivance import (
 from referee.contrivance.data import COLUMNS, EDGES, MAX_PLAYERS, MAX_VALUE, MIN_PLAYERS, MIN_VALUE
 from referee.tracker.record import RecordError
 from referee.tracker.scorekeeper import Scorekeeper, ScorekeeperError
-from web.api import MAX_SEED, body
+from web import api_schemas as S
+from web.api import MAX_SEED
 from web.errors import ApiError
 from web.hub import GAME_ID, RECORD_SUFFIX, HubError, Snapshot
 from web.hub import check_names as hub_check_names
+from web.schemas import document, valid_body
 from web.security import csrf_token, require_admin
 from web.streams import event_stream
 
@@ -303,19 +305,93 @@ def finished_table_page() -> str:
 
 # ---------------------------------------------------------------------------- API
 
+TILE = {
+    "oneOf": [
+        {"type": "null"},
+        S.obj(
+            ["builder", "value", "facing"],
+            {
+                "builder": {"enum": list(BUILDERS)},
+                "double": {"type": "boolean"},
+                "value": {"type": "integer", "minimum": MIN_VALUE, "maximum": MAX_VALUE},
+                "facing": {"enum": list(EDGES)},
+            },
+            closed=True,
+        ),
+    ]
+}
+FINISHED_TABLE = S.obj(
+    ["builders", "workbench", "damage"],
+    {
+        "builders": {"type": "array", "items": {"enum": list(BUILDERS)}},
+        "workbench": {
+            "type": "array",
+            "items": {"type": "array", "items": TILE, "minItems": COLUMNS, "maxItems": COLUMNS},
+        },
+        "damage": {"type": "integer"},
+        "requirement": {"type": ["integer", "null"], "minimum": 0, "maximum": 4},
+    },
+    closed=True,
+)
+NEW_GAME = S.obj(
+    ["names"],
+    {
+        "names": {"type": "array", "items": S.STR, "minItems": MIN_PLAYERS, "maxItems": MAX_PLAYERS},
+        "deal": {"type": "boolean", "description": "Builders and hands dealt from a seed"},
+        "seed": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEED},
+    },
+    closed=True,
+)
+STEP_BODY = S.obj(["step"], {"step": {"type": "object", "description": "docs/contrivance.md"}}, closed=True)
+GAMES = S.obj(["games"], {"games": {"type": "array", "items": S.obj(["id"], {"id": S.STR})}})
+SNAPSHOT = S.obj(
+    ["id", "seq", "view", "log_from", "log"],
+    {
+        "id": S.STR,
+        "seq": S.INT,
+        "view": S.obj(
+            ["state", "legal", "log", "scoring", "awaiting", "game_over"],
+            {
+                "state": S.OBJ,
+                "legal": {"type": "array", "items": S.obj(["step", "text"], {"step": S.OBJ, "text": S.STR})},
+                "log": {"type": "array"},
+                "scoring": {"type": ["object", "null"]},
+                "awaiting": {"type": ["string", "null"]},
+                "game_over": S.BOOL,
+            },
+        ),
+        "log_from": S.INT,
+        "log": {"type": "array"},
+    },
+)
+SCORED = S.obj(
+    ["builders", "workbench", "scoring", "report"],
+    {
+        "builders": S.STR_LIST,
+        "workbench": {"type": "array", "items": {"type": "array"}},
+        "scoring": S.OBJ,
+        "report": {"type": ["string", "array", "object"]},
+    },
+)
+
 
 @bp.get("/api/contrivance/games")
+@document("the Contrivance games kept by hand", ok=GAMES)
 def list_games() -> Response:
     return jsonify({"games": games().listing()})
 
 
 @bp.post("/api/contrivance/games")
+@document(
+    "create a Contrivance game kept by hand (dealt from a seed, or Builders and hands entered)",
+    ok=S.CREATED,
+    body=NEW_GAME,
+    ok_status=201,
+    errors=(503,),
+)
 @require_admin
 def create_game() -> Response:
-    data = body()
-    unknown = sorted(set(data) - {"names", "deal", "seed"})
-    if unknown:
-        raise ApiError(400, f"game: unknown field(s) {unknown}")
+    data = valid_body("game")
     deal = data.get("deal", False)
     if not isinstance(deal, bool):
         raise ApiError(400, "deal: expected true (Builders and hands dealt from a seed) or false (entered)")
@@ -335,11 +411,19 @@ def create_game() -> Response:
 
 
 @bp.get("/api/contrivance/games/<game_id>")
+@document("the table, the legal steps, the log and the scoring", ok=SNAPSHOT, errors=(404, 409))
 def get_game(game_id: str) -> Response:
     return jsonify(games().get(game_id).event_since(None))
 
 
 @bp.get("/api/contrivance/games/<game_id>/events")
+@document(
+    "snapshots as server-sent events",
+    media="text/event-stream",
+    errors=(404, 409),
+    query={"since": {"type": "string"}},
+    headers={"Last-Event-ID": {"type": "string"}},
+)
 def events(game_id: str) -> Response:
     game = games().get(game_id)
     seen = game.parse_event_id(request.headers.get("Last-Event-ID") or request.args.get("since"))
@@ -352,6 +436,7 @@ def events(game_id: str) -> Response:
 
 
 @bp.get("/api/contrivance/games/<game_id>/export")
+@document("the game record as JSON (Scorekeeper.from_export rebuilds it)", ok=S.EXPORT, errors=(404, 409))
 def export(game_id: str) -> Response:
     game = games().get(game_id)
     data = game.export()
@@ -361,12 +446,16 @@ def export(game_id: str) -> Response:
 
 
 @bp.post("/api/contrivance/games/<game_id>/steps")
+@document(
+    "enter one step (docs/contrivance.md has every step's JSON)",
+    ok=S.CHANGED,
+    body=STEP_BODY,
+    errors=(404, 409, 422, 503),
+)
 @require_admin
 def play(game_id: str) -> Response:
     game = games().get(game_id)
-    data = body()
-    if "step" not in data:
-        raise ApiError(400, 'expected {"step": {...}}, e.g. {"kind": "pass", "player": 0}')
+    data = valid_body()
     with game.locked() as keeper:
         try:
             keeper.play(data["step"], who=g.who)
@@ -387,6 +476,7 @@ def play(game_id: str) -> Response:
 
 
 @bp.post("/api/contrivance/games/<game_id>/undo")
+@document("take back the last step entered", ok=S.CHANGED, errors=(404, 409, 503))
 @require_admin
 def undo(game_id: str) -> Response:
     game = games().get(game_id)
@@ -399,11 +489,13 @@ def undo(game_id: str) -> Response:
 
 
 @bp.post("/api/contrivance/score")
+@document(
+    "score a finished Workbench entered once (no game behind it): sets, burn-outs, bonuses",
+    ok=SCORED,
+    body=FINISHED_TABLE,
+)
 def score_finished_table() -> Response:
-    data = body()
-    unknown = sorted(set(data) - {"builders", "workbench", "damage", "requirement"})
-    if unknown:
-        raise ApiError(400, f"table: unknown field(s) {unknown}")
+    data = valid_body("table")
     builders, bench = workbench_from_json(data)
     damage = _int(data.get("damage"), "damage", -20, 30)
     requirement = data.get("requirement")
@@ -418,88 +510,3 @@ def score_finished_table() -> Response:
             "report": report(scoring),
         }
     )
-
-
-def openapi_paths() -> dict[str, Any]:
-    """This blueprint's part of the OpenAPI document (merged in by :mod:`web.openapi`)."""
-    from web.openapi import GAME_ID as GAME_PARAM
-    from web.openapi import _op
-
-    def game(ops: dict[str, Any]) -> dict[str, Any]:
-        return {"parameters": [GAME_PARAM], **ops}
-
-    tile = {
-        "oneOf": [
-            {"type": "null"},
-            {
-                "type": "object",
-                "required": ["builder", "value", "facing"],
-                "properties": {
-                    "builder": {"enum": list(BUILDERS)},
-                    "double": {"type": "boolean"},
-                    "value": {"type": "integer", "minimum": MIN_VALUE, "maximum": MAX_VALUE},
-                    "facing": {"enum": list(EDGES)},
-                },
-            },
-        ]
-    }
-    changed = {"type": "object", "properties": {"ok": {"const": True}, "seq": {"type": "integer"}}}
-    return {
-        "/api/contrivance/games": {
-            "get": _op("the Contrivance games kept by hand"),
-            "post": _op(
-                "create a Contrivance game kept by hand (dealt from a seed, or Builders and hands entered)",
-                body={
-                    "type": "object",
-                    "required": ["names"],
-                    "properties": {
-                        "names": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 6},
-                        "deal": {"type": "boolean"},
-                        "seed": {"type": ["integer", "null"]},
-                    },
-                },
-                errors=(400, 415),
-                admin=True,
-                ok_status="201",
-            ),
-        },
-        "/api/contrivance/games/{game_id}": game(
-            {"get": _op("the table, the legal steps, the log and the scoring", errors=(404, 409))}
-        ),
-        "/api/contrivance/games/{game_id}/events": game(
-            {"get": _op("snapshots as server-sent events", errors=(404,), media="text/event-stream")}
-        ),
-        "/api/contrivance/games/{game_id}/export": game(
-            {"get": _op("the game record as JSON (Scorekeeper.from_export rebuilds it)", errors=(404,))}
-        ),
-        "/api/contrivance/games/{game_id}/steps": game(
-            {
-                "post": _op(
-                    "enter one step (docs/contrivance.md has every step's JSON)",
-                    ok=changed,
-                    body={"type": "object", "required": ["step"], "properties": {"step": {"type": "object"}}},
-                    errors=(400, 404, 409, 415, 422),
-                    admin=True,
-                )
-            }
-        ),
-        "/api/contrivance/games/{game_id}/undo": game(
-            {"post": _op("take back the last step entered", ok=changed, errors=(404, 409), admin=True)}
-        ),
-        "/api/contrivance/score": {
-            "post": _op(
-                "score a finished Workbench entered once (no game behind it): sets, burn-outs, bonuses",
-                body={
-                    "type": "object",
-                    "required": ["builders", "workbench", "damage"],
-                    "properties": {
-                        "builders": {"type": "array", "items": {"enum": list(BUILDERS)}},
-                        "workbench": {"type": "array", "items": {"type": "array", "items": tile}},
-                        "damage": {"type": "integer"},
-                        "requirement": {"type": ["integer", "null"], "minimum": 0, "maximum": 4},
-                    },
-                },
-                errors=(400, 415),
-            )
-        },
-    }

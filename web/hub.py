@@ -157,10 +157,15 @@ class LiveGame:
                 self.narrator.feed(entry.kind, entry.payload, entry.who)
                 self._seen_seq = entry.seq
         log = self.narrator.entries()
+        revised = self.narrator.take_revised()
         view = table_view(self.tracker)
         view["game_id"] = self.id
+        view["evidence"] = {str(k): v for k, v in self.tracker.record.evidence_index().items()}
         with self._cond:
             seq = self._snapshot.seq + 1
+            if revised is not None:  # earlier entries changed (struck through): resend from there
+                for k, v in self._finished_at.items():
+                    self._finished_at[k] = min(v, revised)
             self._snapshot = Snapshot(seq, view, log, len(self.narrator.finished))
             self._finished_at[seq] = self._snapshot.finished
             while len(self._finished_at) > FINISHED_HISTORY:
@@ -268,6 +273,11 @@ class Hub:
             game = LiveGame(game_id, path, tracker)
             self._games[game_id] = game
             return game
+
+    def loaded(self, game_id: str) -> LiveGame | None:
+        """The game if this server has it open (else None: read its record instead)."""
+        with self._lock:
+            return self._games.get(game_id)
 
     def records(self) -> list[dict[str, Any]]:
         """Every game record in the games folder, newest first, without replaying them."""

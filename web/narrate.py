@@ -31,9 +31,11 @@ from referee.gizmos import (
     state_from_json,
     step_from_json,
 )
+from referee.tracker.history import mentions
 
 CARDS = default_cards()
 ROMAN = {1: "I", 2: "II", 3: "III"}
+NOT_REVISED = 1 << 62
 GRANTED = ("pick_row", "file_action", "research_action", "build_free")  # rewards that are actions
 
 
@@ -138,6 +140,7 @@ class Entry:
     forced: bool = False
     steps: list[dict[str, Any]] = field(default_factory=list)
     ended: str | None = None  # how the turn's end was known: "signal", "table" (inferred), "person"
+    void: str | None = None  # "undone" | "corrected": taken back later, shown struck through
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,6 +213,7 @@ class Narrator:
             self._setup_open = False
             self.finished.append(Entry("setup", setup_text(state), 0, 1))
         self._interrupted: int | None = None  # the turn a correction cut into
+        self.revised = NOT_REVISED  # the first finished entry changed since take_revised()
 
     # ------------------------------------------------------------------ input
 
@@ -228,8 +232,12 @@ class Narrator:
                 return
             if payload.get("reason") == "revise":
                 self._forget_turn(self.state.turn)
+            elif payload.get("reason") in ("undo", "correction"):
+                self._void_from(self.state.turn, "undone" if payload["reason"] == "undo" else "corrected")
         elif kind == "correction":
             self._close(interrupted=True)
+            if payload.get("what") == "card_id":
+                self._void_misread((payload.get("payload") or {}).get("old"))
             self.finished.append(
                 Entry("correction", correction_text(payload, who, self.names), self.state.turn)
             )
@@ -292,10 +300,46 @@ class Narrator:
         if after.game_over and not before.game_over:
             self.finished.append(Entry("end", game_over_text(after, self.names), after.turn, after.round))
 
+    def _void_from(self, turn: int, why: str) -> None:
+        """The game went back to ``turn``'s start (or before): what was logged of it and after
+        it did not happen. An undo takes the whole turn back; a correction only the turns it
+        set back. Those entries stay in the log, marked ``void`` (struck through on the page)."""
+        first = turn if why == "undone" else turn + 1
+        for i, e in enumerate(self.finished):
+            if e.kind == "turn" and e.turn is not None and e.turn >= first and e.void is None:
+                e.void = why
+                self.revised = min(self.revised, i)
+        if why == "undone":
+            self._interrupted = None  # the turn starts afresh, it does not continue
+
+    def _void_misread(self, card: Any) -> None:
+        """A card of this turn was misread: the turn's entry that names it is struck through
+        (the correction's own line, after it, says what the card really was)."""
+        if not isinstance(card, int):
+            return
+        for i, e in enumerate(self.finished):
+            if (
+                e.kind == "turn"
+                and e.turn == self.state.turn
+                and e.void is None
+                and any(mentions(s, card) for s in e.steps)
+            ):
+                e.void = "corrected"
+                self.revised = min(self.revised, i)
+
+    def take_revised(self) -> int | None:
+        """The first finished entry changed since the last call (pages that have it must be
+        sent the log again from there), else None."""
+        first, self.revised = self.revised, NOT_REVISED
+        return None if first == NOT_REVISED else first
+
     def _forget_turn(self, turn: int) -> None:
         """The tracker explained ``turn`` again from its start: its earlier steps are void."""
         if self._turn is not None and self._turn.turn == turn:
             self._turn = None
+        gone = [i for i, e in enumerate(self.finished) if e.kind == "turn" and e.turn == turn]
+        if gone:
+            self.revised = min(self.revised, gone[0])
         self.finished = [e for e in self.finished if not (e.kind == "turn" and e.turn == turn)]
 
     def _turn_of(self, before: State) -> _Turn:

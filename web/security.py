@@ -282,4 +282,5 @@ def require_admin(view: F) -> F:
         g.who = "admin"
         return view(*args, **kwargs)  # type: ignore[operator]
 
+    wrapped.needs_admin = True  # type: ignore[attr-defined]  # the OpenAPI document reads it
     return wrapped  # type: ignore[return-value]

@@ -33,8 +33,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)"
     )
-    p.add_argument("--camera-source", default="", help="camera source for the live pipeline (a setting)")
-    p.add_argument("--serial-port", default="", help="serial port of the dispenser sensors (a setting)")
+    p.add_argument(
+        "--camera-source",
+        default="",
+        help="camera source for live refereeing (0, a stream URL, a video file), saved in "
+        "GAMES_DIR/settings.json; Start it on the setup page",
+    )
+    p.add_argument(
+        "--serial-port",
+        default="",
+        help="serial port of the dispenser sensors, saved in GAMES_DIR/settings.json",
+    )
     p.add_argument(
         "--demo",
         type=int,
@@ -149,15 +158,34 @@ def config_from(args: argparse.Namespace, pin: str) -> dict[str, Any]:
     }
 
 
-def run(args: argparse.Namespace, card_art: Any = None) -> int:
-    """Serve until Ctrl-C; a bad option or a busy port is one line and exit status 2.
+def run(args: argparse.Namespace, card_art: Any = None, live: Any = None) -> int:
+    """Serve until Ctrl-C; a bad option, a busy port or an unreadable settings file is one line
+    and exit status 2.
 
-    ``card_art`` draws the card pictures (the application layer passes vision's).
+    ``card_art`` draws the card pictures and ``live()`` gives the live runner and frame source
+    (the application layer passes vision's; without them the dashboard is manual mode only).
     """
+    from web.hub import HubError
+
     try:
         from web import create_app
 
-        app = create_app({**config_from(args, admin_pin()), "CARD_ART": card_art})
+        hooks: dict[str, Any] = {}
+        if live is not None:
+            hooks["LIVE_RUNNER"], hooks["FRAME_SOURCE"] = live()
+        app = create_app({**config_from(args, admin_pin()), "CARD_ART": card_art, **hooks})
+        settings = app.extensions["gizmos_hub"].settings
+        if live is None and settings.camera_source:
+            sys.stderr.write(
+                f"serve: camera source {settings.camera_source!r} is saved, but this server has no camera "
+                f"pipeline: referee from it with `gizmos-referee run --camera {settings.camera_source} "
+                "--players NAME NAME`\n"
+            )
+        elif settings.camera_source:
+            sys.stderr.write(
+                f"serve: camera source {settings.camera_source!r}: create a game, then Start live "
+                "refereeing on the setup page\n"
+            )
         if args.demo is not None:
             from web.demo import demo_game
 
@@ -174,6 +202,9 @@ def run(args: argparse.Namespace, card_art: Any = None) -> int:
         server.serve_forever()
     except ServeError as exc:
         sys.stderr.write(f"gizmos-referee serve: error: {exc}\n")
+        return 2
+    except HubError as exc:
+        sys.stderr.write(f"gizmos-referee serve: error: {exc.message}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("serve: stopped\n")

@@ -22,6 +22,7 @@ from flask import Blueprint, Response, current_app, request
 from web.errors import ApiError
 from web.hub import Hub, LiveGame
 from web.live import FrameSource
+from web.schemas import document
 
 bp = Blueprint("streams", __name__, url_prefix="/api")
 BOUNDARY = "gizmosframe"
@@ -56,6 +57,13 @@ def event_stream(game: LiveGame, seen: int | None, heartbeat: float, max_s: floa
 
 
 @bp.get("/games/<game_id>/events")
+@document(
+    "server-sent events: a snapshot on every change; reconnect with Last-Event-ID",
+    media="text/event-stream",
+    errors=(404, 409),
+    query={"since": {"type": "string", "description": "the last event id seen"}},
+    headers={"Last-Event-ID": {"type": "string"}},
+)
 def events(game_id: str) -> Response:
     game = _hub().get(game_id)
     raw = request.headers.get("Last-Event-ID") or request.args.get("since")
@@ -101,6 +109,12 @@ def waiting_image() -> bytes:
 
 
 @bp.get("/camera.mjpg")
+@document(
+    "the live camera image with detections and zones drawn (MJPEG)",
+    ok={"type": "string", "format": "binary"},
+    media="multipart/x-mixed-replace",
+    errors=(404,),
+)
 def camera_stream() -> Response:
     source = _hub().frame_source
     if source is None:

@@ -6,13 +6,13 @@ lock), so the page, the API and the event stream all show the same moment of the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from referee.gizmos import COLORS, RULES, State, Step, default_cards, describe
 from referee.gizmos.cards import COLUMNS, ENERGY_NAMES
 from referee.gizmos.rules import _event_text as chance_text  # the engine's words for a random event
 from referee.gizmos.scoring import ScoreLine, ranking
-from referee.tracker import Tracker
+from referee.tracker.verdicts import RefereeWarning
 
 CARDS = default_cards()
 ROMAN = {1: "I", 2: "II", 3: "III"}
@@ -190,7 +190,19 @@ def warning_json(w: dict[str, Any], names: list[str]) -> dict[str, Any]:
     }
 
 
-def table_view(tracker: Tracker) -> dict[str, Any]:
+class TableSource(Protocol):
+    """What :func:`table_view` reads: a live :class:`referee.tracker.Tracker`, or a moment of a
+    replay (:mod:`web.history`)."""
+
+    state: State
+    names: list[str]
+    ended_by: str | None
+    warnings: list[RefereeWarning]
+
+    def legal_steps(self) -> list[Step]: ...
+
+
+def table_view(tracker: TableSource) -> dict[str, Any]:
     """Everything the table page shows except the move log (see :mod:`web.narrate`)."""
     state, names = tracker.state, tracker.names
     by_seat = {line.seat: line for line in ranking(state)}

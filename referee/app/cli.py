@@ -248,9 +248,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """The dashboard (web/serve.py)."""
     from referee.app.card_art import DrawnCardArt
+    from referee.app.live import serve_runner
     from web.serve import run
 
-    return run(args, card_art=DrawnCardArt())
+    return run(args, card_art=DrawnCardArt(), live=lambda: serve_runner(args.enrol))
 
 
 def cmd_hub(args: argparse.Namespace) -> int:

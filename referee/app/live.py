@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 import cv2
 import numpy as np
 
+from referee.app.evidence import EvidenceKeeper
 from referee.events import DispenserEvent
 from referee.game import get_game, players_problem
 from referee.gizmos import State
@@ -456,7 +457,8 @@ class Pipeline(Protocol):
     """The vision stages the loop runs on a settled frame: detection (calibrate, rectify, detect),
     then assembly into an observation (zones, identification)."""
 
-    assembler: Assembler
+    @property
+    def assembler(self) -> Assembler: ...
 
     def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]: ...
 
@@ -592,6 +594,7 @@ class LiveReferee:
         self._source: FrameFeed | None = None
         self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
         self._write_down = False  # the record could not be written at the last try
+        self.evidence: EvidenceKeeper | None = None  # crops for each warning (referee/app/evidence.py)
 
     # -- the dashboard's live-runner protocol ---------------------------------------------------
 
@@ -668,6 +671,7 @@ class LiveReferee:
         gate = MotionGate(threshold=opt.motion, settle=opt.settle)
         saver = FrameSaver(opt.save_frames) if opt.save_frames else None
         seats = tuple(range(len(game.tracker.names)))
+        self.evidence = EvidenceKeeper(self.pipeline.assembler.zones, len(seats))
         burst = opt.burst
         shown = framed = 0.0
         lockstep = feed.board is not None and (opt.speed <= 0 or feed.source.live)
@@ -707,8 +711,9 @@ class LiveReferee:
                         for i, event in enumerate(events):
                             try:
                                 with game.locked() as tracker:
-                                    logged = len(tracker.log)
+                                    logged, warned = len(tracker.log), len(tracker.warnings)
                                     update = tracker.dispenser(event)
+                                    self.evidence.observed(tracker, warned)
                                     lines = [line.to_json() for line in tracker.log[logged:]]
                                     turn = tracker.state.turn
                             except RecordWriteError as exc:
@@ -772,8 +777,10 @@ class LiveReferee:
         stats.observed += 1
         try:
             with game.locked() as tracker:
-                logged = len(tracker.log)
+                logged, warned = len(tracker.log), len(tracker.warnings)
                 update = tracker.observe(obs)
+                if self.evidence is not None:
+                    self.evidence.observed(tracker, warned, frame.image, h, obs)
                 lines = [line.to_json() for line in tracker.log[logged:]]
                 turn = tracker.state.turn
                 if saver is not None:
@@ -818,6 +825,71 @@ class LiveReferee:
         self.stats.changes.append(change)
         if self.on_change is not None:
             self.on_change(change)
+
+
+class LazyVision:
+    """The vision pipeline of a dashboard started by ``serve``: the detector is loaded when live
+    refereeing first starts, not when the server does (most game nights may never use it)."""
+
+    def __init__(self, model: Path | None = None, zones: str | None = None, enrol: str | None = None) -> None:
+        self.model, self.zones, self.enrol = model, zones, enrol
+        self._pipeline: VisionPipeline | None = None
+
+    def build(self) -> VisionPipeline:
+        """The pipeline, made on first use; a missing model is a :class:`LiveError` naming it."""
+        if self._pipeline is None:
+            from vision.detect import default_model
+            from vision.observe import Observer
+            from vision.zones import load_zones
+
+            model = self.model or default_model()
+            if not Path(model).is_file():
+                raise LiveError(f"detector model {model} not found: train and export it (docs/vision.md)")
+            observer = Observer(model, seats=(0, 1, 2, 3), zones=load_zones(self.zones), enrol_dir=self.enrol)
+            self._pipeline = VisionPipeline(observer)
+        return self._pipeline
+
+    @property
+    def assembler(self) -> Assembler:
+        return self.build().assembler
+
+    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
+        return self.build().detect(frame)
+
+
+def serve_runner(enrol: str | None = None, fps: float = 10.0) -> tuple[LiveReferee, FrameBuffer]:
+    """The live runner and frame source ``gizmos-referee serve`` attaches to the dashboard: the
+    setup page's Start opens the camera source and the serial port of the settings (saved beside
+    the game records) and referees the game from the camera, as ``run`` does."""
+    from web.live import FrameBuffer
+
+    frames = FrameBuffer("camera (not started)")
+    vision = LazyVision(enrol=enrol)
+
+    def opener(settings: Any = None) -> Feed:
+        camera = str(getattr(settings, "camera_source", "") or "").strip()
+        if not camera:
+            raise LiveError(
+                "no camera source: set one on the setup page (0 for the first camera, a stream URL, "
+                "a video file or a folder of images)"
+            )
+        port = str(getattr(settings, "serial_port", "") or "").strip()
+        source = open_source(camera, fps)
+        try:
+            vision.build()  # a missing model is said now, not from the runner's thread
+        except LiveError:
+            source.close()
+            raise
+        frames.set_status(False, "starting", source=source.name)
+        frames.follow_link(getattr(source, "link_status", None))
+        try:
+            dispenser = DispenserFeed(port) if port and port.lower() != "none" else None
+        except LiveError:
+            source.close()
+            raise
+        return Feed(source, dispenser)
+
+    return LiveReferee(vision, opener, RunOptions(), frames), frames
 
 
 # ============================================================================ the camera view

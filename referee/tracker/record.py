@@ -4,10 +4,18 @@ Every accepted observation, step, warning, warning decision, correction and even
 and committed before the tracker moves on, with ``synchronous=FULL``, so killing the process
 (or the power) at any moment loses nothing accepted. Replaying the entries reproduces every
 state; :meth:`GameRecord.export` writes the whole record as JSON.
+
+Schema 2 adds the ``evidence`` table: per warning, small JPEG crops of the camera's view of the
+zones involved, just before and just after the move (written by the application layer, never
+by the tracker). A schema-1 record is migrated when it is first opened for writing, in one
+transaction (a crash during it leaves the schema-1 record as it was); opened read-only it is
+shown as it is, without evidence.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 import os
@@ -18,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READS = (1, 2)  # record and export versions this referee reads (1: before the evidence table)
+EVIDENCE_MOMENTS = ("before", "after")
+MAX_EVIDENCE_BYTES = 256 * 1024  # one crop; a bigger one is refused, not silently kept
 KINDS = (
     "setup",  # players' names, how the game was set up, the initial state
     "observation",  # a stable observation that was explained (its JSON)
@@ -43,7 +54,8 @@ class RecordWriteError(RecordError):
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-OWN_TABLES = {"meta", "entries"}
+OWN_TABLES = {"meta", "entries", "evidence"}
+V1_TABLES = {"meta", "entries"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,20 +106,36 @@ class GameRecord:
                 " time REAL NOT NULL, kind TEXT NOT NULL, who TEXT NOT NULL, payload TEXT NOT NULL)"
             )
             row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif row[0] != str(SCHEMA_VERSION):
-                raise RecordError(f"{self.path}: record schema {row[0]}, this referee reads {SCHEMA_VERSION}")
+            if row is not None and row[0] not in {str(v) for v in READS}:
+                raise RecordError(f"{self.path}: record schema {row[0]}, this referee reads {list(READS)}")
+            self._migrate(row[0] if row is not None else None)
         except sqlite3.DatabaseError as exc:
             raise RecordError(f"{self.path}: not a readable game record ({exc})") from exc
         self._depth = 0
+
+    def _migrate(self, schema: str | None) -> None:
+        """Bring a new or schema-1 record to schema 2 in one transaction (all of it, or none)."""
+        if schema == str(SCHEMA_VERSION):
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS evidence (warning INTEGER NOT NULL, moment TEXT NOT NULL,"
+                " time REAL NOT NULL, zones TEXT NOT NULL, jpeg BLOB NOT NULL,"
+                " PRIMARY KEY (warning, moment))"
+            )
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            self._db.execute("COMMIT")
+        except sqlite3.Error:
+            self._rollback()
+            raise
 
     def _check_tables(self, create: bool) -> None:
         """Refuse an SQLite file that is not a game record, and a corrupt one, in one line."""
         try:
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             tables.discard("sqlite_sequence")
-            if tables and tables != OWN_TABLES:
+            if tables and tables not in (OWN_TABLES, V1_TABLES):
                 raise RecordError(
                     f"{self.path}: not a game record: an SQLite database of another application "
                     f"(tables {sorted(tables)}); choose another file"
@@ -199,21 +227,149 @@ class GameRecord:
         except sqlite3.DatabaseError as exc:
             raise RecordError(f"{self.path}: corrupt record ({exc})") from exc
 
+    # ------------------------------------------------------------------ evidence for disputes
+
+    def _has_evidence_table(self) -> bool:
+        try:
+            row = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='evidence'"
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise RecordError(f"{self.path}: corrupt record ({exc})") from exc
+        return row is not None
+
+    def add_evidence(
+        self, warning: int, moment: str, jpeg: bytes, zones: list[str], at: float | None = None
+    ) -> None:
+        """Keep the camera's crop of ``zones`` for warning ``warning``, ``moment`` "before" or
+        "after" the move (committed at once, or with its transaction; kept once: a second crop
+        of the same moment replaces the first)."""
+        if moment not in EVIDENCE_MOMENTS:
+            raise RecordError(f"evidence: moment must be one of {EVIDENCE_MOMENTS}, got {moment!r}")
+        if isinstance(warning, bool) or not isinstance(warning, int) or warning < 1:
+            raise RecordError(f"evidence: warning must be a warning id (1, 2, ...), got {warning!r}")
+        if not isinstance(jpeg, bytes) or not jpeg.startswith(b"\xff\xd8"):
+            raise RecordError("evidence: expected JPEG bytes (they start with FF D8)")
+        if len(jpeg) > MAX_EVIDENCE_BYTES:
+            raise RecordError(f"evidence: a crop of {len(jpeg)} bytes is over {MAX_EVIDENCE_BYTES}")
+        if self.readonly:
+            raise RecordWriteError(f"cannot write the game record {self.path}: it was opened read-only")
+        stamp = time.time() if at is None else at
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO evidence (warning, moment, time, zones, jpeg) VALUES (?, ?, ?, ?, ?)",
+                (warning, moment, stamp, json.dumps(list(zones)), jpeg),
+            )
+        except sqlite3.Error as exc:
+            raise self._write_error(exc) from exc
+
+    def evidence(self, warning: int, moment: str) -> bytes | None:
+        """The JPEG kept for ``warning`` at ``moment``, else None."""
+        if not self._has_evidence_table():
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT jpeg FROM evidence WHERE warning = ? AND moment = ?", (warning, moment)
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise RecordError(f"{self.path}: corrupt evidence ({exc})") from exc
+        return bytes(row[0]) if row is not None else None
+
+    def evidence_index(self) -> dict[int, dict[str, Any]]:
+        """Per warning id: the moments kept and the zones they show, e.g.
+        ``{3: {"moments": ["before", "after"], "zones": ["row", "ring 0"]}}``."""
+        if not self._has_evidence_table():
+            return {}
+        out: dict[int, dict[str, Any]] = {}
+        try:
+            rows = self._db.execute(
+                "SELECT warning, moment, zones FROM evidence ORDER BY warning, moment DESC"
+            )
+            for warning, moment, zones in rows:
+                item = out.setdefault(int(warning), {"moments": [], "zones": []})
+                item["moments"].append(moment)
+                item["zones"] = sorted(set(item["zones"]) | set(json.loads(zones)))
+        except (sqlite3.DatabaseError, json.JSONDecodeError) as exc:
+            raise RecordError(f"{self.path}: corrupt evidence ({exc})") from exc
+        return out
+
+    def _evidence_rows(self) -> list[dict[str, Any]]:
+        if not self._has_evidence_table():
+            return []
+        try:
+            rows = self._db.execute(
+                "SELECT warning, moment, time, zones, jpeg FROM evidence ORDER BY warning, moment DESC"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise RecordError(f"{self.path}: corrupt evidence ({exc})") from exc
+        return [
+            {
+                "warning": int(w),
+                "moment": m,
+                "time": t,
+                "zones": json.loads(z),
+                "jpeg_base64": base64.b64encode(bytes(j)).decode("ascii"),
+            }
+            for w, m, t, z, j in rows
+        ]
+
     def export(self) -> dict[str, Any]:
-        """The whole record as JSON-ready data."""
+        """The whole record as JSON-ready data (the evidence crops as base64 JPEG)."""
         return {
             "format": "gizmos-record",
             "version": SCHEMA_VERSION,
             "entries": [e.to_json() for e in self.entries()],
+            "evidence": self._evidence_rows(),
         }
+
+    def load_export(self, data: Any) -> None:
+        """Append an :meth:`export`'s entries and evidence to this empty record, in one transaction."""
+        entries = GameRecord.entries_of_export(data)
+        evidence = GameRecord.evidence_of_export(data)
+        with self.transaction():
+            for entry in entries:
+                self.append(entry.kind, entry.payload, who=entry.who, at=entry.time)
+            for ev in evidence:
+                self.add_evidence(ev["warning"], ev["moment"], ev["jpeg"], ev["zones"], at=ev["time"])
+
+    @staticmethod
+    def evidence_of_export(data: Any) -> list[dict[str, Any]]:
+        """The evidence crops of an :meth:`export` (none in a version-1 export), validated."""
+        raw = data.get("evidence", []) if isinstance(data, dict) else []
+        if not isinstance(raw, list):
+            raise RecordError("export.evidence: expected a list")
+        out = []
+        for i, e in enumerate(raw):
+            where = f"export.evidence[{i}]"
+            if not isinstance(e, dict):
+                raise RecordError(f"{where}: expected an object")
+            if e.get("moment") not in EVIDENCE_MOMENTS:
+                raise RecordError(f"{where}.moment: expected one of {EVIDENCE_MOMENTS}")
+            w, stamp, zones = e.get("warning"), e.get("time"), e.get("zones", [])
+            if isinstance(w, bool) or not isinstance(w, int):
+                raise RecordError(f"{where}.warning: expected a warning id")
+            if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+                raise RecordError(f"{where}.time: expected seconds as a number")
+            if not isinstance(zones, list) or not all(isinstance(z, str) for z in zones):
+                raise RecordError(f"{where}.zones: expected a list of zone names")
+            try:
+                jpeg = base64.b64decode(str(e.get("jpeg_base64", "")), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise RecordError(f"{where}.jpeg_base64: not base64 ({exc})") from exc
+            out.append(
+                {"warning": w, "moment": e["moment"], "time": float(stamp), "zones": zones, "jpeg": jpeg}
+            )
+        return out
 
     @staticmethod
     def entries_of_export(data: Any) -> list[Entry]:
         """The entries of an :meth:`export`, validated; raises :class:`RecordError` naming the bad field."""
         if not isinstance(data, dict) or data.get("format") != "gizmos-record":
             raise RecordError('export: expected a JSON object with "format": "gizmos-record"')
-        if data.get("version") != SCHEMA_VERSION:
-            raise RecordError(f"export: unsupported version {data.get('version')!r} (this referee reads 1)")
+        if data.get("version") not in READS:
+            raise RecordError(
+                f"export: unsupported version {data.get('version')!r} (this referee reads {list(READS)})"
+            )
         raw = data.get("entries")
         if not isinstance(raw, list):
             raise RecordError("export.entries: expected a list")

@@ -308,9 +308,7 @@ class Tracker:
         record = GameRecord(path)
         if len(record):
             raise TrackerError(f"{path} already holds a game")
-        with record.transaction():
-            for entry in GameRecord.entries_of_export(data):
-                record.append(entry.kind, entry.payload, who=entry.who, at=entry.time)
+        record.load_export(data)
         return cls._from_record(record, settings)
 
     @classmethod

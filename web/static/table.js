@@ -128,6 +128,7 @@
         w.rulings.length ? h("p", { class: "rule" }, `Ruling ${w.rulings.join(", ")}: ${w.rule}`) : null,
         h("p", { class: "message" }, w.message),
         h("p", { class: "remedy" }, h("strong", {}, "What to do: "), w.remedy),
+        GzEvidence.crops(gameId, w.id, (view.evidence || {})[String(w.id)]),
         actions);
     });
     document.getElementById("warnings").replaceChildren(
@@ -237,7 +238,8 @@
   function renderLog() {
     const items = [...log].reverse().map((e) => h("li", {
       class: `entry kind-${e.kind}` + (e.forced ? " forced" : "") + (e.done ? "" : " in-progress")
-        + (e.ended ? ` ended-${e.ended}` : ""),
+        + (e.ended ? ` ended-${e.ended}` : "") + (e.void ? " void" : ""),
+      dataset: e.void ? { void: e.void } : null,
       title: e.ended === "table" ? "nobody signalled the end of this turn: the referee saw the next player begin" : null,
     }, e.round ? h("span", { class: "when" }, `R${e.round}`) : null, e.text));
     document.getElementById("log").replaceChildren(...items);
