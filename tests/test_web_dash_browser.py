@@ -62,6 +62,10 @@ def unlock(driver: Any) -> None:
 
 def is_live(driver: Any) -> bool:
     """The page's event stream is open (read in one go: the status line is redrawn often)."""
+    driver.execute_script(
+        "if (!window.__errors) { window.__errors = [];"
+        " addEventListener('error', (e) => window.__errors.push(`${e.message} ${e.filename}:${e.lineno}`)); }"
+    )
     return bool(
         driver.execute_script(
             "const c = document.getElementById('conn'); return !!c && c.textContent === 'live';"
@@ -100,7 +104,7 @@ def finish_turn(driver: Any, game: LiveGame, taps: Taps, turn: int, before: int)
             wait(driver, lambda d: game.tracker.state.turn > turn, message="the turn did not end by itself")
             return
         else:
-            logs = driver.get_log("browser")
+            logs = driver.execute_script("return window.__errors || []")
             entry = driver.execute_script("return GzEntry.state()")
             raise AssertionError(
                 f"a choice left in the turn: {now}; step entry {entry}; the browser said {logs}"
@@ -158,6 +162,38 @@ def card_dialog(driver: Any) -> Any:
     """The enlarged card, once it is open."""
     dialog = driver.find_element("id", "card-dialog")
     return dialog if dialog.is_displayed() else False
+
+
+def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
+    """Research ``level``: its button, the three cards drawn (the first picture each time),
+    then keep none (``then="skip"``) or File the first card that can be (``"file"``), using
+    the File gizmo with the first colour; returns the taps until the turn ended."""
+    driver.refresh()
+    wait(driver, is_live, message="no event stream")
+    t, turn, before = Taps(driver), game.tracker.state.turn, seq(driver)
+    roman = {1: "I", 2: "II", 3: "III"}[level]
+    t.tap(driver.find_element("xpath", f"//*[@id='legal']//button[text()='Level {roman}']"))
+    for _ in range(3):
+        wait(driver, lambda d, b=before: settled(d, b))
+        before = seq(driver)
+        t.tap(driver.find_element("css selector", "#legal .tile.reveal"))
+    wait(driver, lambda d, b=before: settled(d, b))
+    hand = driver.find_elements("css selector", "#legal .chooser.inline .tile")
+    assert sorted(int(h.get_attribute("data-tile")) for h in hand) == sorted(game.tracker.state.pending.hand)
+    before = seq(driver)
+    if then == "skip":
+        t.tap(driver.find_element("css selector", "#legal .group[data-kind=skip] button"))
+    else:
+        t.tap(driver.find_element("css selector", "#legal .tile-actions button[data-kind=file]"))
+        wait(
+            driver,
+            lambda d, b=before: settled(d, b) and "use" in " ".join(kinds(d)),
+            message="no File gizmo to use after the Research",
+        )
+        before = seq(driver)
+        t.tap(driver.find_element("css selector", "#legal .drew button"))
+    finish_turn(driver, game, t, turn, before)
+    return t.count
 
 
 def fits(driver: Any) -> list[str]:
@@ -272,24 +308,14 @@ def test_few_taps_readable_cards_and_a_phone_first_page(
     # A Research: the deck, the three cards drawn (by their pictures), then keep none; the cards
     # go under the deck and the turn ends by themselves.
     level = advance_until(game, can_research, seed=8)
-    browser.refresh()
-    wait(browser, is_live, message="no event stream")
-    t, turn, before = Taps(browser), game.tracker.state.turn, seq(browser)
-    roman = {1: "I", 2: "II", 3: "III"}[level]
-    t.tap(browser.find_element("xpath", f"//*[@id='legal']//button[text()='Level {roman}']"))
-    for _ in range(3):
-        wait(browser, lambda d, b=before: settled(d, b))
-        before = seq(browser)
-        t.tap(browser.find_element("css selector", "#legal .tile.reveal"))
-    wait(browser, lambda d: settled(d, before))
-    hand = browser.find_elements("css selector", "#legal .chooser.inline .tile")
-    assert sorted(int(h.get_attribute("data-tile")) for h in hand) == sorted(game.tracker.state.pending.hand)
-    before = seq(browser)
-    t.tap(browser.find_element("css selector", "#legal .group[data-kind=skip] button"))
-    finish_turn(browser, game, t, turn, before)
-    taps["research"] = t.count
+    taps["research"] = research(browser, game, level, "skip")
 
-    assert taps == {"pick": 2, "build": 3, "file": 4, "research": 5}, taps
+    # A Research that Files a card: the same five taps, then the File gizmo used with the
+    # marble it drew (the other cards went under the deck by themselves).
+    level = advance_until(game, lambda st: can_research(st) if file_with_trigger(st) else None, seed=9)
+    taps["research_file"] = research(browser, game, level, "file")
+
+    assert taps == {"pick": 2, "build": 3, "file": 4, "research": 5, "research_file": 6}, taps
     print(f"taps at {width}x{height}: {taps}")
 
     # Any card anywhere opens large with its effect in words: a built gizmo in a player's area.

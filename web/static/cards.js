@@ -94,8 +94,18 @@ const GzCards = (() => {
     }
   });
 
+  // Text with each "#12" made a card to tap (the move log and the warnings name cards so).
+  function linkify(text) {
+    return String(text).split(/(#\d{1,3})\b/).map((part) => {
+      const m = /^#(\d{1,3})$/.exec(part);
+      if (!m || Number(m[1]) > 111) return part;
+      return h("span", { class: "card-ref", dataset: { card: m[1] }, tabindex: 0, role: "button" }, part);
+    });
+  }
+
   return {
     open,
+    linkify,
     data,
     setActions(fn) { actionsFor = fn; },
     close() { if (dialog && dialog.open) dialog.close(); },

@@ -125,7 +125,7 @@
           h("span", { class: "badge" }, uncertain ? "Please check" : "Rule broken"),
           ` #${w.id} · ${w.name || "the table"} · round ${w.round}`),
         w.rulings.length ? h("p", { class: "rule" }, `Ruling ${w.rulings.join(", ")}: ${w.rule}`) : null,
-        h("p", { class: "message" }, w.message),
+        h("p", { class: "message" }, GzCards.linkify(w.message)),
         h("p", { class: "remedy" }, h("strong", {}, "What to do: "), w.remedy),
         actions);
     });
@@ -208,7 +208,7 @@
       class: `entry kind-${e.kind}` + (e.forced ? " forced" : "") + (e.done ? "" : " in-progress")
         + (e.ended ? ` ended-${e.ended}` : ""),
       title: e.ended === "table" ? "nobody signalled the end of this turn: the referee saw the next player begin" : null,
-    }, e.round ? h("span", { class: "when" }, `R${e.round}`) : null, e.text));
+    }, e.round ? h("span", { class: "when" }, `R${e.round}`) : null, GzCards.linkify(e.text)));
     document.getElementById("log").replaceChildren(...items);
   }
 
