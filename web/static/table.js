@@ -262,6 +262,8 @@
   // ------------------------------------------------------------------ live updates
 
   function applyEvent(ev) {
+    const [epoch, n] = String(ev.id).split(".");
+    if (lastId && String(lastId).split(".")[0] === epoch && Number(n) < seq) return; // an older snapshot
     if (log.length < ev.log_from) {
       // A gap (should not happen): fetch the whole log once.
       api("GET", `/api/games/${gameId}/log`).then((full) => { log = full; renderLog(); }).catch(fail);
@@ -272,8 +274,11 @@
     lastId = ev.id;
     seq = ev.seq;
     root.dataset.seq = String(seq);
-    render();
-    if (!scoresOnly) GzEntry.seen(seq);
+    try {
+      render();
+    } finally {
+      if (!scoresOnly) GzEntry.seen(seq); // even if drawing failed, a turn is never left hanging
+    }
   }
 
   function setConn(state) {
