@@ -315,7 +315,27 @@ def test_few_taps_readable_cards_and_a_phone_first_page(
     level = advance_until(game, lambda st: can_research(st) if file_with_trigger(st) else None, seed=9)
     taps["research_file"] = research(browser, game, level, "file")
 
-    assert taps == {"pick": 2, "build": 3, "file": 4, "research": 5, "research_file": 6}, taps
+    # A person can still end a turn: with "Finish turns by themselves" off, a Pick leaves
+    # End the turn to tap.
+    advance_until(game, lambda st: True if not st.main_done and st.pending is None else None, seed=10)
+    browser.refresh()
+    wait(browser, is_live, message="no event stream")
+    auto = browser.find_element("id", "auto-finish")
+    assert auto.is_selected()  # on by default
+    auto.click()
+    t, turn, before = Taps(browser), game.tracker.state.turn, seq(browser)
+    t.tap(browser.find_element("css selector", "#legal .group[data-kind=pick] button"))
+    wait(browser, lambda d, b=before: settled(d, b))
+    before = seq(browser)
+    t.tap(browser.find_element("css selector", "#legal .group[data-kind=dispense] button"))
+    wait(browser, lambda d, b=before: settled(d, b) and kinds(d) == ["end_turn"], message="no End the turn")
+    t.tap(browser.find_element("css selector", "#legal .group[data-kind=end_turn] button"))
+    wait(browser, lambda d: game.tracker.state.turn > turn, message="End the turn did not end it")
+    taps["pick_by_hand"] = t.count
+    browser.execute_script("localStorage.removeItem('gz.autoFinish')")
+
+    expected = {"pick": 2, "build": 3, "file": 4, "research": 5, "research_file": 6, "pick_by_hand": 3}
+    assert taps == expected, taps
     print(f"taps at {width}x{height}: {taps}")
 
     # Any card anywhere opens large with its effect in words: a built gizmo in a player's area.
@@ -340,6 +360,10 @@ def test_few_taps_readable_cards_and_a_phone_first_page(
 
     # A new warning: a badge on the first screen; the turn, the warning and the step entry there too.
     browser.execute_script("window.scrollTo(0, 0)")
+    sound = browser.find_element("id", "alert-sound")
+    assert not sound.is_selected()  # sound and vibration are off by default
+    sound.click()
+    browser.execute_script("navigator.vibrate = (pattern) => { window.__vibrated = pattern; return true; };")
     break_a_rule(game)
     assert [w.status for w in game.tracker.warnings] == ["open"]
     wait(
@@ -348,6 +372,7 @@ def test_few_taps_readable_cards_and_a_phone_first_page(
         message="no badge for the new warning",
     )
     assert on_first_screen(browser, "#new-warnings")
+    assert browser.execute_script("return window.__vibrated") == [200, 100, 200]
     browser.execute_script("window.scrollTo(0, 0)")
     for what in ("#status .turn", "#warnings li.warning.status-open .message", "#legal .group h3"):
         assert on_first_screen(browser, what), f"{what} is not on the first screen at {width}x{height}"
