@@ -116,29 +116,32 @@ def click_and_wait(driver: Any, element: Any) -> None:
     """Click a step button and wait for the snapshot it causes to arrive."""
     before = seq(driver)
     element.click()
-    wait(driver, lambda d: seq(d) > before, message="the step's update never arrived")
+    wait(
+        driver,
+        lambda d: seq(d) > before and d.find_element("id", "legal").get_attribute("data-busy") != "1",
+        message="the step's update never arrived",
+    )
 
 
-def play_one_turn(driver: Any) -> None:
-    """Manual mode: a main action, any random outcomes and choices, then End the turn."""
+def play_one_turn(driver: Any, game: Any) -> None:
+    """Manual mode: a main action and any random outcomes and choices, each the first offered,
+    until the turn ends (by itself when nothing is left to do, else with End the turn)."""
+    turn = game.tracker.state.turn
     for _ in range(30):
+        if game.tracker.state.turn > turn:
+            return
         groups = {
             g.get_attribute("data-kind"): g for g in driver.find_elements("css selector", "#legal .group")
         }
-        if "end_turn" in groups:
-            click_and_wait(driver, groups["end_turn"].find_element("css selector", "button"))
-            return
-        for kind in ("reveal", "dispense", "bottom", "skip", "pick", "file", "research", "build"):
-            if kind in groups:
-                group = groups[kind]
-                selects = group.find_elements("css selector", "select")
+        for kind in ("reveal", "dispense", "bottom", "skip", "pick", "file", "research", "build", "end_turn"):
+            group = next((g for k, g in groups.items() if kind in k.split()), None)
+            if group is not None:
                 button = group.find_element("css selector", "button")
-                if selects:  # a long list: choose the first and press Play
-                    assert button.text == "Play"
+                assert not group.find_elements("css selector", "select"), "a #n list to choose from"
                 click_and_wait(driver, button)
                 break
         else:
-            raise AssertionError(f"no step to play: {list(groups)}")
+            wait(driver, lambda d: game.tracker.state.turn > turn, message=f"no step to play: {list(groups)}")
     raise AssertionError("the turn did not end within 30 steps")
 
 
@@ -194,7 +197,7 @@ def test_the_dashboard_in_chromium(server: dict[str, Any], browser: Any, tmp_pat
 
     # 4. Ben plays a turn in manual mode.
     turn, rnd = game.tracker.state.turn, game.tracker.state.round
-    play_one_turn(browser)
+    play_one_turn(browser, game)
     assert game.tracker.state.turn == turn + 1 and game.tracker.state.current == 2
     newest = browser.find_element("css selector", "#log li.entry")
     assert newest.text.startswith(f"R{rnd}") and "Ben " in newest.text and newest.text.endswith(".")

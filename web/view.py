@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from referee.gizmos import COLORS, RULES, State, Step, default_cards, describe
+from referee.gizmos import COLORS, RULES, State, Step, apply, chance_outcomes, default_cards, describe
 from referee.gizmos.cards import COLUMNS, ENERGY_NAMES
 from referee.gizmos.rules import _event_text as chance_text  # the engine's words for a random event
 from referee.gizmos.scoring import ScoreLine, ranking
 from referee.tracker.verdicts import RefereeWarning
+from referee.tracker import Tracker
+from web.cardtext import card_gist, card_name, card_title
 
 CARDS = default_cards()
 ROMAN = {1: "I", 2: "II", 3: "III"}
@@ -36,10 +38,12 @@ def counts(c: tuple[int, ...]) -> dict[str, int]:
 
 
 def card_json(card_id: int) -> dict[str, Any]:
-    """One card's printed facts, for tooltips and the picture's alt text."""
+    """One card's printed facts and its effect in words (the enlarged card shows them)."""
     c = CARDS[card_id]
     return {
         "id": c.id,
+        "name": card_name(c),
+        "gist": card_gist(c),
         "level": c.level,
         "type": c.type,
         "color": c.color,
@@ -75,32 +79,50 @@ def awaiting(state: State, names: list[str], ended_by: str | None) -> str:
 
 
 def step_label(step: Step) -> str:
-    """A button's few words; the group's title says what kind of step it is."""
+    """A button's few words, naming the card and what it does; the group's title says what
+    kind of step it is."""
     k = step.kind
     if k in ("pick", "dispense"):
         return COLORS[step.color or 0]
     if k in ("file", "reveal", "bottom"):
-        return f"#{step.card}"
+        return card_title(CARDS[step.card or 0])
     if k == "build":
         pay = step.pay or (0, 0, 0, 0)
         paid = ", ".join(f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n) or "free"
-        label = f"#{step.card}: {paid}"
-        return label + (" with " + ", ".join(f"#{c}" for c in step.converters) if step.converters else "")
+        label = f"{card_title(CARDS[step.card or 0])}: pay {paid}"
+        if step.converters:
+            label += " with " + ", ".join(card_title(CARDS[c]) for c in step.converters)
+        return label
     if k == "research":
         return f"Level {ROMAN[step.level or 1]}"
     if k == "use":
-        return f"#{step.gizmo}"
+        return card_title(CARDS[step.gizmo or 0])
     return STEP_GROUPS[k]
 
 
+def then_drawn(state: State, step: Step) -> list[dict[str, Any]] | None:
+    """For a step whose very next event is a random marble drawn from the dispenser (using a
+    "File: draw 1" gizmo, say): the colours it can be, so the page can take the step and the
+    marble's colour in one tap. None for any other step."""
+    if step.kind != "use":
+        return None
+    after = apply(state, step)
+    if not after.chance or after.chance[0][0] != "draw":
+        return None
+    return [s.to_json() for s, _ in chance_outcomes(after)]
+
+
 def step_groups(state: State, steps: list[Step], names: list[str]) -> list[dict[str, Any]]:
-    """The legal steps by kind, each with a short label and its full sentence, in the engine's order."""
+    """The legal steps by kind, each with a short label and its full sentence, in the engine's
+    order; a step followed at once by a marble drawn also lists the draw's outcomes (``then``)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for s in steps:
         name = names[s.player] if s.player is not None else None
-        groups.setdefault(s.kind, []).append(
-            {"step": s.to_json(), "label": step_label(s), "text": describe(s, name)}
-        )
+        item = {"step": s.to_json(), "label": step_label(s), "text": describe(s, name)}
+        then = then_drawn(state, s)
+        if then:
+            item["then"] = then
+        groups.setdefault(s.kind, []).append(item)
     out = []
     for kind, items in groups.items():
         title = STEP_GROUPS[kind]

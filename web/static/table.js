@@ -12,7 +12,6 @@
   const COLORS = ["red", "blue", "black", "yellow"];
   const ROMAN = { 1: "I", 2: "II", 3: "III" };
   const COLUMNS = [["upgrade", "Upgrade"], ["converter", "Converter"], ["file", "File"], ["pick", "Pick"], ["build", "Build"], ["research", "Research"]];
-  const SELECT_OVER = 12; // a group with more steps than this is a list to choose from
 
   let view = null;
   let log = [];
@@ -21,14 +20,13 @@
   let updates = 0;
   let live = initial.live || "none";
   let conn = "connecting";
-  let busy = false;
 
   // ------------------------------------------------------------------ pieces
 
   function cardFigure(id, cls) {
     const c = cards[id];
-    const alt = `#${id}: Level ${c.level} ${c.type}, ${c.color}, cost ${c.cost}, ${c.vp} VP. ${c.text}`;
-    return h("figure", { class: "card " + (cls || ""), dataset: { card: id } },
+    const alt = `#${id}: ${c.name}, Level ${c.level}, cost ${c.cost}, ${c.vp} VP. ${c.text}`;
+    return h("figure", { class: "card " + (cls || ""), dataset: { card: id }, tabindex: 0, role: "button" },
       h("img", { src: `/cards/${id}.png`, alt, title: alt, width: 252, height: 352 }),
       h("figcaption", {}, `#${id}`));
   }
@@ -55,6 +53,7 @@
       turn,
       v.end_triggered && !v.game_over ? h("span", { class: "end-triggered" }, "End triggered: this is the last round") : null,
       live !== "none" ? h("span", { class: "live-state" }, `camera: ${live}`) : null,
+      scoresOnly ? null : GzAlerts.badge(),
       h("span", { class: "conn", id: "conn", dataset: { state: conn } }, conn),
     ];
     document.getElementById("status").replaceChildren(...parts.filter(Boolean));
@@ -126,7 +125,7 @@
           h("span", { class: "badge" }, uncertain ? "Please check" : "Rule broken"),
           ` #${w.id} · ${w.name || "the table"} · round ${w.round}`),
         w.rulings.length ? h("p", { class: "rule" }, `Ruling ${w.rulings.join(", ")}: ${w.rule}`) : null,
-        h("p", { class: "message" }, w.message),
+        h("p", { class: "message" }, GzCards.linkify(w.message)),
         h("p", { class: "remedy" }, h("strong", {}, "What to do: "), w.remedy),
         GzEvidence.crops(gameId, w.id, (view.evidence || {})[String(w.id)]),
         actions);
@@ -146,42 +145,12 @@
 
   function renderLegal() {
     document.getElementById("awaiting").textContent = view.awaiting;
-    const groups = view.legal.map((g) => {
-      let body;
-      if (g.steps.length > SELECT_OVER) {
-        const select = h("select", { "aria-label": g.title },
-          ...g.steps.map((s, i) => h("option", { value: i, title: s.text }, s.label)));
-        body = h("div", { class: "pick-one" }, select,
-          h("button", { type: "button", class: "primary", onclick: () => play(g.steps[Number(select.value)].step) }, "Play"));
-      } else {
-        body = h("div", { class: "step-buttons" }, ...g.steps.map((s) => h("button", {
-          type: "button",
-          class: "step" + (s.step.color ? ` c-${s.step.color}` : ""),
-          dataset: { kind: s.step.kind },
-          title: s.text,
-          onclick: () => play(s.step),
-        }, s.label)));
-      }
-      return h("div", { class: "group", dataset: { kind: g.kind } }, h("h3", {}, g.title), body);
-    });
-    document.getElementById("legal").replaceChildren(...groups);
-    setBusy(false);
+    GzEntry.render(view);
   }
 
-  function setBusy(on) {
-    busy = on;
-    for (const b of document.querySelectorAll("#legal button")) b.disabled = on;
-  }
-
-  async function play(step) {
-    if (busy) return;
-    setBusy(true);
-    try {
-      await api("POST", `/api/games/${gameId}/steps`, { step });
-    } catch (err) {
-      setBusy(false);
-      fail(err);
-    }
+  // One step of manual mode (entry.js draws the choices and calls this).
+  function play(step) {
+    return api("POST", `/api/games/${gameId}/steps`, { step });
   }
 
   async function tool(path, done, question) {
@@ -241,7 +210,7 @@
         + (e.ended ? ` ended-${e.ended}` : "") + (e.void ? " void" : ""),
       dataset: e.void ? { void: e.void } : null,
       title: e.ended === "table" ? "nobody signalled the end of this turn: the referee saw the next player begin" : null,
-    }, e.round ? h("span", { class: "when" }, `R${e.round}`) : null, e.text));
+    }, e.round ? h("span", { class: "when" }, `R${e.round}`) : null, GzCards.linkify(e.text)));
     document.getElementById("log").replaceChildren(...items);
   }
 
@@ -253,25 +222,35 @@
       return;
     }
     el.hidden = false;
+    const endCards = (l) => l.end_card_ids.map((c) => h("small", { class: "card-ref", dataset: { card: c }, tabindex: 0, role: "button", title: cards[c].text }, ` #${c}`));
     const rows = s.lines.map((l) => h("tr", { class: l.rank === 1 && s.final ? "winner" : "" },
       h("td", { class: "rank" }, String(l.rank)),
       h("th", { scope: "row" }, l.name),
-      h("td", {}, String(l.printed_vp)),
-      h("td", {}, String(l.token_points)),
-      h("td", {}, String(l.end_cards), l.end_card_ids.length ? h("small", {}, " (" + l.end_card_ids.map((c) => `#${c}`).join(", ") + ")") : null),
+      h("td", { class: "part" }, String(l.printed_vp)),
+      h("td", { class: "part" }, String(l.token_points)),
+      h("td", { class: "part" }, String(l.end_cards), ...endCards(l)),
+      h("td", { class: "parts" }, `${l.printed_vp} + ${l.token_points} + ${l.end_cards}`, ...endCards(l)),
       h("td", { class: "total" }, String(l.total)),
       h("td", { class: "tie" }, l.tie_break || "")));
-    el.replaceChildren(
+    // A phone shows the three parts of a total in one column and short headings (dash.css),
+    // so the whole table fits its screen.
+    const heads = [["rank", "Rank", "#"], ["", "Player", "Player"], ["part", "Printed VP"], ["part", "VP tokens"],
+      ["part", "End-of-game cards"], ["parts", "Printed + tokens + end cards", "Printed + tokens + end"],
+      ["", "Total", "Total"], ["", "Tie-break", "Tie-break"]];
+    el.replaceChildren(...[
       h("h2", {}, s.final ? "Final scoring" : "Scores so far (the game is not over)"),
       s.final ? h("p", { class: "winner-line" }, `Winner: ${s.winner.name} with ${s.winner.total} VP`) : null,
       h("table", { class: "scoring" },
         h("thead", {}, h("tr", {},
-          ...["Rank", "Player", "Printed VP", "VP tokens", "End-of-game cards", "Total", "Tie-break"].map((t) => h("th", { scope: "col" }, t)))),
+          ...heads.map(([cls, long, short]) => h("th", { scope: "col", class: cls || null, title: long },
+            h("span", { class: "long" }, long), short ? h("span", { class: "short", "aria-hidden": "true" }, short) : null)))),
         h("tbody", {}, ...rows)),
-      h("p", { class: "hint" }, "Ties go to the player with more gizmos, then more energy left, then later in turn order (ruling 26)."));
+      h("p", { class: "hint" }, "Ties go to the player with more gizmos, then more energy left, then later in turn order (ruling 26)."),
+    ].filter(Boolean));
   }
 
   function render() {
+    if (!scoresOnly) GzAlerts.update(view.warnings); // before the status line, which shows the badge
     renderStatus();
     renderFinal();
     if (scoresOnly) return;
@@ -285,6 +264,8 @@
   // ------------------------------------------------------------------ live updates
 
   function applyEvent(ev) {
+    const [epoch, n] = String(ev.id).split(".");
+    if (lastId && String(lastId).split(".")[0] === epoch && Number(n) < seq) return; // an older snapshot
     if (log.length < ev.log_from) {
       // A gap (should not happen): fetch the whole log once.
       api("GET", `/api/games/${gameId}/log`).then((full) => { log = full; renderLog(); }).catch(fail);
@@ -295,7 +276,11 @@
     lastId = ev.id;
     seq = ev.seq;
     root.dataset.seq = String(seq);
-    render();
+    try {
+      render();
+    } finally {
+      if (!scoresOnly) GzEntry.seen(seq); // even if drawing failed, a turn is never left hanging
+    }
   }
 
   function setConn(state) {
@@ -325,8 +310,10 @@
     });
   }
 
+  if (!scoresOnly) GzEntry.setup(cards, play);
   applyEvent(initial);
   if (!scoresOnly) {
+    document.querySelector(".warnings-panel h2").after(GzAlerts.toggle());
     setupCorrect();
     document.getElementById("undo-btn").addEventListener("click", () => tool("undo", "Back to the start of the turn.", "Undo the current turn?"));
     document.getElementById("eot-btn").addEventListener("click", () => tool("end-of-turn", "End of turn signalled."));
