@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from flask import Flask
 
+from referee.app.streams import PhoneFrames
 from tests.web_testing import ApiClient, break_a_rule, hub_of, make_app
 from web.live import FrameBuffer
 from web.schemas import SchemaError, check_schema, document, openapi_document, validate
@@ -26,7 +27,7 @@ def world(tmp_path: Path) -> tuple[Flask, ApiClient, dict[str, str]]:
     """A server with a camera, a Gizmos game with a warning and its evidence, a Contrivance game."""
     frames = FrameBuffer("camera 0")
     frames.publish_image(np.full((48, 64, 3), 90, np.uint8))
-    app = make_app(tmp_path / "games", FRAME_SOURCE=frames, SSE_MAX_S=0.3)
+    app = make_app(tmp_path / "games", FRAME_SOURCE=frames, SSE_MAX_S=0.3, PHONE_CAMERA=PhoneFrames())
     api = ApiClient(app)
     gid = api.new_game(["Ana", "Ben"], seed=3)
     game = hub_of(app).get(gid)
@@ -98,6 +99,11 @@ def calls(ids: dict[str, str], api: ApiClient) -> dict[tuple[str, str], tuple[st
         ),
         ("/api/contrivance/games/{game_id}/undo", "post"): (f"/api/contrivance/games/{c}/undo", None),
         ("/api/contrivance/score", "post"): ("/api/contrivance/score", SCORE_TABLE),
+        ("/api/phone", "get"): ("/api/phone", None),
+        ("/api/phone/code", "post"): ("/api/phone/code", None),
+        ("/api/phone/pair", "post"): ("/api/phone/pair", {"code": "2468"}),
+        ("/api/phone/frame", "post"): ("/api/phone/frame", None),
+        ("/api/phone/unpair", "post"): ("/api/phone/unpair", None),
     }
 
 
@@ -106,7 +112,13 @@ SCORE_TABLE = {
     "workbench": [[{"builder": "Engineer", "value": 2, "facing": "E"}] + [None] * 4, [None] * 5],
     "damage": 0,
 }
-NO_RUNNER = {("/api/games/{game_id}/live", "post"): 409}  # documented: no camera pipeline attached
+NO_RUNNER = {
+    ("/api/games/{game_id}/live", "post"): 409,  # documented: no camera pipeline attached
+    (
+        "/api/phone/frame",
+        "post",
+    ): 415,  # documented: the generic call sends JSON, not a JPEG (test_phone.py sends one)
+}
 
 
 def test_every_route_answers_as_its_openapi_entry_says(
@@ -184,10 +196,13 @@ def test_the_validator_names_what_is_wrong(schema: dict[str, Any], value: Any, m
         validate(schema, value)
 
 
-def test_an_answer_that_drifts_from_its_document_is_caught(tmp_path: Path) -> None:
+def test_an_answer_that_drifts_from_its_document_is_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     app = make_app(tmp_path)
-    view = app.view_functions["api.get_session"]
+    view = app.view_functions["api.get_session"]  # the module's own function: restored after the test
     spec = view.api_spec  # type: ignore[attr-defined]
-    view.api_spec = type(spec)(**{**{f: getattr(spec, f) for f in spec.__slots__}, "ok": {"type": "array"}})  # type: ignore[attr-defined]
+    drifted = type(spec)(**{**{f: getattr(spec, f) for f in spec.__slots__}, "ok": {"type": "array"}})
+    monkeypatch.setattr(view, "api_spec", drifted, raising=True)
     resp = app.test_client().get("/api/session")
     assert resp.status_code == 500 and "does not match the OpenAPI document" in resp.get_json()["error"]

@@ -30,6 +30,7 @@ import numpy as np
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session, url_for
 
 from web.errors import ApiError
+from web.schemas import document
 from web.security import client_id, csrf_token, guard, require_admin
 
 bp = Blueprint("phone", __name__)
@@ -164,14 +165,41 @@ def pair_page() -> str:
 
 # ---------------------------------------------------------------- API
 
+_FRAMING: dict[str, Any] = {"type": ["object", "null"], "description": "the framing assistant's verdict"}
+STATE: dict[str, Any] = {
+    "type": "object",
+    "required": ["available", "paired", "this_phone", "link", "framing"],
+    "properties": {
+        "available": {"type": "boolean", "description": "the run takes a phone camera (run --camera phone)"},
+        "paired": {"type": "boolean", "description": "a phone is paired"},
+        "this_phone": {"type": "boolean", "description": "this browser is the paired phone"},
+        "link": {"type": "string"},
+        "framing": _FRAMING,
+    },
+}
+
 
 @bp.get("/api/phone")
+@document("the phone camera: configured, paired, the link and the framing", ok=STATE)
 def status() -> Response:
     """Whether a phone camera is configured, paired, this browser is it; the link and framing."""
     return jsonify(_state())
 
 
 @bp.post("/api/phone/code")
+@document(
+    f"a new pairing code ({CODE_DIGITS} digits, good once for {CODE_TTL_S / 60:g} minutes)",
+    ok={
+        "type": "object",
+        "required": ["code", "expires_in", "url"],
+        "properties": {
+            "code": {"type": "string"},
+            "expires_in": {"type": "number"},
+            "url": {"type": "string"},
+        },
+    },
+    errors=(404,),
+)
 @require_admin
 def new_code() -> Response:
     """A new pairing code for the phone (admin); the last one stops working."""
@@ -181,6 +209,12 @@ def new_code() -> Response:
 
 
 @bp.post("/api/phone/pair")
+@document(
+    "pair this browser as the table's camera with the pairing code or the admin PIN",
+    ok=STATE,
+    body={"type": "object", "required": ["code"], "properties": {"code": {"type": "string"}}},
+    errors=(404, 429),
+)
 def pair() -> Response:
     """Pair this browser as the table's camera with ``{"code": ...}``: the pairing code from the
     dashboard, or the admin PIN (one field, so a six-digit PIN works too). A wrong one counts
@@ -203,6 +237,7 @@ def pair() -> Response:
 
 
 @bp.post("/api/phone/unpair")
+@document("forget the paired phone", ok=STATE)
 @require_admin
 def unpair() -> Response:
     """Forget the paired phone (admin): its frames are refused until a phone pairs again."""
@@ -211,6 +246,16 @@ def unpair() -> Response:
 
 
 @bp.post("/api/phone/frame")
+@document(
+    "one JPEG frame (Content-Type: image/jpeg) from the paired phone's camera",
+    ok={
+        "type": "object",
+        "required": ["link", "framing"],
+        "properties": {"link": {"type": "string"}, "framing": _FRAMING},
+    },
+    errors=(404,),
+    body_required=False,
+)
 def frame() -> Response:
     """One JPEG frame from the paired phone (``Content-Type: image/jpeg``)."""
     sink = _need_sink()
@@ -224,56 +269,3 @@ def frame() -> Response:
         raise ApiError(400, f"the frame is not a JPEG image ({len(data)} bytes that do not decode)")
     sink.offer(image)
     return jsonify({"link": sink.link_status(), "framing": _framing()})
-
-
-def openapi_paths() -> dict[str, Any]:
-    """This blueprint's part of the OpenAPI document (merged in by :mod:`web.openapi`)."""
-    from web.openapi import _op
-
-    framing = {"type": ["object", "null"], "description": "the framing assistant's verdict"}
-    state: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "available": {
-                "type": "boolean",
-                "description": "the run takes a phone camera (run --camera phone)",
-            },
-            "paired": {"type": "boolean", "description": "a phone is paired"},
-            "this_phone": {"type": "boolean", "description": "this browser is the paired phone"},
-            "link": {"type": "string"},
-            "framing": framing,
-        },
-    }
-    frame = _op(
-        "one JPEG frame from the paired phone's camera (the paired session and the CSRF token)",
-        ok={
-            "type": "object",
-            "properties": {"link": {"type": "string"}, "framing": framing},
-        },
-        errors=(400, 403, 404, 415),
-    )
-    frame["requestBody"] = {"required": True, "content": {"image/jpeg": {"schema": {"type": "string"}}}}
-    frame["security"] = [{"csrf": []}]
-    return {
-        "/api/phone": {
-            "get": _op("the phone camera: configured, paired, the link and the framing", ok=state)
-        },
-        "/api/phone/code": {
-            "post": _op(
-                f"a new pairing code ({CODE_DIGITS} digits, good once for {CODE_TTL_S / 60:g} minutes)",
-                ok={"type": "object", "properties": {"code": {"type": "string"}, "url": {"type": "string"}}},
-                errors=(404,),
-                admin=True,
-            )
-        },
-        "/api/phone/pair": {
-            "post": _op(
-                "pair this browser as the table's camera with the pairing code or the admin PIN",
-                ok=state,
-                body={"type": "object", "required": ["code"], "properties": {"code": {"type": "string"}}},
-                errors=(400, 403, 404, 429),
-            )
-        },
-        "/api/phone/unpair": {"post": _op("forget the paired phone", ok=state, admin=True)},
-        "/api/phone/frame": {"post": frame},
-    }

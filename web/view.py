@@ -13,7 +13,6 @@ from referee.gizmos.cards import COLUMNS, ENERGY_NAMES
 from referee.gizmos.rules import _event_text as chance_text  # the engine's words for a random event
 from referee.gizmos.scoring import ScoreLine, ranking
 from referee.tracker.verdicts import RefereeWarning
-from referee.tracker import Tracker
 from web.cardtext import card_gist, card_name, card_title
 
 CARDS = default_cards()
@@ -118,7 +117,7 @@ def step_groups(state: State, steps: list[Step], names: list[str]) -> list[dict[
     groups: dict[str, list[dict[str, Any]]] = {}
     for s in steps:
         name = names[s.player] if s.player is not None else None
-        item = {"step": s.to_json(), "label": step_label(s), "text": describe(s, name)}
+        item: dict[str, Any] = {"step": s.to_json(), "label": step_label(s), "text": describe(s, name)}
         then = then_drawn(state, s)
         if then:
             item["then"] = then

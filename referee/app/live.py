@@ -671,13 +671,13 @@ class LiveReferee:
         gate = MotionGate(threshold=opt.motion, settle=opt.settle)
         saver = FrameSaver(opt.save_frames) if opt.save_frames else None
         seats = tuple(range(len(game.tracker.names)))
-        self.evidence = EvidenceKeeper(self.pipeline.assembler.zones, len(seats))
         burst = opt.burst
         shown = framed = 0.0
         lockstep = feed.board is not None and (opt.speed <= 0 or feed.source.live)
         source = feed.source.frames()
-        first = next(source, None)
+        first = next(source, None)  # a phone or stream may send nothing until the referee stops
         if first is not None:
+            self.evidence = EvidenceKeeper(self.pipeline.assembler.zones, len(seats))
             self._warm_up(first, seats)
         if feed.board is not None and feed.dispenser is not None:
             feed.dispenser.start().wait_connected()
@@ -713,7 +713,8 @@ class LiveReferee:
                                 with game.locked() as tracker:
                                     logged, warned = len(tracker.log), len(tracker.warnings)
                                     update = tracker.dispenser(event)
-                                    self.evidence.observed(tracker, warned)
+                                    if self.evidence is not None:
+                                        self.evidence.observed(tracker, warned)
                                     lines = [line.to_json() for line in tracker.log[logged:]]
                                     turn = tracker.state.turn
                             except RecordWriteError as exc:
