@@ -340,7 +340,7 @@ def _self_signed(folder: Path) -> tuple[str, str, str]:
 def test_tls_broker_with_a_self_signed_certificate(tmp_path: Path) -> None:
     tls = _self_signed(tmp_path)
     with Mosquitto(USERS, tls=tls) as broker:
-        hub = Hub(broker, tmp_path)  # verifies the broker against the CA
+        hub = Hub(broker, str(tmp_path / "hub.sqlite"))  # verifies the broker against the CA
         try:
             table = PlayingTable(tmp_path, broker.config("t1"), "t1", seed=2, pace=0.01)
             time.sleep(0.5)

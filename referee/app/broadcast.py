@@ -22,6 +22,7 @@ table's user name publish only under its own ``<root>/<name>/`` (see ``docs/tour
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
@@ -68,6 +69,19 @@ def status_topic(table: str, root: str = ROOT) -> str:
 
 def ack_topic(table: str, game: str, root: str = ROOT) -> str:
     return f"{root}/{table}/ack/{game}"
+
+
+def close_client(client: Any) -> None:
+    """Disconnect a paho client and stop its network thread.
+
+    paho's ``loop_stop`` checks its thread, then joins it, but the thread clears itself as it
+    ends after ``disconnect``. If the thread ends between the check and the join, ``loop_stop``
+    raises ``AttributeError`` (seen when the benchmark's tables stop). By then the thread has
+    ended, so that error is ignored here.
+    """
+    client.disconnect()
+    with contextlib.suppress(AttributeError):
+        client.loop_stop()
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,8 +331,7 @@ class Broadcaster:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self._client.disconnect()
-        self._client.loop_stop()
+        close_client(self._client)
 
     def _run(self) -> None:
         tail: _RecordTail | None = None

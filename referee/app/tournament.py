@@ -42,6 +42,7 @@ from referee.app.broadcast import (
     ack_topic,
     add_broker_arguments,
     broker_from_args,
+    close_client,
 )
 from referee.app.broker import BrokerError, Mosquitto
 from referee.game import registered_games
@@ -143,8 +144,7 @@ class Receiver:
     def stop(self) -> None:
         self._queue.put(None)
         self._worker.join(timeout=10)
-        self._client.disconnect()
-        self._client.loop_stop()
+        close_client(self._client)
 
     def _run(self) -> None:
         while True:

@@ -7,10 +7,10 @@ CONTRIVANCE_RULINGS.md it enforces. docs/contrivance.md lists every code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from referee.errors import EngineError, IllegalStepBase, Rule
 
 
-class ContrivanceError(Exception):
+class ContrivanceError(EngineError):
     """Base of every error the Contrivance engine raises."""
 
 
@@ -20,15 +20,6 @@ class InvalidStep(ContrivanceError, ValueError):
 
 class StateError(ContrivanceError, ValueError):
     """A state that is malformed or describes an impossible table."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A rule code, the rulings it enforces and a plain description."""
-
-    code: str
-    rulings: tuple[int, ...]
-    summary: str
 
 
 #: Every rule code, the ruling(s) it enforces, and what it means.
@@ -67,28 +58,7 @@ RULES: dict[str, Rule] = {
 }
 
 
-class IllegalStep(ContrivanceError):
-    """A well-formed step that breaks a rule. ``code`` is stable; ``message`` is plain language."""
+class IllegalStep(IllegalStepBase, ContrivanceError):
+    """A well-formed step that breaks one of :data:`RULES` (see :class:`referee.errors.IllegalStepBase`)."""
 
-    def __init__(self, code: str, message: str, player: int | None = None) -> None:
-        if code not in RULES:
-            raise KeyError(f"unknown rule code {code!r}")
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.player = player
-
-    @property
-    def rule(self) -> Rule:
-        """The rule this step broke."""
-        return RULES[self.code]
-
-    def to_json(self) -> dict[str, object]:
-        """The error as JSON (for the CLI and the API), the same form as Gizmos'."""
-        return {
-            "error": "illegal_step",
-            "code": self.code,
-            "rulings": list(self.rule.rulings),
-            "message": self.message,
-            "player": self.player,
-        }
+    RULES = RULES

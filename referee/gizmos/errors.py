@@ -7,10 +7,10 @@ breaks a rule; its ``code`` is stable (the referee, the dashboard and the docs k
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from referee.errors import EngineError, IllegalStepBase, Rule
 
 
-class GizmosError(Exception):
+class GizmosError(EngineError):
     """Base of every error the Gizmos engine raises."""
 
 
@@ -20,15 +20,6 @@ class InvalidStep(GizmosError, ValueError):
 
 class StateError(GizmosError, ValueError):
     """A state file that is malformed or describes an impossible table."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """A rule code with the rulings it enforces and a plain description."""
-
-    code: str
-    rulings: tuple[int, ...]
-    summary: str
 
 
 #: Every rule code, the ruling(s) it enforces, and what it means. docs/rules.md lists these.
@@ -61,28 +52,7 @@ RULES: dict[str, Rule] = {
 }
 
 
-class IllegalStep(GizmosError):
-    """A well-formed step that breaks a rule. ``code`` is stable; ``message`` is plain language."""
+class IllegalStep(IllegalStepBase, GizmosError):
+    """A well-formed step that breaks one of :data:`RULES` (see :class:`referee.errors.IllegalStepBase`)."""
 
-    def __init__(self, code: str, message: str, player: int | None = None) -> None:
-        if code not in RULES:
-            raise KeyError(f"unknown rule code {code!r}")
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.player = player
-
-    @property
-    def rule(self) -> Rule:
-        """The rule this step broke."""
-        return RULES[self.code]
-
-    def to_json(self) -> dict[str, object]:
-        """The error as JSON (for the CLI and the API)."""
-        return {
-            "error": "illegal_step",
-            "code": self.code,
-            "rulings": list(self.rule.rulings),
-            "message": self.message,
-            "player": self.player,
-        }
+    RULES = RULES

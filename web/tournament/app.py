@@ -87,7 +87,8 @@ def stream() -> Response:
         started = time.monotonic()
         yield f"retry: {RETRY_MS}\n\n"
         while not limit or time.monotonic() - started < limit:
-            if board_.wait(since, heartbeat):
+            left = limit - (time.monotonic() - started) if limit else heartbeat
+            if board_.wait(since, max(0.01, min(heartbeat, left))):  # SSE_MAX_S ends it on time
                 snap = board_.snapshot(since)
                 since = snap["version"]
                 yield f"id: {since}\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"

@@ -146,34 +146,53 @@ class SqlStore:
         return sql if self.PARAM == "?" else sql.replace("?", self.PARAM)
 
     def add(self, entries: list[EntryMessage]) -> dict[tuple[str, str], int]:
+        """A batch in a handful of statements whatever the number of games it touches (each is a
+        round trip to a PostgreSQL server): the entries, the games' rows, the games' confirmed
+        numbers (locked), what is held past them; the walk along the ``prev`` links is done here."""
         now = time.time()
         # In key order, so that two hubs storing overlapping batches lock rows in the same order.
         rows = sorted(
             (e.table, e.game, e.seq, e.prev, e.time, e.kind, e.who, _json(e.payload), now) for e in entries
         )
+        keys = sorted({(e.table, e.game) for e in entries})
+        if not keys:
+            return {}
+        pairs = ", ".join(["(?, ?)"] * len(keys))
+        flat = [part for key in keys for part in key]
         insert = self._sql("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
         new_game = self._sql("INSERT INTO games (table_id, game_id) VALUES (?, ?) ON CONFLICT DO NOTHING")
-        locked = self._sql("SELECT confirmed FROM games WHERE table_id=? AND game_id=?" + self.LOCK_GAME)
-        # Everything held past the confirmed number, in one query (not one per entry: a round
-        # trip to a PostgreSQL server each); the walk along the prev links is done here.
-        beyond = self._sql("SELECT prev, seq FROM entries WHERE table_id=? AND game_id=? AND prev>=?")
+        locked = self._sql(
+            f"SELECT table_id, game_id, confirmed FROM games WHERE (table_id, game_id) IN (VALUES {pairs})"
+            f" ORDER BY table_id, game_id{self.LOCK_GAME}"
+        )
+        beyond = self._sql(
+            "SELECT e.table_id, e.game_id, e.prev, e.seq FROM entries e JOIN games g"
+            " ON e.table_id = g.table_id AND e.game_id = g.game_id"
+            f" WHERE (g.table_id, g.game_id) IN (VALUES {pairs}) AND e.prev >= g.confirmed"
+        )
         advance = self._sql("UPDATE games SET confirmed=? WHERE table_id=? AND game_id=?")
 
         def work(cur: Any) -> dict[tuple[str, str], int]:
+            cur.executemany(insert, rows)
+            cur.executemany(new_game, keys)
+            cur.execute(locked, flat)
+            confirmed = {(t, g): int(c) for t, g, c in cur.fetchall()}
+            cur.execute(beyond, flat)
+            following: dict[tuple[str, str], dict[int, int]] = {}
+            for t, g, prev, seq in cur.fetchall():
+                following.setdefault((t, g), {})[int(prev)] = int(seq)
             touched: dict[tuple[str, str], int] = {}
-            if rows:
-                cur.executemany(insert, rows)
-            for table, game in sorted({(e.table, e.game) for e in entries}):
-                cur.execute(new_game, (table, game))
-                cur.execute(locked, (table, game))
-                confirmed = start = int(cur.fetchone()[0])
-                cur.execute(beyond, (table, game, confirmed))
-                following = {int(prev): int(seq) for prev, seq in cur.fetchall()}
-                while confirmed in following:
-                    confirmed = following[confirmed]
-                if confirmed != start:
-                    cur.execute(advance, (confirmed, table, game))
-                touched[(table, game)] = confirmed
+            advanced = []
+            for key in keys:
+                start = seq = confirmed[key]
+                after = following.get(key, {})
+                while seq in after:
+                    seq = after[seq]
+                if seq != start:
+                    advanced.append((seq, *key))
+                touched[key] = seq
+            if advanced:
+                cur.executemany(advance, advanced)
             return touched
 
         return self._run(work)
