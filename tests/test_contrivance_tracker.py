@@ -411,3 +411,25 @@ def test_a_game_resumes_from_its_record(tmp_path) -> None:  # type: ignore[no-un
     (tmp_path / "notes.txt").write_text("not a record")
     with pytest.raises(RecordError):
         WorkbenchTracker.open(tmp_path / "notes.txt")
+
+
+def test_a_doubtful_reading_is_asked_about_once() -> None:
+    start = table(2)  # the Engineer and the Mechanic: no seat has the Regulator
+    tile = start.tile_at((1, 1))
+    assert tile is not None
+    misread = put(start, (1, 1), Tile("Regulator-1", "Regulator", (0,), tile.value, tile.facing))
+    tracker = referee(start)
+    update = turn(tracker, misread)
+    assert "row 1, column 1" in only_warning(update, None, "uncertain")
+    update = turn(tracker, changed(misread, (2, 2), facing=W))  # the same reading, and a Rotate elsewhere
+    assert not update.warnings and [s.card for s in update.steps] == ["rotate"]
+
+
+def test_an_unexplained_turn_that_repairs_the_contrivance_still_ends_the_game() -> None:
+    start = table(2, damage=1)
+    tracker = referee(start)
+    update = turn(tracker, replace(put(start, (1, 1), None), damage=0))
+    only_warning(update, None, "uncertain")
+    assert tracker.state.phase == "scoring"
+    tracker.reveal(1)
+    assert tracker.state.game_over

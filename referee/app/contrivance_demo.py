@@ -34,6 +34,7 @@ from referee.simulation.workbench import (
     observe_truth,
     play_recording,
 )
+from referee.tracker import TrackerError
 from referee.tracker.workbench import WorkbenchTracker, WorkbenchUpdate, shown_damage
 
 #: Where the demo's observations come from: ``truth`` (the ground truth with camera-like noise)
@@ -84,7 +85,7 @@ def recording_camera(
     if source != "camera":
         raise ValueError(f"source: expected one of {list(SOURCES)}, got {source!r}")
     from referee.app.live import LiveError
-    from vision.errors import ModelFileError
+    from vision.errors import CalibrationError, ModelFileError
     from vision.training.contrivance_recording import ROWS, ensure_frames, load_frame
     from vision.workbench import WorkbenchObserver
 
@@ -98,9 +99,16 @@ def recording_camera(
     folder = ensure_frames(recording, workers=workers)
 
     def camera(m: Moment) -> WorkbenchObservation:
-        obs = observer.observe(load_frame(folder, m.frame), m.time, m.frame)
+        try:
+            obs = observer.observe(load_frame(folder, m.frame), m.time, m.frame)
+        except CalibrationError as exc:  # markers under a hand: this frame shows nothing
+            failures.append(m.frame)
+            return WorkbenchObservation(m.time, source=f"camera; {exc}", frame=m.frame)
         damage = None if m.damage_covered else (shown_damage(m.damage), 0.97)
         return replace(obs, damage=damage, source="camera; damage from the recording")
+
+    failures: list[int] = []
+    camera.calibration_failures = failures  # type: ignore[attr-defined]
 
     return camera
 
@@ -137,7 +145,11 @@ def play_contrivance_demo(
         else:
             assert item.reveal is not None
             err.write(f"demo: the Contrivance tile is revealed: it requires {item.reveal}\n")
-            update = tracker.reveal(item.reveal, who="demo")
+            try:
+                update = tracker.reveal(item.reveal, who="demo")
+            except TrackerError as exc:  # the referee did not see the game end: the result says so
+                err.write(f"demo: {exc}\n")
+                continue
         _show(update, tracker, options.steps, err)
     result = ContrivanceDemoResult(
         names=names,
@@ -153,6 +165,11 @@ def play_contrivance_demo(
         seconds=time.monotonic() - started,
         source=options.source,
     )
+    failed = getattr(camera, "calibration_failures", [])
+    if failed:
+        err.write(
+            f"demo: {len(failed)} frame(s) could not be calibrated (markers covered) and showed nothing\n"
+        )
     result.problems = differences(
         result.scores, result.truth_scores, result.warnings, result.injections, result.game_over
     )

@@ -360,7 +360,7 @@ class _Search:
         self.t = tracker
         self.state = tracker.state
         self.seat = tracker.state.current
-        self.view = view
+        self.view = tracker.asked.settle(view, tracker.state)
         self.who = tracker.names[self.seat]
         self.diff = view.differences(self.state)
 
@@ -615,7 +615,13 @@ class _Search:
         changed = sorted(_sq(z) if isinstance(z, tuple) else "the Damage" for z in self.diff)
         message = why or f"no legal step explains the change of {', '.join(changed)}"
         s, seat = self.state, self.seat
-        if s.phase == "configuration":
+        change = None if self.view.damage is None else self.view.damage - shown_damage(s.damage)
+        if (
+            s.phase == "configuration" and change
+        ):  # the Damage as seen, through the engine: it may end the game
+            step = Step("switch_on", seat, value=change)
+            after = adopt(_settled(apply(replace(_probe(s, seat), switch_on=change), step)), self.view)
+        elif s.phase == "configuration":
             step = Step("pass", seat)
             after = adopt(_settled(apply(s, step)), self.view)
         else:
@@ -764,6 +770,32 @@ def _model_from_json(base: State, raw: Any) -> State:
     )
 
 
+class Asked:
+    """Squares the referee could not take as read (a tile of a Builder nobody has: a misreading?)
+    after asking a person: while a square reads the same, it is taken as the referee's table has
+    it, so one doubtful reading is asked about once, not every turn after."""
+
+    def __init__(self) -> None:
+        self.readings: dict[Square, TileSeen | None] = {}
+
+    def settle(self, view: BenchView, state: State) -> BenchView:
+        """``view`` with each square still reading as it was when asked taken as ``state`` has it."""
+        squares = dict(view.squares)
+        for sq, seen in list(self.readings.items()):
+            if sq in squares and squares[sq] != seen:
+                del self.readings[sq]  # it reads otherwise now: new evidence
+            elif sq in squares:
+                squares[sq] = seen_of(state.tile_at(sq))
+        return replace(view, squares=squares)
+
+    def remember(self, view: BenchView, accepted: State) -> None:
+        """After an unexplained turn: the squares the accepted table still disagrees with."""
+        for sq, seen in view.squares.items():
+            tile = accepted.tile_at(sq)
+            if (seen is None) != (tile is None) or (seen is not None and not seen.fits(tile)):
+                self.readings[sq] = seen
+
+
 # =========================================================================== the tracker
 
 
@@ -850,6 +882,7 @@ class WorkbenchTracker:
         self._signalled: BenchView | None = None  # the view when the end of the turn was signalled
         self._doubt: set[Zone] = set()  # its zones not clear then, read again from later frames
         self._clear: BenchView | None = None  # the latest clear view since the signal
+        self.asked = Asked()  # readings a person was asked about and the table kept
 
     @classmethod
     def at(
@@ -980,6 +1013,8 @@ class WorkbenchTracker:
             update.notes.append(f"{self.names[self.state.current]} has placed no tile yet: still their turn")
             return update
         self._accept(found, view, update)
+        if found.uncertain and found.code is None:
+            self.asked.remember(self.asked.settle(view, self.state), self.state)
         return update
 
     def _filled(self, view: BenchView, update: WorkbenchUpdate) -> BenchView:
