@@ -172,7 +172,13 @@ def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
     wait(driver, is_live, message="no event stream")
     t, turn, before = Taps(driver), game.tracker.state.turn, seq(driver)
     roman = {1: "I", 2: "II", 3: "III"}[level]
-    t.tap(driver.find_element("xpath", f"//*[@id='legal']//button[text()='Level {roman}']"))
+    button = f"//*[@id='legal']//button[text()='Level {roman}']"
+    found = wait(
+        driver,
+        lambda d: d.find_elements("xpath", button),
+        message=f"no Research button: the page offers {kinds(driver)}, the game {game.tracker.legal_steps()}",
+    )
+    t.tap(found[0])
     for _ in range(3):
         wait(driver, lambda d, b=before: settled(d, b))
         before = seq(driver)
@@ -378,6 +384,15 @@ def test_few_taps_readable_cards_and_a_phone_first_page(
         assert on_first_screen(browser, what), f"{what} is not on the first screen at {width}x{height}"
     if width < 600:  # a phone: the table itself comes after them
         assert not on_first_screen(browser, "#players")
+    # A second open warning: the list scrolls, the step entry stays on the first screen.
+    break_a_rule(game, seed=4)
+    n = len(game.tracker.warnings)
+    assert n >= 2 and all(w.status == "open" for w in game.tracker.warnings)
+    status = "return document.getElementById('status').textContent"
+    wait(browser, lambda d: f"{n} new warnings" in d.execute_script(status), message="no badge for them")
+    browser.execute_script("window.scrollTo(0, 0)")
+    for what in ("#status .turn", "#legal .group h3"):
+        assert on_first_screen(browser, what), f"{what} is not on the first screen with two warnings"
     assert fits(browser) == []
     shoot(browser, tmp_path, "table", width)
 

@@ -19,9 +19,12 @@ const GzEntry = (() => {
   let cards = [];
   let view = null;
   let play = async () => null; // (step) -> the answer of POST .../steps
+  let resync = () => {}; // fetch the current snapshot when the event stream is late
   let inFlight = false; // a step (or two, in one tap) is being sent
   let armed = null; // {seat, seq}: this browser played the last step of seat's turn
   let lastSeq = 0;
+  const trail = []; // the last few things the step entry did, for bug reports
+  function note(what) { trail.push(what); if (trail.length > 30) trail.shift(); }
 
   function autoOn() { return localStorage.getItem(AUTO_KEY) !== "0"; }
 
@@ -72,7 +75,8 @@ const GzEntry = (() => {
 
   // Play ``step`` (and then ``after``, a step in the same tap: the marble a used gizmo drew).
   async function send(step, auto, after) {
-    if (inFlight) return;
+    if (inFlight) { note(`busy: ${step.kind} not sent`); return; }
+    note(`send ${step.kind}${auto ? " (auto)" : ""}`);
     inFlight = true;
     setBusy(true);
     let ok = false;
@@ -81,6 +85,7 @@ const GzEntry = (() => {
       if (after) resp = await play(after);
       const seat = step.player !== undefined ? step.player : view.current;
       armed = resp && typeof resp.seq === "number" ? { seat, seq: resp.seq } : null;
+      note(`answer ${JSON.stringify(resp)}`);
       if (auto) Gz.toast(auto);
       ok = true;
     } catch (err) {
@@ -90,7 +95,15 @@ const GzEntry = (() => {
       inFlight = false;
       setBusy(false);
     }
-    if (ok) check();
+    if (ok) {
+      check();
+      if (armed) {
+        // The step's snapshot normally arrives on the event stream within a moment; if it is
+        // late (the stream reconnecting), fetch it, so a turn is never left waiting.
+        const waitingFor = armed.seq;
+        setTimeout(() => { if (armed && armed.seq === waitingFor && lastSeq < waitingFor) resync(); }, 2000);
+      }
+    }
   }
 
   // The step to play by itself now, with the reason, or null.
@@ -110,6 +123,7 @@ const GzEntry = (() => {
   }
 
   function check() {
+    note(`check armed=${JSON.stringify(armed)} lastSeq=${lastSeq} current=${view && view.current}`);
     if (!armed || !view || lastSeq < armed.seq) return; // wait for the step's own snapshot
     const found = autoOn() && view.current === armed.seat ? autoStep(view) : null;
     armed = null;
@@ -257,9 +271,10 @@ const GzEntry = (() => {
 
   return {
     // setup(cards, play): play(step) posts the step and resolves to the server's answer.
-    setup(allCards, playFn) {
+    setup(allCards, playFn, resyncFn) {
       cards = allCards;
       play = playFn;
+      resync = () => { note("resync"); resyncFn(); };
       GzCards.setActions(actionsFor);
       const tools = document.querySelector(".manual-panel .tools");
       if (tools) tools.before(toggle());
@@ -267,11 +282,12 @@ const GzEntry = (() => {
     render,
     // A snapshot arrived (after render): maybe play the step nothing is left to choose but.
     seen(seq) {
+      note(`seen ${seq}`);
       lastSeq = seq;
       check();
     },
     autoStep,
     // For tests and bug reports: what the step entry is waiting for.
-    state() { return { armed, lastSeq, inFlight, auto: autoOn() }; },
+    state() { return { armed, lastSeq, inFlight, auto: autoOn(), trail }; },
   };
 })();
