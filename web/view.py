@@ -117,7 +117,7 @@ def step_groups(state: State, steps: list[Step], names: list[str]) -> list[dict[
     groups: dict[str, list[dict[str, Any]]] = {}
     for s in steps:
         name = names[s.player] if s.player is not None else None
-        item = {"step": s.to_json(), "label": step_label(s), "text": describe(s, name)}
+        item: dict[str, Any] = {"step": s.to_json(), "label": step_label(s), "text": describe(s, name)}
         then = then_drawn(state, s)
         if then:
             item["then"] = then
