@@ -110,7 +110,7 @@ const GzEntry = (() => {
   function autoStep(v) {
     if (v.game_over || !v.legal.length) return null;
     const steps = v.legal.flatMap((g) => g.steps.map((s) => s.step));
-    if (steps.length === 1 && steps[0].kind === "end_turn") return [steps[0], "Nothing left to do: the turn is ended."];
+    if (steps.length === 1 && steps[0].kind === "end_turn") return [steps[0], "Nothing left to do: the turn is ended (Undo turn takes it back)."];
     if (steps.length === 1 && (steps[0].kind === "reveal" || steps[0].kind === "dispense")) {
       return [steps[0], "Only one outcome was possible."];
     }
