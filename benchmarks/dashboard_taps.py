@@ -26,7 +26,7 @@ from tests.dash_driver import measure_taps, start_chromium, viewport
 from tests.web_testing import hub_of, make_app
 
 SIZES = [(1400, 900), (412, 900)]
-TARGETS = {"pick": 2, "build": 3, "research": 5}
+TARGETS = {"pick": 2, "build": 3, "research": 5, "research_file": 5}
 WHAT = {
     "pick": "Pick",
     "build": "Build from the Display",

@@ -179,8 +179,9 @@ def card_dialog(driver: Any) -> Any:
 
 def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
     """Research ``level``: its button, the three cards drawn (the first picture each time),
-    then keep none (``then="skip"``) or File the first card that can be (``"file"``), using
-    the File gizmo with the first colour; returns the taps until the turn ended."""
+    then keep none (``then="skip"``), or File the first card that can be and use the File gizmo
+    that draws a marble, saying its colour (``"file"``, one tap); returns the taps until the
+    turn ended."""
     driver.refresh()
     wait(driver, is_live, message="no event stream")
     t, turn, before = Taps(driver), game.tracker.state.turn, seq(driver)
@@ -202,15 +203,14 @@ def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
     before = seq(driver)
     if then == "skip":
         t.tap(driver.find_element("css selector", "#legal .group[data-kind=skip] button"))
-    else:
-        t.tap(driver.find_element("css selector", "#legal .tile-actions button[data-kind=file]"))
-        wait(
-            driver,
-            lambda d, b=before: settled(d, b) and "use" in " ".join(kinds(d)),
-            message="no File gizmo to use after the Research",
-        )
-        before = seq(driver)
-        t.tap(driver.find_element("css selector", "#legal .drew button"))
+    else:  # File it and use the File gizmo, saying the colour drawn (the first colour): one tap
+        seat = game.tracker.state.current
+        ring = sum(game.tracker.state.players[seat].ring)
+        archive = len(game.tracker.state.players[seat].archive)
+        t.tap(driver.find_element("css selector", "#legal .tile-actions .drew[data-kind=file] button"))
+        wait(driver, lambda d: game.tracker.state.turn > turn, message="the Research turn did not end")
+        p = game.tracker.state.players[seat]
+        assert (sum(p.ring), len(p.archive)) == (ring + 1, archive + 1), "not filed, or no marble drawn"
     finish_turn(driver, game, t, turn, before)
     return t.count
 
@@ -280,8 +280,8 @@ def measure_taps(driver: Any, hub: Hub, url: str) -> tuple[LiveGame, dict[str, i
     level = advance_until(game, can_research, seed=8)
     taps["research"] = research(driver, game, level, "skip")
 
-    # A Research that Files a card: the same five taps, then the File gizmo used with the
-    # marble it drew (the other cards went under the deck by themselves).
+    # A Research that Files a card: the same five taps, the last one Filing it and using the
+    # File gizmo with the colour it drew (the other cards go under the deck by themselves).
     level = advance_until(game, lambda st: can_research(st) if file_with_trigger(st) else None, seed=9)
     taps["research_file"] = research(driver, game, level, "file")
 

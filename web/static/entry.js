@@ -73,8 +73,8 @@ const GzEntry = (() => {
     for (const b of legal.querySelectorAll("button")) b.disabled = on;
   }
 
-  // Play ``step`` (and then ``after``, a step in the same tap: the marble a used gizmo drew).
-  async function send(step, auto, after) {
+  // Play ``step``, then the steps of ``more`` in the same tap (the marble a used gizmo drew).
+  async function send(step, auto, more) {
     if (inFlight) { note(`busy: ${step.kind} not sent`); return; }
     note(`send ${step.kind}${auto ? " (auto)" : ""}`);
     inFlight = true;
@@ -82,7 +82,7 @@ const GzEntry = (() => {
     let ok = false;
     try {
       let resp = await play(step);
-      if (after) resp = await play(after);
+      for (const next of more || []) resp = await play(next);
       const seat = step.player !== undefined ? step.player : view.current;
       armed = resp && typeof resp.seq === "number" ? { seat, seq: resp.seq } : null;
       note(`answer ${JSON.stringify(resp)}`);
@@ -182,17 +182,37 @@ const GzEntry = (() => {
     }));
   }
 
-  // A gizmo whose use draws a random marble: use it and say the colour drawn, in one tap.
-  function drewButtons(s) {
+  // A step and what follows it at once, ending with a random marble drawn (a gizmo used that
+  // draws one): one button per colour, so the whole is one tap that also says the colour.
+  function drewButtons(s, label, steps, then) {
     return h("div", { class: "drew", dataset: { kind: s.step.kind } },
-      h("span", {}, `${actionLabel(s.step)}; the marble drawn:`),
-      h("div", { class: "step-buttons" }, ...s.then.map((t) => h("button", {
+      h("span", {}, `${label}; the marble drawn:`),
+      h("div", { class: "step-buttons" }, ...then.map((t) => h("button", {
         type: "button",
         class: `step colour c-${t.color}`,
-        dataset: { kind: "use", color: t.color },
-        title: `${s.text}, and draw a ${t.color} marble`,
-        onclick: () => send(s.step, null, t),
+        dataset: { kind: s.step.kind, color: t.color },
+        title: `${s.text}, and a ${t.color} marble drawn`,
+        onclick: () => send(s.step, null, [...steps, t]),
       }, h("span", { class: `marble m-${t.color}`, "aria-hidden": "true" })))));
+  }
+
+  // The choices under a card: a button per step; a gizmo use that draws a marble, and a File
+  // from a Research hand that goes on to such a gizmo, as colour buttons too.
+  function stepChoices(s) {
+    const plain = h("button", {
+      type: "button",
+      class: "step",
+      dataset: { kind: s.step.kind },
+      title: s.text,
+      onclick: () => send(s.step),
+    }, actionLabel(s.step));
+    if (s.then) return [drewButtons(s, actionLabel(s.step), [], s.then)];
+    if (s.then_use) {
+      const use = s.then_use.steps[s.then_use.steps.length - 1];
+      const label = `File it and use ${cards[use.gizmo].name} (${cards[use.gizmo].gist})`;
+      return [plain, drewButtons(s, label, s.then_use.steps, s.then_use.then)];
+    }
+    return [plain];
   }
 
   // Cards to File, Build, Use or put under the deck. ``inline``: the choices under each card
@@ -207,13 +227,7 @@ const GzEntry = (() => {
     const tiles = [...byCard.entries()].map(([id, ss]) => {
       const kinds = [...new Set(ss.map((s) => s.step.kind))];
       const under = !ss.length ? h("span", { class: "tile-kinds" }, "no use now")
-        : inline ? h("div", { class: "tile-actions" }, ...ss.map((s) => (s.then ? drewButtons(s) : h("button", {
-          type: "button",
-          class: "step",
-          dataset: { kind: s.step.kind },
-          title: s.text,
-          onclick: () => send(s.step),
-        }, actionLabel(s.step)))))
+        : inline ? h("div", { class: "tile-actions" }, ...ss.flatMap(stepChoices))
         : h("span", { class: "tile-kinds" }, kinds.map((k) => ({ file: "File", build: "Build", use: "Use", bottom: "Under" }[k])).join(" · "));
       return h("div", { class: "tile" + (inline ? " inline" : ""), dataset: { tile: id } },
         thumb(id), h("span", { class: "tile-name" }, cards[id].name), under);
