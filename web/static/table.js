@@ -310,7 +310,9 @@
     });
   }
 
-  if (!scoresOnly) GzEntry.setup(cards, play);
+  if (!scoresOnly) {
+    GzEntry.setup(cards, play, () => api("GET", `/api/games/${gameId}`).then(applyEvent).catch(fail));
+  }
   applyEvent(initial);
   if (!scoresOnly) {
     document.querySelector(".warnings-panel h2").after(GzAlerts.toggle());
