@@ -137,6 +137,13 @@ class TrackerSettings:
     limits: Limits = field(default_factory=Limits)
 
 
+#: Camera only: how many turns that left no trace (a Research declined) a broken rule weighs.
+#: In play, about one turn in ten leaves no trace and a rule is broken in a few turns in a
+#: hundred: one traceless turn is likelier than a move out of turn, a broken rule likelier than
+#: two traceless turns (a second marble, rather than everyone else's turn passing unseen).
+VIOLATION_WEIGHT = 1.5
+
+
 class TrackerError(RuntimeError):
     """A request the tracker cannot carry out (unknown warning, bad correction)."""
 
@@ -249,6 +256,14 @@ class Tracker:
         # does; another's is set aside if play explains the new table with fewer broken rules
         # without it (a Build seen underpaid, then paid in full).
         self._waypoints: list[tuple[TableView, bool]] = []
+        self._table_ends: int | None = None  # camera only: the turns the last explanation ended
+        self._table_view: TableView | None = None  # ... and the table it explained
+        # Camera only: the last accepted explanation let turns pass without a trace (legal):
+        # the state it started from, the table it explained and its weight (see _weight). What
+        # is seen next may make a move out of turn there likelier (_explain_from_table).
+        # (and how many move-log lines stood before it).
+        self._quiet_mark: tuple[State, TableView, float, int] | None = None
+        self._rewind_to: tuple[State, TableView, int] | None = None  # that reading, chosen: go back
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -343,7 +358,7 @@ class Tracker:
             elif kind == "state":
                 state = state_from_json(payload["state"])
                 if payload.get("reason") == "revise":
-                    self._rewind(state)
+                    self._rewind(state, payload.get("log"))
                 elif payload.get("reason") in ("correction", "undo"):
                     self._baseline = state
                 self.state = state
@@ -565,12 +580,15 @@ class Tracker:
         sensed: bool = True,
         waypoints: bool = True,
         inferred: bool = False,
+        table_ends: int | None = None,
     ) -> Hints:
         """What the signals and sensors add to the view. ``fresh``: for an explanation from the
         start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
         end signals include zones recalled from just before them; ``sensed``: the dispenser's
         counts of the turn (marbles returned, Row refills) must be met (the count of returns
-        always, while the paying ring is out of view)."""
+        always, while the paying ring is out of view). ``table_ends``: camera only, the turns
+        the explanation ends, as whose areas changed tell (:meth:`_table_turns`); turns that
+        left no trace cost nothing in the search (the tracker weighs them)."""
         s = self.settings
         done = _Done() if fresh else self._done
         tallies = [*self._closed, self._sensed]
@@ -584,7 +602,7 @@ class Tracker:
             returned = self._closed[0].returned - done.paid
             if sensed:
                 refills = len(self._closed[0].row) - len(done.row)
-        return Hints(
+        hints = Hints(
             row_colours=tuple(rows),
             draw_colours=tuple(draws),
             returned=returned,
@@ -598,6 +616,9 @@ class Tracker:
             end_last=end_last,
             checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
         )
+        if table_ends is not None:
+            hints = dataclasses.replace(hints, end_turns=table_ends, unsignalled_ends=0, quiet_turns=True)
+        return hints
 
     def _explain(self, view: TableView, update: Update, urgent: bool, end_last: bool = False) -> None:
         if self.state.game_over:
@@ -607,7 +628,18 @@ class Tracker:
         hints = self._hints(view, urgent, end_last)
         found: Explanation | None = None
         unsensed = False  # found only by setting the sensors' counts aside
-        for relax in self._relaxations(hints):
+        mark = self._quiet_mark
+        if self._signalled and mark is not None:
+            # The first signal came after turns were let pass without a trace: where turns are
+            # signalled, that reading is unlikely; explain again from before it.
+            self._go_back(mark[0], mark[1], mark[3], update)
+        if not self._signalled and not self._ends:  # camera only: the turns come from the table
+            found, hints = self._explain_from_table(view, urgent, end_last)
+            if self._rewind_to is not None:
+                start, seen, lines = self._rewind_to
+                self._rewind_to = None
+                self._go_back(start, seen, lines, update)
+        for relax in [] if not self._signalled and not self._ends else self._relaxations(hints):
             if relax.get("inferred") and found is not None:
                 break  # where turns are signalled, a turn ends unsignalled only as a last resort
             tried = explain(
@@ -649,6 +681,81 @@ class Tracker:
             self._suspect.unsure = view.unsure
             self._suspect.frames += 1
         self._conclude(view, update, urgent)
+
+    def _table_turns(self, view: TableView, state: State | None = None) -> list[int]:
+        """Camera only: how many turns may have ended before the table now seen, from whose
+        areas changed (a player's ring, Archive, gizmos and VP tokens are theirs; the Display
+        and the Row go with the player whose area gains). A change in the area of the player
+        ``d`` seats after the current one ends ``d`` turns: the current one, and one per seat in
+        between, which left no trace (a Research declined; the search only ends such a turn
+        where a Research was possible). A change in the current player's own area is their turn
+        going on; after their main action it may also be a whole round later, everyone else
+        having left no trace. The end of the game bounds the turns. The hypotheses, likeliest
+        first; the search weighs each (:meth:`_explain_from_table`)."""
+        s = state or self.state
+        n, c = s.num_players, s.current
+        movers = [
+            i for i, (p, sv) in enumerate(zip(s.players, view.seats, strict=True)) if not seat_matches(p, sv)
+        ]
+        out: list[int] = []
+        if not movers or c in movers:
+            out.append(0)
+        far = max(((m - c) % n for m in movers), default=0)
+        if far:
+            out.append(far)
+        if movers == [c] and s.main_done:
+            out.append(n)
+        if s.end_triggered:  # play after the game's last turn (GAME_OVER) by anyone
+            last = n - c
+            if last not in out:
+                out.append(last)
+        return out
+
+    def _explain_from_table(
+        self, view: TableView, urgent: bool, end_last: bool
+    ) -> tuple[Explanation | None, Hints]:
+        """Camera only: explain the view under each hypothesis of :meth:`_table_turns` and take
+        the likeliest: a broken rule weighs ``QUIET_TURN_WEIGHT`` turns that left no trace
+        (one such turn is likelier than a move out of turn, a rule broken likelier than a whole
+        round of them). Each search is bounded on its own, so the cost is predictable: at most
+        one search per hypothesis."""
+        s = self.settings
+        best: tuple[float, int] | None = None
+        found: Explanation | None = None
+        chosen = self._hints(view, urgent, end_last, table_ends=0)
+        loose = not all(binds for _, binds in self._waypoints)
+        for rank, ends in enumerate(self._table_turns(view)):
+            for waypoints in (True, False) if loose else (True,):
+                # A table seen on the way that does not bind (a Build seen underpaid) is set
+                # aside if play explains the new table better without it (then paid in full).
+                hints = self._hints(view, urgent, end_last, table_ends=ends, waypoints=waypoints)
+                tried = explain(self.state, view, hints, s.max_violations, s.limits)
+                if tried is None:
+                    continue
+                cost = (_weight(tried), rank)
+                if best is None or cost < best:
+                    best, found, chosen = cost, tried, hints
+                    self._table_ends = ends
+                if tried.legal:
+                    break
+        self._table_view = view
+        mark = self._quiet_mark
+        if mark is None:
+            return found, chosen
+        # The last explanation let turns pass without a trace: with what is seen now, a move out
+        # of turn there may be likelier (a player's Pick before the current player's action).
+        start, seen, paid, lines = mark
+        own = best[0] if best is not None else float("inf")
+        for ends in self._table_turns(view, start):
+            hints = dataclasses.replace(
+                self._hints(view, urgent, end_last, fresh=True, table_ends=ends), waypoints=(seen,)
+            )
+            tried = explain(start, view, hints, s.max_violations, s.limits)
+            if tried is not None and _weight(tried) < paid + own:
+                own, paid, found, chosen = _weight(tried), 0.0, tried, hints
+                self._table_ends = ends
+                self._rewind_to = (start, seen, lines)
+        return found, chosen
 
     def _catch_up(self, update: Update) -> bool:
         """Explain the table as it stood at the oldest pending end signal, by itself: a smaller
@@ -696,7 +803,10 @@ class Tracker:
         start = self._baseline
         if start == self.state or self._turn_forced or budget < 0:
             return False
-        hints = self._hints(view, urgent, end_last, fresh=True)
+        camera_only = not self._signalled and not self._ends
+        hints = self._hints(
+            view, urgent, end_last, fresh=True, table_ends=self._table_ends if camera_only else None
+        )
         found = explain(start, view, hints, min(budget, self.settings.max_violations), self.settings.limits)
         if found is None or found.tables != 1:
             return False
@@ -711,10 +821,33 @@ class Tracker:
             self._accept(found, update)
         return True
 
-    def _rewind(self, start: State) -> None:
-        """Back to the start of the turn to explain it again (live or replayed)."""
+    def _go_back(self, start: State, seen: TableView, lines: int, update: Update) -> None:
+        """Camera only: explain again from before the last explanation, which let turns pass
+        without a trace (a table seen since reads better as a move out of turn there)."""
+        with self.record.transaction():
+            self.record.append("state", {"state": start.to_json(), "reason": "revise", "log": lines})
+            self._rewind(start, lines)
+            self._note(
+                f"turn {start.turn + 1}: re-explained (what came later made a move out of turn "
+                "likelier than turns that left no trace)",
+                update,
+            )
+        self._quiet_mark = None
+        self._waypoints = [(seen, True)]
+
+    def _rewind(self, start: State, lines: int | None = None) -> None:
+        """Back to the start of the turn (camera only: to the state before an earlier
+        explanation, with the ``lines`` of the move log then) to explain it again (live or
+        replayed)."""
         self.state = start
-        self.log = [line for line in self.log if line.turn < start.turn]
+        if lines is None:
+            self.log = [line for line in self.log if line.turn < start.turn]
+        else:
+            del self.log[lines:]
+        self.turn_starts = [t for t in self.turn_starts if t.turn <= start.turn] or [start]
+        if lines is not None:  # an earlier turn: it is redone from its start from now on
+            self._baseline = self.turn_starts[-1]
+            self._turn_forced = any(line.forced for line in self.log if line.turn == start.turn)
         self._done = _Done()
 
     def _explains_if_misread(self, view: TableView, hints: Hints) -> bool:
@@ -875,6 +1008,7 @@ class Tracker:
 
     def _accept(self, found: Explanation, update: Update) -> None:
         """Record and apply an explanation, with a warning per broken rule (one transaction)."""
+        start, lines = self.state, len(self.log)
         by_index: dict[int, list[IllegalStep]] = {}
         for index, err in found.violations:
             by_index.setdefault(index, []).append(err)
@@ -912,6 +1046,16 @@ class Tracker:
         self._suspect = None
         self._last_partial = None
         self._waypoints.clear()
+        seen = self._table_view
+        self._quiet_mark = None
+        if (
+            not self._signalled
+            and found.legal
+            and found.quiet
+            and seen is not None
+            and matches(self.state, seen)
+        ):
+            self._quiet_mark = (start, seen, _weight(found), lines)
         self._emit("state", {"turn": self.state.turn})
 
     def _advance(
@@ -1266,6 +1410,11 @@ def replay_states(data: Any) -> Iterator[State]:
         tracker._replay(entry.kind, entry.payload, entry.who)
         if tracker.state != before:
             yield tracker.state
+
+
+def _weight(found: Explanation) -> float:
+    """Camera only: how unlikely an explanation is, in turns that left no trace."""
+    return found.quiet + VIOLATION_WEIGHT * len(found.violations)
 
 
 def _settled(found: Explanation, index: int, code: str) -> bool:
