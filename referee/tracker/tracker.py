@@ -700,9 +700,9 @@ class Tracker:
         out: list[int] = []
         if not movers or c in movers:
             out.append(0)
-        far = max(((m - c) % n for m in movers), default=0)
-        if far:
-            out.append(far)
+        # The last mover in seat order ends the most turns; an earlier one may have moved out of
+        # turn during a later one's turn (fewer turns ended).
+        out += sorted({(m - c) % n for m in movers} - {0}, reverse=True)
         if movers == [c] and s.main_done:
             out.append(n)
         if s.end_triggered:  # play after the game's last turn (GAME_OVER) by anyone
@@ -725,6 +725,8 @@ class Tracker:
         chosen = self._hints(view, urgent, end_last, table_ends=0)
         loose = not all(binds for _, binds in self._waypoints)
         for rank, ends in enumerate(self._table_turns(view)):
+            if best is not None and best[0] == 0:
+                break  # legal, no traceless turn: nothing later can weigh less
             for waypoints in (True, False) if loose else (True,):
                 # A table seen on the way that does not bind (a Build seen underpaid) is set
                 # aside if play explains the new table better without it (then paid in full).
@@ -903,6 +905,15 @@ class Tracker:
                     + f"{hint}. Please confirm or correct it.",
                     view if view.complete() else None,
                 )
+                if not self._signalled and not self._ends and view.complete():
+                    # Camera only, nobody may be watching the dashboard: asked once, the referee
+                    # goes on from the table as it now is rather than wait (no cascade); a person
+                    # can still correct it.
+                    self._quiet_mark = None
+                    self._adopt_table(
+                        view, "referee", f"turn {self.state.turn + 1}: nothing explains the table"
+                    )
+                    self._quiet = 0
             return
         misread = self._misread_cards(found)
         if misread and decide:
