@@ -5,7 +5,11 @@ apart by what follows, and every accepted step carrying its true turn and player
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from referee.gizmos import State, Step, apply, legal_steps
+from referee.simulation.synthetic import Feeder
+from referee.tracker import Tracker
 from tests.tables import table
 from tests.test_tracker import B, K, R, Y, file, pick, referee
 
@@ -98,3 +102,20 @@ def test_the_same_player_again_after_the_main_action_is_their_turn_going_on() ->
     t = feeder.tracker
     assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
     assert t.state.turn == 0
+
+
+def test_a_reading_gone_back_over_is_replayed_the_same_from_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "game.db"
+    start = table(players=3)
+    tracker = Tracker.create(path, ["Ana", "Ben", "Cy"], state=start)
+    feeder = Feeder(tracker, state=start)
+    feeder.show(frames=4)
+    feeder.play(pick(1, B), frames=6)  # read as Ana's traceless turn, then gone back over
+    feeder.play(pick(0, R), frames=6)
+    assert [w.code for w in tracker.warnings] == ["NOT_YOUR_TURN"]
+    revised = [e for e in tracker.record.entries("state") if e.payload["reason"] == "revise"]
+    assert len(revised) == 1 and revised[0].payload["log"] == 0
+    tracker.record.close()
+    reopened = Tracker.open(path)
+    assert reopened.state == tracker.state and reopened.log == tracker.log
+    assert [w.code for w in reopened.warnings] == ["NOT_YOUR_TURN"]

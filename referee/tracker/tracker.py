@@ -264,6 +264,7 @@ class Tracker:
         # (and how many move-log lines stood before it).
         self._quiet_mark: tuple[State, TableView, float, int] | None = None
         self._rewind_to: tuple[State, TableView, int] | None = None  # that reading, chosen: go back
+        self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -906,14 +907,17 @@ class Tracker:
                     view if view.complete() else None,
                 )
                 if not self._signalled and not self._ends and view.complete():
-                    # Camera only, nobody may be watching the dashboard: asked once, the referee
-                    # goes on from the table as it now is rather than wait (no cascade); a person
-                    # can still correct it.
-                    self._quiet_mark = None
-                    self._adopt_table(
-                        view, "referee", f"turn {self.state.turn + 1}: nothing explains the table"
-                    )
-                    self._quiet = 0
+                    # Camera only, nobody may be watching the dashboard: once play has gone on
+                    # past a table nothing explains (a later, different table is not explained
+                    # either, and nobody answered), the referee goes on from the table as it now
+                    # is rather than wait (no cascade); a person can still correct it.
+                    if self._lost is not None and self._lost != suspect.key:
+                        self._quiet_mark = None
+                        note = f"turn {self.state.turn + 1}: nothing explains the table, play went on"
+                        self._adopt_table(view, "referee", note)
+                        self._quiet = 0
+                    else:
+                        self._lost = suspect.key
             return
         misread = self._misread_cards(found)
         if misread and decide:
@@ -1057,6 +1061,7 @@ class Tracker:
         self._suspect = None
         self._last_partial = None
         self._waypoints.clear()
+        self._lost = None
         seen = self._table_view
         self._quiet_mark = None
         if (
@@ -1350,6 +1355,7 @@ class Tracker:
             self._waypoints.clear()
             self._raised.clear()
             self._adoptable.clear()
+            self._lost = None
         self._emit("state", {"turn": state.turn})
 
     @_atomic
