@@ -5,11 +5,14 @@ apart by what follows, and every accepted step carrying its true turn and player
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from referee.gizmos import State, Step, apply, legal_steps
 from referee.simulation.synthetic import Feeder
-from referee.tracker import Tracker
+from referee.tracker import Tracker, TrackerError
 from tests.tables import table
 from tests.test_tracker import B, K, R, Y, file, pick, referee
 
@@ -119,3 +122,43 @@ def test_a_reading_gone_back_over_is_replayed_the_same_from_the_record(tmp_path:
     reopened = Tracker.open(path)
     assert reopened.state == tracker.state and reopened.log == tracker.log
     assert [w.code for w in reopened.warnings] == ["NOT_YOUR_TURN"]
+
+
+def test_a_person_moves_the_inferred_boundary_and_the_record_replays_it(tmp_path: Path) -> None:
+    # Ana picks twice with nothing between: read as a second marble. A person who saw Ben and Cy
+    # decline a Research each says three turns ended since the start of turn 1.
+    path = tmp_path / "game.db"
+    start = table(players=3)
+    tracker = Tracker.create(path, ["Ana", "Ben", "Cy"], state=start)
+    feeder = Feeder(tracker, state=start)
+    feeder.show(frames=4)
+    feeder.play(pick(0, R), frames=6)
+    feeder.play(pick(0, B), frames=6)
+    assert [w.code for w in tracker.warnings] == ["SECOND_MAIN_ACTION"]
+    update = tracker.reread_turns(0, 3, "Cleo")
+    assert (tracker.state.turn, tracker.state.current) == (3, 0)
+    ends = [(line.turn, line.player, line.ended) for line in tracker.log if line.step["kind"] == "end_turn"]
+    assert ends == [(0, 0, "person"), (1, 1, "person"), (2, 2, "person")]
+    assert [line.turn for line in tracker.log if line.step["kind"] == "pick"] == [0, 3]
+    assert update.warnings == [] and any("Cleo set 3 turn end(s)" in n for n in tracker.notes)
+    feeder.show(frames=6)  # the same table: nothing more to explain, no new warning
+    assert [w.code for w in tracker.warnings] == ["SECOND_MAIN_ACTION"]
+    tracker.record.close()
+    reopened = Tracker.open(path)
+    assert reopened.state == tracker.state and reopened.log == tracker.log
+
+
+def test_moving_a_boundary_is_refused_with_one_clear_reason() -> None:
+    feeder = referee(table(players=3))
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    for args, words in (
+        ((7, 1), "from_turn: expected one of the turns [0]"),
+        ((0, -1), "ends: expected a whole number of turns 0..6"),
+    ):
+        with pytest.raises(TrackerError, match=re.escape(words)):
+            t.reread_turns(*args, "Cleo")
+    feeder.camera.hidden = {"ring1"}
+    feeder.show(frames=4)
+    with pytest.raises(TrackerError, match="not fully in view"):
+        t.reread_turns(0, 1, "Cleo")

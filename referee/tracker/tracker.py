@@ -1021,8 +1021,9 @@ class Tracker:
             fix = "put the table back as it was: the game is over and the scores are final"
         update.warnings.append(self._new_warning("violation", self.state, seat, "GAME_OVER", message, fix))
 
-    def _accept(self, found: Explanation, update: Update) -> None:
-        """Record and apply an explanation, with a warning per broken rule (one transaction)."""
+    def _accept(self, found: Explanation, update: Update, ended: str | None = None) -> None:
+        """Record and apply an explanation, with a warning per broken rule (one transaction).
+        ``ended``: how its ends of turn were known, when not by a signal or the table."""
         start, lines = self.state, len(self.log)
         by_index: dict[int, list[IllegalStep]] = {}
         for index, err in found.violations:
@@ -1037,7 +1038,8 @@ class Tracker:
                     if step.player is not None:
                         self._warn_after_end(step.player, step, None, update)
                     continue
-                self._advance(step, found.forced[i], live=True, update=update)
+                how = ended if step.kind == "end_turn" else None
+                self._advance(step, found.forced[i], live=True, update=update, ended=how)
                 update.steps.append(step)
                 for err in by_index.get(i, []):
                     seat = step.player if step.player is not None else before.current
@@ -1357,6 +1359,55 @@ class Tracker:
             self._adoptable.clear()
             self._lost = None
         self._emit("state", {"turn": state.turn})
+
+    @_atomic
+    def reread_turns(self, from_turn: int, ends: int, who: str) -> Update:
+        """A person moves inferred turn boundaries: the table now seen is explained again from
+        the start of turn ``from_turn`` (counted from 0, one of the turns kept since the last
+        correction) with exactly ``ends`` turns ended since, a turn that left no trace being a
+        Research declined. The ends are recorded as entered by a person; warnings of the old
+        reading stay, for the person to dismiss. Refused (:class:`TrackerError`) when the table is
+        not fully in view or no sequence of steps fits."""
+        if self.ended_by is not None or self.state.game_over:
+            raise TrackerError("reread_turns: the game is over")
+        starts = {t.turn: t for t in self.turn_starts}
+        if isinstance(from_turn, bool) or not isinstance(from_turn, int) or from_turn not in starts:
+            raise TrackerError(f"from_turn: expected one of the turns {sorted(starts)}, got {from_turn!r}")
+        most = 2 * self.state.num_players
+        if isinstance(ends, bool) or not isinstance(ends, int) or not 0 <= ends <= most:
+            raise TrackerError(f"ends: expected a whole number of turns 0..{most}, got {ends!r}")
+        view = self.stabilizer.stable()
+        if not view.complete():
+            hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
+            raise TrackerError(f"the table is not fully in view ({hidden}): show it to the camera first")
+        start = starts[from_turn]
+        hints = Hints(end_turns=ends, quiet_turns=True)
+        found = explain(start, view, hints, self.settings.max_violations, self.settings.limits)
+        if found is None:
+            raise TrackerError(
+                f"no sequence of steps from the start of turn {from_turn + 1} ends {ends} turn(s) and "
+                "reaches the table seen"
+            )
+        update = Update()
+        lines = next((i for i, line in enumerate(self.log) if line.turn >= from_turn), len(self.log))
+        now = time.time()
+        entry = {
+            "time": now,
+            "who": who,
+            "what": "reread_turns",
+            "payload": {"from_turn": from_turn, "ends": ends},
+        }
+        self.record.append("correction", entry, who=who, at=now)
+        self._set_state(self.state, reset=True)
+        self.record.append("state", {"state": start.to_json(), "reason": "revise", "log": lines}, who=who)
+        self._rewind(start, lines)
+        self._note(
+            f"turn {from_turn + 1}: {who} set {ends} turn end(s) up to the table seen", update, who=who
+        )
+        self._table_view = None  # a person's reading: never gone back over
+        self._accept(found, update, ended="person")
+        self._last_key = view.key()
+        return update
 
     @_atomic
     def undo_turn(self, who: str) -> State:
