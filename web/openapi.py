@@ -222,6 +222,22 @@ def openapi_document() -> dict[str, Any]:
                 )
             }
         ),
+        "/api/games/{game_id}/turn-ends": _game(
+            {
+                "post": _op(
+                    "move inferred turn boundaries: explain the table seen again from the start of a "
+                    "turn with the number of turn ends given",
+                    ok=CHANGED,
+                    body={
+                        "type": "object",
+                        "required": ["from_turn", "ends"],
+                        "properties": {"from_turn": {"type": "integer"}, "ends": {"type": "integer"}},
+                    },
+                    errors=(*CHANGE_ERRORS, 422),
+                    admin=True,
+                )
+            }
+        ),
         "/api/games/{game_id}/end": _game(
             {"post": _op("end the game now; scoring is final", ok=CHANGED, errors=CHANGE_ERRORS, admin=True)}
         ),
