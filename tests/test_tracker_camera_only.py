@@ -5,6 +5,7 @@ apart by what follows, and every accepted step carrying its true turn and player
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -162,3 +163,23 @@ def test_moving_a_boundary_is_refused_with_one_clear_reason() -> None:
     feeder.show(frames=4)
     with pytest.raises(TrackerError, match="not fully in view"):
         t.reread_turns(0, 1, "Cleo")
+
+
+def test_a_table_nothing_explains_is_taken_as_seen_once_play_goes_on_past_it() -> None:
+    start = table(players=3, rings={0: (1, 0, 0, 0)})
+    feeder = referee(start)
+    t = feeder.tracker
+    # Ana's red marble reads blue (nothing explains it): asked, and kept for a person to answer.
+    blue = dataclasses.replace(
+        start,
+        players=(dataclasses.replace(start.players[0], ring=(0, 1, 0, 0)), *start.players[1:]),
+        dispenser=(start.dispenser[0] + 1, start.dispenser[1] - 1, *start.dispenser[2:]),
+    )
+    feeder.show(blue, frames=8)
+    assert [w.kind for w in t.warnings] == ["uncertain"] and t.state.players[0].ring == (1, 0, 0, 0)
+    # Nobody answers and play goes on (Ana takes a marble): still nothing explains the table, so
+    # the referee goes on from the table as seen instead of waiting.
+    feeder.play(pick(0, K), frames=20)
+    assert t.state.players[0].ring == feeder.state.players[0].ring
+    assert any("play went on" in n and "taken as seen" in n for n in t.notes)
+    assert all(w.kind == "uncertain" for w in t.warnings)
