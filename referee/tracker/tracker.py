@@ -69,6 +69,7 @@ from referee.tracker.view import (
     matches,
     mismatches,
     seat_matches,
+    view_of,
     zone_text,
 )
 
@@ -265,6 +266,8 @@ class Tracker:
         self._quiet_mark: tuple[State, TableView, float, int] | None = None
         self._rewind_to: tuple[State, TableView, int] | None = None  # that reading, chosen: go back
         self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
+        # ... and since then: the last table seen, its last mover, the turns ended (_follow_lost)
+        self._lost_turns: tuple[TableView, int, int] | None = None
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -458,6 +461,8 @@ class Tracker:
                     self._explain(view, update, urgent=True)
             return
         key = view.key()
+        if self._lost is not None:
+            self._follow_lost(view)
         if self._quiet:  # nothing explained the table lately: search again only now and then
             self._quiet -= 1
             if key != self._last_key:
@@ -914,10 +919,13 @@ class Tracker:
                     if self._lost is not None and self._lost != suspect.key:
                         self._quiet_mark = None
                         note = f"turn {self.state.turn + 1}: nothing explains the table, play went on"
-                        self._adopt_table(view, "referee", note)
+                        self._follow_lost(view)
+                        self._adopt_table(view, "referee", note, self._lost_turns)
                         self._quiet = 0
                     else:
                         self._lost = suspect.key
+                        self._lost_turns = (view_of(self.state), self.state.current, 0)
+                        self._follow_lost(view)
             return
         misread = self._misread_cards(found)
         if misread and decide:
@@ -1064,6 +1072,7 @@ class Tracker:
         self._last_partial = None
         self._waypoints.clear()
         self._lost = None
+        self._lost_turns = None
         seen = self._table_view
         self._quiet_mark = None
         if (
@@ -1258,11 +1267,41 @@ class Tracker:
                 return self.warnings[i]
         raise TrackerError(f"no warning #{warning_id}")
 
-    def _adopt_table(self, view: TableView, who: str, note: str) -> None:
+    def _follow_lost(self, view: TableView) -> None:
+        """Camera only, while nothing explains the table: count the turns that pass by whose area
+        changes from one steady table to the next (the seat distance of the last mover), so that
+        taking the table as seen later keeps the turn count."""
+        if self._lost_turns is None:
+            return
+        prev, seat, ends = self._lost_turns
+        n = self.state.num_players
+        movers = [i for i in range(n) if prev.seats[i] != view.seats[i]]
+        if movers:
+            last = max(movers, key=lambda m: (m - seat) % n)
+            ends, seat = ends + (last - seat) % n, last
+        self._lost_turns = (view, seat, ends)
+
+    def _adopt_table(
+        self, view: TableView, who: str, note: str, turns: tuple[TableView, int, int] | None = None
+    ) -> None:
         """Take the table as seen (a confirmed reading nothing explains), recorded like a
-        correction so a replay does the same; a view no real table can show is only noted."""
+        correction so a replay does the same; a view no real table can show is only noted.
+        ``turns`` (camera only): the turns that passed meanwhile, by whose area changed: the
+        turn moves on to the last mover's, their main action taken."""
         try:
             new = adopt_view(self.state, view)
+            if turns is not None and turns[2]:
+                _, seat, ends = turns
+                new = dataclasses.replace(
+                    new,
+                    turn=new.turn + ends,
+                    current=seat,
+                    main_done=True,
+                    used=frozenset(),
+                    triggered=frozenset(),
+                    pending=None,
+                )
+                check_invariants(new, limits=False)
         except StateError as exc:
             self._note(f"{note}, but it cannot be adopted ({exc}): correct the table by hand", who=who)
             return
@@ -1358,6 +1397,7 @@ class Tracker:
             self._raised.clear()
             self._adoptable.clear()
             self._lost = None
+            self._lost_turns = None
         self._emit("state", {"turn": state.turn})
 
     @_atomic
