@@ -563,8 +563,9 @@ def test_corrections_and_undo(app: Flask, api: ApiClient, gid: str) -> None:
 def test_moving_a_turn_boundary_needs_a_clear_table_and_whole_numbers(api: ApiClient, gid: str) -> None:
     url = f"/api/games/{gid}/turn-ends"
     for bad, words in (
-        ({"ends": 1}, "from_turn: expected a whole number"),
-        ({"from_turn": 0, "ends": "2"}, "ends:"),
+        ({"ends": 1}, "turn-ends.from_turn: required"),
+        ({"from_turn": 0, "ends": "2"}, "turn-ends.ends: expected a whole number"),
+        ({"from_turn": -1, "ends": 1}, "turn-ends.from_turn: expected at least 0"),
     ):
         resp = api.post(url, bad)
         assert resp.status_code == 400 and words in resp.get_json()["error"], resp.get_json()

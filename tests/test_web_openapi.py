@@ -86,6 +86,10 @@ def calls(ids: dict[str, str], api: ApiClient) -> dict[tuple[str, str], tuple[st
             {"what": "card_id", "payload": {"old": a, "new": b}},
         ),
         ("/api/games/{game_id}/end-of-turn", "post"): (f"/api/games/{g}/end-of-turn", None),
+        ("/api/games/{game_id}/turn-ends", "post"): (
+            f"/api/games/{g}/turn-ends",
+            {"from_turn": 0, "ends": 1},
+        ),
         ("/api/games/{game_id}/undo", "post"): (f"/api/games/{g}/undo", None),
         ("/api/games/{game_id}/live", "post"): (f"/api/games/{g}/live", {"action": "start"}),
         ("/api/games/{game_id}/end", "post"): (f"/api/games/{g}/end", None),
@@ -113,12 +117,11 @@ SCORE_TABLE = {
     "workbench": [[{"builder": "Engineer", "value": 2, "facing": "E"}] + [None] * 4, [None] * 5],
     "damage": 0,
 }
+# Documented answers other than success for the generic call: no camera pipeline attached;
+# JSON sent where a JPEG goes (test_phone.py sends one).
 NO_RUNNER = {
-    ("/api/games/{game_id}/live", "post"): 409,  # documented: no camera pipeline attached
-    (
-        "/api/phone/frame",
-        "post",
-    ): 415,  # documented: the generic call sends JSON, not a JPEG (test_phone.py sends one)
+    ("/api/games/{game_id}/live", "post"): 409,
+    ("/api/phone/frame", "post"): 415,
 }
 
 
