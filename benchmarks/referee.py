@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import referee.tracker.tracker as tracker_module
 from referee.gizmos import State
-from referee.simulation.synthetic import VIOLATIONS, Camera, Feeder, Noise, TurnScript, simulated_game
+from referee.simulation.breaks import VIOLATIONS
+from referee.simulation.synthetic import Camera, Feeder, Noise, TurnScript, simulated_game
 from referee.tracker import Tracker
 from referee.tracker.explain import Hints, Limits, explain
 from referee.tracker.view import view_of

@@ -18,9 +18,10 @@ from referee.gizmos import (
     default_cards,
     describe,
     legal_steps,
+    marbles,
 )
 from referee.gizmos.cards import COLUMNS, ENERGY_NAMES
-from referee.gizmos.rules import _event_text as chance_text  # the engine's words for a random event
+from referee.gizmos.rules import event_text as chance_text  # the engine's words for a random event
 from referee.gizmos.scoring import ScoreLine, ranking
 from referee.tracker.verdicts import RefereeWarning
 from web.cardtext import card_gist, card_name, card_title
@@ -97,7 +98,7 @@ def step_label(step: Step) -> str:
         return card_title(CARDS[step.card or 0])
     if k == "build":
         pay = step.pay or (0, 0, 0, 0)
-        paid = ", ".join(f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n) or "free"
+        paid = marbles(pay, empty="free")
         label = f"{card_title(CARDS[step.card or 0])}: pay {paid}"
         if step.converters:
             label += " with " + ", ".join(card_title(CARDS[c]) for c in step.converters)
