@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import referee.tracker.tracker as tracker_module
 from referee.gizmos import State
-from referee.simulation.synthetic import VIOLATIONS, Camera, Feeder, Noise, TurnScript, simulated_game
+from referee.simulation.breaks import VIOLATIONS
+from referee.simulation.synthetic import Camera, Feeder, Noise, TurnScript, simulated_game
 from referee.tracker import Tracker
 from referee.tracker.explain import Hints, Limits, explain
 from referee.tracker.view import view_of
@@ -72,6 +73,8 @@ class Result:
     steps_true: int = 0  # player steps played (end of turn included)
     steps_matched: int = 0  # ... accepted as the same step (player, kind, card, colour, gizmo)
     steps_right_turn: int = 0  # ... with the same turn number
+    slips: int = 0  # places where the tracker's turn count departs from the true one (or returns)
+    round_slips: int = 0  # ... by whole rounds (a round of turns that left no trace, or not)
     turn_seconds: list[float] = field(default_factory=list)  # all tracker calls of a turn
     search_seconds: list[float] = field(default_factory=list)  # the explanation searches of a turn
     call_seconds: list[float] = field(default_factory=list)
@@ -217,16 +220,22 @@ def _attribution(res: Result, tracker: Tracker, scripts: list[TurnScript], verbo
     a, b = [_step_key(st) for _, st in truth], [_step_key(st) for _, st in got]
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     res.steps_true += len(truth)
+    offset = 0  # the tracker's turn count minus the true one, at the last aligned step
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             res.steps_matched += 1
             want, have = truth[block.a + k][0], got[block.b + k][0]
             res.steps_right_turn += want == have
-            if verbose and want != have:
-                print(
-                    f"    step {truth[block.a + k][1]} of turn {want} accepted on turn {have}",
-                    file=sys.stderr,
-                )
+            if have - want != offset:
+                res.slips += 1
+                res.round_slips += (have - want - offset) % scripts[0].final.num_players == 0
+                if verbose:
+                    print(
+                        f"    the turn count slips by {have - want - offset}: step "
+                        f"{truth[block.a + k][1]} of turn {want} accepted on turn {have}",
+                        file=sys.stderr,
+                    )
+                offset = have - want
 
 
 def _pct(a: int, b: int) -> str:
@@ -266,6 +275,10 @@ def report(res: Result, label: str) -> None:
         "accepted as played "
         f"({_pct(res.steps_right_turn, res.steps_matched).strip()}); {res.steps_true - res.steps_matched} of "
         f"{res.steps_true} played steps were explained otherwise or not at all"
+    )
+    print(
+        f"turn count slips (the tracker's count departs from the true one): {res.slips}, "
+        f"{res.round_slips} of them by whole rounds"
     )
     if res.sensor_uncertain:
         print(f"camera/sensor disagreements reported: {res.sensor_uncertain}")

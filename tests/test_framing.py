@@ -97,6 +97,13 @@ def test_calibrate_live_waits_for_good_framing_then_saves(
     saved = json.loads(save.read_text())
     assert np.array(saved["homography_table_mm_to_image"]).shape == (3, 3)
     assert saved["framing"]["good"] is True and (tmp_path / "c.png").is_file()
+    assert lines[-1].endswith(f"(start the game from it: run --calibration {save})")
+    from vision.calibrate import load_calibration
+    from vision.zones import default_zones
+
+    back = load_calibration(save, default_zones())  # what run --calibration reads
+    assert back.frame_size == (table.shape[1], table.shape[0])
+    assert np.allclose(back.calibration.homography, saved["homography_table_mm_to_image"])
 
 
 def test_calibrate_live_that_never_gets_good_framing_says_why(

@@ -521,3 +521,87 @@ def test_run_dashboard_listens_where_told_and_checks_host_names(
         assert app.config["TRUSTED_HOSTS"] == ["table.local"]
     finally:
         server.shutdown()
+
+
+# --------------------------------------------------------------------------- run --calibration
+
+
+def _covered_table(tmp_path: Path) -> tuple[Path, Path]:
+    """A calibration saved from the table by ``vision calibrate``, and a folder of frames of that
+    table with two markers covered (hands over the corners from the start)."""
+    from vision.calibrate import detect_markers
+
+    _, scene = _setup_scene()
+    whole = tmp_path / "whole.png"
+    cv2.imwrite(str(whole), scene.image)
+    save = tmp_path / "calibration.json"
+    assert main(["vision", "calibrate", str(whole), "--save", str(save)]) == 0
+    covered = scene.image.copy()
+    for mid in (0, 2):
+        x0, y0 = detect_markers(scene.image)[mid].min(0).astype(int) - 8
+        x1, y1 = detect_markers(scene.image)[mid].max(0).astype(int) + 8
+        covered[max(y0, 0) : y1, max(x0, 0) : x1] = (60, 120, 170)
+    folder = tmp_path / "covered"
+    folder.mkdir()
+    for i in range(4):
+        cv2.imwrite(str(folder / f"{i:03d}.png"), covered)
+    return save, folder
+
+
+def test_run_starts_from_a_saved_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    save, folder = _covered_table(tmp_path)
+    capsys.readouterr()
+    base = ["run", "--camera", str(folder), "--players", "Ana", "Ben", "Cleo", "--no-serve", "--speed", "0"]
+    assert main([*base, "--games-dir", str(tmp_path / "g1")]) == 0
+    assert ", 0 observed," in capsys.readouterr().out  # markers covered: no zones without the file
+    assert main([*base, "--games-dir", str(tmp_path / "g2"), "--calibration", str(save)]) == 0
+    out, err = capsys.readouterr()
+    assert f"run: starting from the calibration in {save}" in err
+    observed = int(out.rsplit(" observed,", 1)[0].rsplit(", ", 1)[1])
+    assert observed > 0, out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such file"),
+        ("{", "not JSON"),
+        ('{"homography_table_mm_to_image": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}', "not a calibration saved by"),
+        ("LAYOUT", "made for another table layout"),
+    ],
+)
+def test_run_names_a_bad_calibration_file(
+    content: str | None, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    images = tmp_path / "images"
+    images.mkdir()
+    cv2.imwrite(str(images / "0.png"), np.full((720, 1280, 3), 90, np.uint8))
+    path = tmp_path / "calibration.json"
+    if content == "LAYOUT":  # saved for the built-in table, run with bigger markers in --zones
+        save, _ = _covered_table(tmp_path)
+        path.write_text(save.read_text())
+        from vision.zones import DEFAULT_ZONES_PATH
+
+        zones = tmp_path / "zones.yaml"
+        text = DEFAULT_ZONES_PATH.read_text()
+        assert "marker_mm:" in text
+        zones.write_text(
+            "\n".join(
+                f"marker_mm: {float(line.split(':')[1]) + 10}" if line.startswith("marker_mm:") else line
+                for line in text.splitlines()
+            )
+        )
+        extra = ["--zones", str(zones)]
+        assert json.loads(path.read_text())["format"] == "gizmos-calibration"
+    else:
+        if content is not None:
+            path.write_text(content)
+        extra = []
+    capsys.readouterr()
+    argv = ["run", "--camera", str(images), "--players", "Ana", "Ben", "--no-serve", *extra]
+    assert main([*argv, "--calibration", str(path), "--games-dir", str(tmp_path / "games")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "Traceback" not in err[0], err
+    assert f"run: error: --calibration {path}: " in err[0], err

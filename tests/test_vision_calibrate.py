@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import cv2
@@ -155,3 +156,105 @@ def test_marker_advice_grows_the_marker_with_the_camera_height() -> None:
     assert "print markers of at least" in far.summary() and "as they are" in near.summary()
     with pytest.raises(CalibrationError, match="camera height"):
         marker_advice(50)
+
+
+# --------------------------------------------------------------------------- a saved calibration
+
+
+def _saved(tmp_path: Path, image: np.ndarray, zones=None):  # type: ignore[no-untyped-def]
+    """Calibrate ``image``, save it as ``calibrate --save`` does, and read it back."""
+    import json
+
+    from vision.calibrate import calibration_document, load_calibration
+
+    zones = zones or default_zones()
+    path = tmp_path / "calibration.json"
+    doc = calibration_document(Calibrator(zones).update(image), zones, (image.shape[1], image.shape[0]))
+    path.write_text(json.dumps(doc))
+    return load_calibration(path, zones)
+
+
+def test_a_saved_calibration_knows_the_zones_while_markers_are_covered(tmp_path: Path) -> None:
+    scene = _scene(27)
+    saved = _saved(tmp_path, scene.image)
+    markers = detect_markers(scene.image)
+    covered = _cover(_cover(scene.image, markers[0]), markers[2])
+    with pytest.raises(CalibrationError, match=r"markers \[0, 2\] not found"):
+        Calibrator().update(covered)  # without it: nothing to go on
+    cal = Calibrator()
+    cal.start_from(saved)
+    got = cal.update(covered)
+    assert got.state == "locked" and got.markers_seen == (1, 3)
+    assert np.array_equal(got.homography, saved.calibration.homography)
+    assert _corner_error(got.homography, scene.homography) < 2.0
+
+
+def test_a_saved_calibration_of_a_camera_moved_since_is_dropped(tmp_path: Path) -> None:
+    scene = _scene(28)
+    saved = _saved(tmp_path, scene.image)
+    cal = Calibrator()
+    cal.start_from(saved)
+    again = cal.update(_shifted(scene.image, 12))
+    assert again.state == "moved" and cal.moves == 1
+    assert not np.allclose(again.homography, saved.calibration.homography, atol=1.0)
+    other = Calibrator()  # a frame of another size: another camera mode, not this homography
+    other.start_from(saved)
+    small = cv2.resize(scene.image, (960, 540))
+    assert other.update(small).state == "fresh" and other.moves == 1
+
+
+def _bad_calibrations(good: dict) -> dict[str, tuple[object, str]]:  # type: ignore[type-arg]
+    import copy
+
+    def edit(key: str, value: object) -> dict:  # type: ignore[type-arg]
+        doc = copy.deepcopy(good)
+        doc[key] = value
+        return doc
+
+    moved_markers = copy.deepcopy(good["markers_mm"])
+    moved_markers["1"] = [[x + 40, y] for x, y in moved_markers["1"]]
+    return {
+        "text": ("{not json", "not JSON"),
+        "list": ([1, 2], "not a calibration saved by 'vision calibrate'"),
+        "old": ({"homography_table_mm_to_image": good["homography_table_mm_to_image"]}, 'no "format"'),
+        "nofield": ({k: v for k, v in good.items() if k != "frame_size"}, "field 'frame_size' is missing"),
+        "badfield": (edit("homography_table_mm_to_image", "abc"), "field 'homography_table_mm_to_image'"),
+        "singular": (edit("homography_table_mm_to_image", [[0, 0, 0]] * 3), "not an invertible 3x3"),
+        "notsquare": (edit("homography_table_mm_to_image", [[1, 0], [0, 1]]), "not an invertible 3x3"),
+        "size": (edit("frame_size", [0, 0]), "frame_size 0x0 is not a camera frame"),
+        "layout": (edit("markers_mm", moved_markers), "made for another table layout"),
+        "outside": (edit("frame_size", [320, 180]), "puts the markers outside its own 320x180 frame"),
+    }
+
+
+BAD_CALIBRATIONS = [
+    "text",
+    "list",
+    "old",
+    "nofield",
+    "badfield",
+    "singular",
+    "notsquare",
+    "size",
+    "layout",
+    "outside",
+]
+
+
+@pytest.mark.parametrize("case", BAD_CALIBRATIONS)
+def test_a_bad_calibration_file_is_one_clear_error(case: str, tmp_path: Path) -> None:
+    import json
+
+    from vision.calibrate import calibration_document, load_calibration
+
+    scene = _scene(29)
+    zones = default_zones()
+    good = calibration_document(Calibrator().update(scene.image), zones, (1280, 720))
+    doc, message = _bad_calibrations(json.loads(json.dumps(good)))[case]
+    path = tmp_path / "c.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    with pytest.raises(CalibrationError, match=re.escape(message)) as info:
+        load_calibration(path, zones)
+    assert str(info.value).startswith(f"--calibration {path}: ") and "\n" not in str(info.value)
+    with pytest.raises(CalibrationError, match="no such file"):
+        load_calibration(tmp_path / "missing.json", zones)

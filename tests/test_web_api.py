@@ -45,6 +45,7 @@ CHANGES: list[tuple[str, str, Any]] = [
     ("POST", "/api/games/{id}/corrections", {"what": "card_id", "payload": {"old": 12, "new": 13}}),
     ("POST", "/api/games/{id}/undo", None),
     ("POST", "/api/games/{id}/end-of-turn", None),
+    ("POST", "/api/games/{id}/turn-ends", {"from_turn": 0, "ends": 1}),
     ("POST", "/api/games/{id}/end", None),
     ("POST", "/api/games/{id}/live", {"action": "start"}),
     ("PUT", "/api/settings", {"serial_port": "/dev/ttyUSB0"}),
@@ -557,6 +558,21 @@ def test_corrections_and_undo(app: Flask, api: ApiClient, gid: str) -> None:
         and view["players"][0]["ring_total"] == 0
         and view["awaiting"].startswith("Ana's turn")
     )
+
+
+def test_moving_a_turn_boundary_needs_a_clear_table_and_whole_numbers(api: ApiClient, gid: str) -> None:
+    url = f"/api/games/{gid}/turn-ends"
+    for bad, words in (
+        ({"ends": 1}, "turn-ends.from_turn: required"),
+        ({"from_turn": 0, "ends": "2"}, "turn-ends.ends: expected a whole number"),
+        ({"from_turn": -1, "ends": 1}, "turn-ends.from_turn: expected at least 0"),
+    ):
+        resp = api.post(url, bad)
+        assert resp.status_code == 400 and words in resp.get_json()["error"], resp.get_json()
+    far = api.post(url, {"from_turn": 5, "ends": 1})
+    assert far.status_code == 422 and "from_turn: expected one of the turns" in far.get_json()["error"]
+    unseen = api.post(url, {"from_turn": 0, "ends": 1})  # no camera has seen this table
+    assert unseen.status_code == 422 and "not fully in view" in unseen.get_json()["error"]
 
 
 def test_end_of_turn_signal_and_ending_the_game(app: Flask, api: ApiClient, gid: str) -> None:

@@ -9,7 +9,7 @@ from referee.gizmos import apply, chance_outcomes, legal_steps, new_game, resolv
 from referee.gizmos.steps import Step
 from tests.web_testing import ApiClient
 from web.cardtext import card_gist, card_name, card_title
-from web.view import CARDS, step_groups, step_label, then_drawn
+from web.view import CARDS, step_groups, step_label, then_drawn, then_use
 
 
 def test_every_card_has_a_name_and_a_gist() -> None:
@@ -66,3 +66,28 @@ def test_a_gizmo_that_draws_a_marble_is_used_and_the_colour_said_in_one_tap() ->
     item = next(i for g in step_groups(state, legal_steps(state), ["Ana", "Ben"]) for i in g["steps"])
     assert item["step"]["kind"] == "use" and item["then"] == then
     assert then_drawn(state, Step("end_turn", state.current)) is None
+
+
+def test_a_file_from_a_research_hand_goes_on_to_its_file_gizmo_in_one_tap() -> None:
+    """File, the other cards under the deck in the order drawn, the starting gizmo used, and
+    the colour it drew: the steps the page plays for one tap are exactly the engine's."""
+    rng = random.Random(1)
+    state = resolve_chance(new_game(2), rng)
+    research = next(s for s in legal_steps(state) if s.kind == "research")
+    state = resolve_chance(apply(state, research), random.Random(3))
+    assert state.pending is not None and state.pending.kind == "research"
+    file = next(s for s in legal_steps(state) if s.kind == "file")
+    chain = then_use(state, file)
+    assert chain is not None
+    rest = [c for c in state.pending.hand if c != file.card]
+    kinds = [(s["kind"], s.get("card", s.get("gizmo"))) for s in chain["steps"]]
+    # the cards left go under in the order drawn (the engine places the last one itself)
+    assert kinds[:-1] == [("bottom", c) for c in rest[: len(kinds) - 1]] and len(kinds) >= 2
+    assert kinds[-1] == ("use", state.players[0].gizmos[0])
+    after = apply(state, file)
+    for raw in chain["steps"]:  # each is legal where the page plays it
+        after = apply(after, next(s for s in legal_steps(after) if s.to_json() == raw))
+    assert chain["then"] == [s.to_json() for s, _ in chance_outcomes(after)]
+    assert then_use(state, research) is None  # not a File
+    display = resolve_chance(new_game(2), random.Random(1))
+    assert then_use(display, next(s for s in legal_steps(display) if s.kind == "file")) is None

@@ -227,3 +227,12 @@ def test_a_move_with_a_misread_card_is_struck_through_once_corrected(api: ApiCli
     turn = next(e for e in log if e["kind"] == "turn" and filed in e["steps"])
     assert turn["void"] == "corrected"
     assert log[-1]["kind"] == "correction" and f"#{filed['card']} is really #{other}" in log[-1]["text"]
+
+
+def test_a_live_games_replay_follows_it(api: ApiClient) -> None:
+    gid = api.new_game(["Ana", "Ben"], seed=8)
+    first = api.get(f"/api/games/{gid}/replay").get_json()["moments"]
+    step = legal(api, gid)[0]
+    assert api.post(f"/api/games/{gid}/steps", {"step": step}).status_code == 200
+    again = api.get(f"/api/games/{gid}/replay").get_json()["moments"]
+    assert len(again) == len(first) + 1 and again[-1]["step"] == step

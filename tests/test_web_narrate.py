@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from referee.gizmos import COLORS
+from referee.gizmos import COLORS, marbles
 from referee.tracker.record import GameRecord
 from tests.web_testing import ApiClient, hub_of
 from web.demo import play_random
 from web.hub import Hub
-from web.narrate import correction_text, gizmo_name, listing, marbles
+from web.narrate import correction_text, gizmo_name, listing
 
 
 def play(api: ApiClient, gid: str, step: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ from its documented schema, an error included, is a 500 there.)
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,10 @@ def calls(ids: dict[str, str], api: ApiClient) -> dict[tuple[str, str], tuple[st
             {"what": "card_id", "payload": {"old": a, "new": b}},
         ),
         ("/api/games/{game_id}/end-of-turn", "post"): (f"/api/games/{g}/end-of-turn", None),
+        ("/api/games/{game_id}/turn-ends", "post"): (
+            f"/api/games/{g}/turn-ends",
+            {"from_turn": 0, "ends": 1},
+        ),
         ("/api/games/{game_id}/undo", "post"): (f"/api/games/{g}/undo", None),
         ("/api/games/{game_id}/live", "post"): (f"/api/games/{g}/live", {"action": "start"}),
         ("/api/games/{game_id}/end", "post"): (f"/api/games/{g}/end", None),
@@ -112,12 +117,11 @@ SCORE_TABLE = {
     "workbench": [[{"builder": "Engineer", "value": 2, "facing": "E"}] + [None] * 4, [None] * 5],
     "damage": 0,
 }
+# Documented answers other than success for the generic call: no camera pipeline attached;
+# JSON sent where a JPEG goes (test_phone.py sends one).
 NO_RUNNER = {
-    ("/api/games/{game_id}/live", "post"): 409,  # documented: no camera pipeline attached
-    (
-        "/api/phone/frame",
-        "post",
-    ): 415,  # documented: the generic call sends JSON, not a JPEG (test_phone.py sends one)
+    ("/api/games/{game_id}/live", "post"): 409,
+    ("/api/phone/frame", "post"): 415,
 }
 
 
@@ -200,9 +204,8 @@ def test_an_answer_that_drifts_from_its_document_is_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = make_app(tmp_path)
-    view = app.view_functions["api.get_session"]  # the module's own function: restored after the test
-    spec = view.api_spec  # type: ignore[attr-defined]
-    drifted = type(spec)(**{**{f: getattr(spec, f) for f in spec.__slots__}, "ok": {"type": "array"}})
-    monkeypatch.setattr(view, "api_spec", drifted, raising=True)
+    view = app.view_functions["api.get_session"]  # the blueprint's function: restored after the test
+    drifted = dataclasses.replace(view.api_spec, ok={"type": "array"})  # type: ignore[attr-defined]
+    monkeypatch.setattr(view, "api_spec", drifted)
     resp = app.test_client().get("/api/session")
     assert resp.status_code == 500 and "does not match the OpenAPI document" in resp.get_json()["error"]

@@ -8,6 +8,7 @@ marker) and says so.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -151,11 +152,21 @@ class Calibrator:
         self.moves = 0  # times the camera was noticed to move
         self._settling: list[np.ndarray] = []
         self._off = 0
+        self._size: tuple[int, int] | None = None  # the frame size a started-from calibration needs
 
     def reset(self) -> None:
         """Forget every calibration (a new camera or table)."""
         self.last = self.locked = None
-        self._settling, self._off = [], 0
+        self._settling, self._off, self._size = [], 0, None
+
+    def start_from(self, saved: SavedCalibration) -> None:
+        """Begin with a saved calibration as the kept one (``run --calibration``): the zones are
+        known from the first frame even while hands cover markers, and every frame still checks it
+        against the markers it sees, so a camera moved since it was saved is noticed as usual. A
+        frame of another size than the saved one drops it (another camera or resolution)."""
+        self.reset()
+        self.locked = self.last = saved.calibration
+        self._size = saved.frame_size
 
     def _fit(self, found: dict[int, np.ndarray], state: str) -> Calibration | None:
         src = np.concatenate([self.known[k] for k in sorted(found)])
@@ -170,6 +181,9 @@ class Calibrator:
     def update(self, frame: np.ndarray) -> Calibration:
         """Calibrate from this frame, or keep the calibration already held."""
         check_frame(frame)
+        if self._size is not None and (frame.shape[1], frame.shape[0]) != self._size:
+            self.moves += 1  # another camera or resolution: the saved homography does not apply
+            self.reset()
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
         held = self.locked or self.last
         found = {k: v for k, v in _detect(gray).items() if k in self.known}
@@ -213,6 +227,86 @@ class Calibrator:
                 f"calibration: {why}markers {missing} not found and no earlier calibration to reuse"
             )
         return Calibration(self.last.homography, tuple(sorted(found)), False, self.last.error_px, "reused")
+
+
+#: What ``calibrate --save`` writes and ``run --calibration`` reads.
+CALIBRATION_FORMAT = "gizmos-calibration"
+
+
+@dataclass(frozen=True, slots=True)
+class SavedCalibration:
+    """A calibration read back from its file, with the frame size it was made on."""
+
+    calibration: Calibration
+    frame_size: tuple[int, int]  # width, height in px
+
+
+def calibration_document(cal: Calibration, zones: Zones, frame_size: tuple[int, int]) -> dict[str, object]:
+    """The JSON of a saved calibration: the homography, the frame size and the marker layout of
+    the zones file it was made with (so a file of another table or camera mode is refused)."""
+    return {
+        "format": CALIBRATION_FORMAT,
+        "version": 1,
+        "homography_table_mm_to_image": cal.homography.tolist(),
+        "frame_size": list(frame_size),
+        "error_px": round(cal.error_px, 3),
+        "markers_mm": {str(k): v.tolist() for k, v in marker_corners_mm(zones).items()},
+    }
+
+
+def load_calibration(path: str | Path, zones: Zones) -> SavedCalibration:
+    """Read a file written by ``vision calibrate --save`` (or ``--live``) for ``zones``' table.
+
+    Anything wrong is one :class:`CalibrationError` naming the file and what is wrong: unreadable,
+    not such a document, a homography that is not 3x3 finite and invertible, markers laid out
+    differently from ``zones`` (another zones file), or markers it puts outside its own frame.
+    """
+    p = Path(path)
+    where = f"--calibration {p}"
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CalibrationError(f"{where}: no such file (save one: vision calibrate --live SOURCE)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationError(f"{where}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CalibrationError(f"{where}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or doc.get("format") != CALIBRATION_FORMAT:
+        raise CalibrationError(
+            f"{where}: not a calibration saved by 'vision calibrate' "
+            f'(no "format": "{CALIBRATION_FORMAT}"; calibrate again)'
+        )
+    field = "homography_table_mm_to_image"
+    try:
+        h = np.array(doc[field], dtype=np.float64)
+        field = "frame_size"
+        w, hh = (int(v) for v in doc[field])
+        field = "markers_mm"
+        saved_markers = {int(k): np.array(v, np.float32) for k, v in doc[field].items()}
+        field = "error_px"
+        error_px = float(doc.get(field, 0.0))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise CalibrationError(f"{where}: field {field!r} is missing or malformed") from None
+    if h.shape != (3, 3) or not np.isfinite(h).all() or abs(float(np.linalg.det(h))) < 1e-12:
+        raise CalibrationError(f"{where}: the homography is not an invertible 3x3 matrix of numbers")
+    if not (16 <= w <= 16384 and 16 <= hh <= 16384):
+        raise CalibrationError(f"{where}: frame_size {w}x{hh} is not a camera frame")
+    known = marker_corners_mm(zones)
+    if set(saved_markers) != set(known) or any(
+        saved_markers[k].shape != (4, 2) or not np.allclose(saved_markers[k], known[k], atol=0.5)
+        for k in known
+    ):
+        raise CalibrationError(
+            f"{where}: made for another table layout (its markers are not where this zones file puts "
+            "them): give the same --zones as when it was saved, or calibrate again"
+        )
+    projected = np.concatenate(list(project_markers(h, known).values()))
+    if not np.isfinite(projected).all() or not (
+        (projected >= -0.5).all() and (projected[:, 0] <= w).all() and (projected[:, 1] <= hh).all()
+    ):
+        raise CalibrationError(f"{where}: it puts the markers outside its own {w}x{hh} frame")
+    cal = Calibration(h, tuple(sorted(known)), False, error_px, "locked")
+    return SavedCalibration(cal, (w, hh))
 
 
 def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) -> np.ndarray:

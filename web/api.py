@@ -337,6 +337,28 @@ def end_of_turn(game_id: str) -> Response:
     return changed(g_, steps=[s.to_json() for s in update.steps], notes=update.notes)
 
 
+@bp.post("/games/<game_id>/turn-ends")
+@document(
+    "move inferred turn boundaries (camera only): explain the table seen again from the start of a "
+    "turn with the number of turn ends given",
+    ok=S.END_OF_TURN,
+    body=S.TURN_ENDS,
+    errors=(404, 409, 422, 503),
+)
+@require_admin
+def turn_ends(game_id: str) -> Response:
+    """Move inferred turn boundaries (camera only): explain the table now seen again from the start
+    of turn ``from_turn`` with exactly ``ends`` turns ended since."""
+    game(game_id)
+    data = valid_body("turn-ends")
+    with changing(game_id, "move a turn boundary") as (g_, tracker):
+        try:
+            update = tracker.reread_turns(data["from_turn"], data["ends"], g.who)
+        except TrackerError as exc:
+            raise ApiError(422, str(exc)) from exc
+    return changed(g_, steps=[s.to_json() for s in update.steps], notes=update.notes)
+
+
 @bp.post("/games/<game_id>/end")
 @document("end the game now; scoring is final", ok=S.CHANGED, errors=(404, 409, 503))
 @require_admin

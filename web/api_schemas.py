@@ -310,6 +310,18 @@ END_OF_TURN = obj(
     ["ok", "seq", "steps", "notes"],
     {**CHANGED["properties"], "steps": {"type": "array", "items": OBJ}, "notes": STR_LIST},
 )
+TURN_ENDS = obj(
+    ["from_turn", "ends"],
+    {
+        "from_turn": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "the kept turn to read the table again from",
+        },
+        "ends": {"type": "integer", "minimum": 0, "description": "how many turns ended since"},
+    },
+    closed=True,
+)
 LIVE = obj(["action"], {"action": {"enum": ["start", "pause", "stop"]}}, closed=True)
 LIVE_DONE = obj(
     ["ok", "live"], {"ok": {"const": True}, "live": {"enum": ["none", "running", "paused", "stopped"]}}

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import random
 
+from referee.simulation.players import random_step
 from web.hub import Hub, LiveGame
 
 DEMO_NAMES = ["Ana", "Ben", "Chloé"]
 
 
 def play_random(game: LiveGame, rng: random.Random, turns: int, who: str = "demo") -> int:
-    """Play random legal steps until ``turns`` more turns have ended or the game is over.
+    """Play random legal steps (the simulation's uniform player,
+    :func:`~referee.simulation.players.random_step`) until ``turns`` more turns have ended or the
+    game is over.
 
     Returns the number of steps played. Everything goes through the tracker, so the record,
     the move log and the pages see a real (if aimless) game."""
@@ -25,7 +28,7 @@ def play_random(game: LiveGame, rng: random.Random, turns: int, who: str = "demo
             steps = tracker.legal_steps()
             if not steps:
                 break
-            tracker.play(rng.choice(steps), who=who)
+            tracker.play(random_step(steps, rng), who=who)
             played += 1
     return played
 

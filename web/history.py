@@ -280,6 +280,11 @@ def players_summary(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------- exports
 
 
+def utc(stamp: float) -> str:
+    """Seconds since the epoch as an ISO 8601 UTC time, e.g. ``2026-11-23T21:05:40Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
 CSV_COLUMNS = ("moment", "time", "round", "turn", "to_play", "kind", "who", "what", "step", "forced", "void")
 
 
@@ -292,7 +297,7 @@ def game_csv(h: GameHistory) -> str:
         out.writerow(
             [
                 m.index,
-                time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(m.time)),
+                utc(m.time),
                 m.state.round,
                 m.state.turn,
                 h.names[m.state.current],
@@ -319,7 +324,7 @@ def game_record(h: GameHistory) -> dict[str, Any]:
         turns.append(
             {
                 "moment": m.index,
-                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(m.time)),
+                "time": utc(m.time),
                 "round": m.state.round,
                 "turn": m.state.turn,
                 "kind": m.kind,
@@ -335,14 +340,14 @@ def game_record(h: GameHistory) -> dict[str, Any]:
         "format": "gizmos-game",
         "version": 1,
         "game": h.id,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(h.created)),
+        "started": utc(h.created),
         "players": [{"seat": s, "name": n} for s, n in enumerate(h.names)],
         "finished": summary["over"],
         "ended_by": h.ended_by,
         "winner": summary["winner"],
         "result": summary["players"],
         "moves": turns,
-        "warnings": [{k: v for k, v in warning_json(h, w).items() if k not in ("time",)} for w in h.warnings],
+        "warnings": [{**warning_json(h, w), "time": utc(w.time)} for w in h.warnings],
     }
 
 

@@ -27,6 +27,7 @@ from referee.gizmos import (
     default_cards,
     describe,
     force,
+    marbles,
     ranking,
     state_from_json,
     step_from_json,
@@ -37,12 +38,6 @@ CARDS = default_cards()
 ROMAN = {1: "I", 2: "II", 3: "III"}
 NOT_REVISED = 1 << 62
 GRANTED = ("pick_row", "file_action", "research_action", "build_free")  # rewards that are actions
-
-
-def marbles(counts: tuple[int, ...] | list[int]) -> str:
-    """``(0, 2, 0, 1)`` -> ``"2 blue, 1 yellow"`` (``"nothing"`` when empty)."""
-    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(counts) if n]
-    return ", ".join(parts) if parts else "nothing"
 
 
 def listing(items: list[str]) -> str:

@@ -8,9 +8,20 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from referee.gizmos import COLORS, RULES, State, Step, apply, chance_outcomes, default_cards, describe
+from referee.gizmos import (
+    COLORS,
+    RULES,
+    State,
+    Step,
+    apply,
+    chance_outcomes,
+    default_cards,
+    describe,
+    legal_steps,
+    marbles,
+)
 from referee.gizmos.cards import COLUMNS, ENERGY_NAMES
-from referee.gizmos.rules import _event_text as chance_text  # the engine's words for a random event
+from referee.gizmos.rules import event_text as chance_text  # the engine's words for a random event
 from referee.gizmos.scoring import ScoreLine, ranking
 from referee.tracker.verdicts import RefereeWarning
 from web.cardtext import card_gist, card_name, card_title
@@ -87,7 +98,7 @@ def step_label(step: Step) -> str:
         return card_title(CARDS[step.card or 0])
     if k == "build":
         pay = step.pay or (0, 0, 0, 0)
-        paid = ", ".join(f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n) or "free"
+        paid = marbles(pay, empty="free")
         label = f"{card_title(CARDS[step.card or 0])}: pay {paid}"
         if step.converters:
             label += " with " + ", ".join(card_title(CARDS[c]) for c in step.converters)
@@ -111,9 +122,37 @@ def then_drawn(state: State, step: Step) -> list[dict[str, Any]] | None:
     return [s.to_json() for s, _ in chance_outcomes(after)]
 
 
+def then_use(state: State, step: Step) -> dict[str, Any] | None:
+    """For a File out of a Research hand that triggers a File gizmo drawing a marble: the steps
+    that follow when the player goes on at once (the other cards under the deck in the order
+    drawn, as the page does by itself, then that gizmo used) and the draw's outcomes, so the
+    page can File, use the gizmo and say the colour drawn in one tap. None otherwise (no such
+    gizmo, or more than one to choose between)."""
+    pending = state.pending
+    if step.kind != "file" or pending is None or pending.kind != "research" or pending.chosen:
+        return None
+    after = apply(state, step)
+    chain: list[Step] = []
+    while after.pending is not None and after.pending.kind == "research" and after.pending.chosen:
+        bottoms = {s.card: s for s in legal_steps(after) if s.kind == "bottom"}
+        first = next((bottoms[c] for c in after.pending.hand if c in bottoms), None)
+        if first is None:
+            return None
+        chain.append(first)
+        after = apply(after, first)
+    if after.chance:
+        return None
+    uses = [(s, then) for s in legal_steps(after) if s.kind == "use" and (then := then_drawn(after, s))]
+    if len(uses) != 1:
+        return None
+    use, then = uses[0]
+    return {"steps": [s.to_json() for s in (*chain, use)], "then": then}
+
+
 def step_groups(state: State, steps: list[Step], names: list[str]) -> list[dict[str, Any]]:
     """The legal steps by kind, each with a short label and its full sentence, in the engine's
-    order; a step followed at once by a marble drawn also lists the draw's outcomes (``then``)."""
+    order; a step followed at once by a marble drawn also lists the draw's outcomes (``then``),
+    and a File out of a Research hand the steps to its File gizmo's draw (``then_use``)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for s in steps:
         name = names[s.player] if s.player is not None else None
@@ -121,6 +160,9 @@ def step_groups(state: State, steps: list[Step], names: list[str]) -> list[dict[
         then = then_drawn(state, s)
         if then:
             item["then"] = then
+        chain = then_use(state, s)
+        if chain:
+            item["then_use"] = chain
         groups.setdefault(s.kind, []).append(item)
     out = []
     for kind, items in groups.items():

@@ -434,6 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
     s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
+    s.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="start from the calibration 'vision calibrate --live' saved (calibration.json): the zones "
+        "are known while hands cover markers; each frame still checks it against the markers",
+    )
     usb = s.add_argument_group(
         "USB camera (--camera N)",
         "exposure, white balance and focus are locked by default at what the camera's automatics "

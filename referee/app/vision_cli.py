@@ -292,7 +292,7 @@ def _write_calibration(
     JSON with ``extra``); the paths written."""
     import cv2
 
-    from vision.calibrate import MAX_REPROJ_PX, annotate
+    from vision.calibrate import MAX_REPROJ_PX, annotate, calibration_document
     from vision.errors import CalibrationError
 
     if cal.error_px > MAX_REPROJ_PX:
@@ -302,7 +302,7 @@ def _write_calibration(
             "table (is this the printed marker sheet, or the wrong --zones file?); nothing written"
         )
     wrote = []
-    document = {"homography_table_mm_to_image": cal.homography.tolist(), **extra}
+    document = {**calibration_document(cal, zones, (frame.shape[1], frame.shape[0])), **extra}
     for path, write in (
         (out, lambda p: cv2.imwrite(str(p), annotate(frame, cal, zones))),
         (save, lambda p: p.write_text(json.dumps(document, indent=1))),
@@ -363,6 +363,7 @@ def _calibrate_live(a: argparse.Namespace, zones: Any) -> None:
                 print(
                     f"calibrate: the framing is good; markers {list(cal.markers_seen)}, reprojection "
                     f"error {cal.error_px:.2f} px, {framing.px_per_mm:.2f} px/mm; wrote {', '.join(wrote)}"
+                    f" (start the game from it: run --calibration {save})"
                 )
                 return
             if a.timeout and time.monotonic() - start > a.timeout:

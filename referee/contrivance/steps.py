@@ -256,7 +256,14 @@ def describe(step: Step, name: str | None = None) -> str:
         return f"{_card_text(step.card)} is the card taken"
     if k == "reveal":
         return f"the Contrivance is revealed: it requires {step.value} tile(s) of the Builder's type"
-    card, text = step.card or "", f"{who} plays {_card_text(step.card)}"
+    return f"{who} plays {play_text(step)}"
+
+
+def play_text(step: Step) -> str:
+    """A Tool card's play as a clause, without the player: "Rotate on row 2, column 3: now
+    facing W" (:func:`describe` says who; a warning composes it into its sentence)."""
+    facing = EDGES[step.facing] if step.facing is not None else "?"
+    card, text = step.card or "", _card_text(step.card)
     if card == "move":
         return f"{text}: {_sq(step.at)} to {_sq(step.to)} (still facing {facing})"
     if card == "rotate":

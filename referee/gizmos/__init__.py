@@ -27,7 +27,7 @@ from referee.gizmos.state import (
     new_game,
     state_from_json,
 )
-from referee.gizmos.steps import Step, describe, step_from_json
+from referee.gizmos.steps import Step, describe, marbles, step_from_json
 
 __all__ = [
     "COLORS",
@@ -53,6 +53,7 @@ __all__ = [
     "force",
     "legal_steps",
     "load_cards",
+    "marbles",
     "new_game",
     "ranking",
     "resolve_chance",

@@ -24,7 +24,6 @@ from referee.gizmos.state import (
     END_LEVEL3,
     ChanceEvent,
     Converter,
-    Counts,
     Pending,
     Player,
     Profile,
@@ -32,7 +31,7 @@ from referee.gizmos.state import (
     State,
     event_void,
 )
-from referee.gizmos.steps import Step, check_shape
+from referee.gizmos.steps import Step, check_shape, marbles
 
 CARDS: tuple[Card, ...] = default_cards()
 
@@ -201,20 +200,15 @@ def _check_payment(ck: _Checks, state: State, player: Player, step: Step, source
     chosen = tuple(mine[c] for c in step.converters)
     cost = _cost_text(card, prof, look)
     if most_energy(pay, target, chosen) < _build_need(card, prof, look):
-        ck.fail("UNDERPAID", f"{_marble_text(pay)} does not cover #{card.id} ({cost})")
+        ck.fail("UNDERPAID", f"{marbles(pay, empty='paying nothing')} does not cover #{card.id} ({cost})")
     elif not options:
         ck.fail("NOT_AFFORDABLE", f"your ring cannot pay for #{card.id} ({cost})")
     else:
         ck.fail(
             "BAD_PAYMENT",
-            f"{_marble_text(pay)} with converters {list(step.converters)} is not an exact payment for "
-            f"#{card.id} ({cost})",
+            f"{marbles(pay, empty='paying nothing')} with converters {list(step.converters)} is not an "
+            f"exact payment for #{card.id} ({cost})",
         )
-
-
-def _marble_text(pay: Counts) -> str:
-    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n]
-    return ", ".join(parts) if parts else "paying nothing"
 
 
 def _cost_text(card: Card, prof: Profile, source: str) -> str:
@@ -601,7 +595,7 @@ def _apply_into(ck: _Checks, state: State, t: _Table, step: Step) -> None:
     if state.chance:
         if not step.is_chance:
             ck.fail(
-                "OUT_OF_SEQUENCE", f"a random outcome is awaited first ({_event_text(state.chance[0])})", True
+                "OUT_OF_SEQUENCE", f"a random outcome is awaited first ({event_text(state.chance[0])})", True
             )
         _check_outcome(state, step)
         _resolve(t, step)
@@ -789,7 +783,8 @@ def _end_turn(t: _Table) -> None:
 # =========================================================================== chance
 
 
-def _event_text(e: ChanceEvent) -> str:
+def event_text(e: ChanceEvent) -> str:
+    """The random outcome a chance event awaits, in words ("the marble refilling the Energy Row")."""
     if e[0] == "display":
         return f"the card refilling Level {e[1]} Display slot {e[2] + 1}"
     if e[0] == "research":
@@ -808,7 +803,7 @@ def _check_outcome(state: State, step: Step) -> None:
     e = state.chance[0]
     if e[0] in ("display", "research"):
         if step.kind != "reveal":
-            raise IllegalStep("OUT_OF_SEQUENCE", f"awaiting {_event_text(e)}: a 'reveal' step")
+            raise IllegalStep("OUT_OF_SEQUENCE", f"awaiting {event_text(e)}: a 'reveal' step")
         cands, _ = state.decks[e[1] - 1][0]
         if step.card not in cands:
             raise IllegalStep(
@@ -816,7 +811,7 @@ def _check_outcome(state: State, step: Step) -> None:
             )
     else:
         if step.kind != "dispense":
-            raise IllegalStep("OUT_OF_SEQUENCE", f"awaiting {_event_text(e)}: a 'dispense' step")
+            raise IllegalStep("OUT_OF_SEQUENCE", f"awaiting {event_text(e)}: a 'dispense' step")
         if state.dispenser[step.color or 0] == 0:
             raise IllegalStep(
                 "IMPOSSIBLE_OUTCOME", f"the dispenser holds no {COLORS[step.color or 0]} marble"

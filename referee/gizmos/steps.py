@@ -204,36 +204,56 @@ def step_from_text(text: str) -> Step:
     return step_from_json(raw)
 
 
-def _marbles(pay: Counts) -> str:
-    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n]
-    return ", ".join(parts) if parts else "nothing"
+def marbles(counts: Counts, empty: str = "nothing") -> str:
+    """``(0, 2, 0, 1)`` -> ``"2 blue, 1 yellow"`` (``empty`` when there are none): marbles in
+    words, the one wording every sentence about a payment, a ring or the Row uses."""
+    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(counts) if n]
+    return ", ".join(parts) if parts else empty
 
 
-def describe(step: Step, name: str | None = None) -> str:
+#: What using a gizmo gave, by its reward, in the past tense (``{n}``: its VP, ``{g}``: the gizmo).
+_GAVE = {
+    "vp_tokens": "took the {n}-point VP token of #{g}",
+    "draw_random": "drew from the dispenser for #{g}",
+    "pick_row": "took from the Energy Row for #{g}",
+}
+
+
+def describe(step: Step, name: str | None = None, past: bool = False) -> str:
     """A plain sentence for the move log, e.g. "Ana builds #57 paying 1 red, 1 yellow"; without a
-    name the player is "seat N", N being the step's ``player`` (as in the JSON, from 0)."""
+    name the player is "seat N", N being the step's ``player`` (as in the JSON, from 0).
+
+    ``past``: what was done at the table, e.g. "Ana built #57 paying 1 red, 1 yellow", for the
+    referee's warnings (which add the rule it broke) and any report after the fact."""
     who = name if name is not None else (f"seat {step.player}" if step.player is not None else "Chance")
     k = step.kind
     if k == "file":
-        return f"{who} files #{step.card}"
+        return f"{who} {'filed' if past else 'files'} #{step.card}"
     if k == "pick":
-        return f"{who} picks a {COLORS[step.color or 0]} marble from the Energy Row"
+        colour = COLORS[step.color or 0]
+        if past:
+            return f"{who} took a {colour} marble from the Energy Row"
+        return f"{who} picks a {colour} marble from the Energy Row"
     if k == "build":
-        text = f"{who} builds #{step.card} paying {_marbles(step.pay or (0, 0, 0, 0))}"
+        paid = marbles(step.pay or (0, 0, 0, 0))
+        text = f"{who} {'built' if past else 'builds'} #{step.card} paying {paid}"
         if step.converters:
             text += " with converter(s) " + ", ".join(f"#{c}" for c in step.converters)
         return text
     if k == "research":
-        return f"{who} researches the Level {step.level} deck"
+        return f"{who} {'researched' if past else 'researches'} the Level {step.level} deck"
     if k == "use":
         card = default_cards()[step.gizmo or 0]
+        if past:
+            gave = _GAVE.get(card.effect.reward, "used #{g}")
+            return f"{who} " + gave.format(n=card.effect.count, g=step.gizmo)
         return f"{who} uses #{step.gizmo} ({card.text.split('.')[0].lower()})"
     if k == "skip":
-        return f"{who} declines"
+        return f"{who} {'declined' if past else 'declines'}"
     if k == "bottom":
-        return f"{who} puts #{step.card} under its deck"
+        return f"{who} {'put' if past else 'puts'} #{step.card} under its deck"
     if k == "end_turn":
-        return f"{who} ends the turn"
+        return f"{who} {'ended' if past else 'ends'} the turn"
     if k == "reveal":
-        return f"#{step.card} is revealed"
-    return f"a {COLORS[step.color or 0]} marble comes out of the dispenser"
+        return f"#{step.card} {'was' if past else 'is'} revealed"
+    return f"a {COLORS[step.color or 0]} marble {'came' if past else 'comes'} out of the dispenser"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.game import Game
+from referee.simulation.players import random_step
 
 #: A game longer than this many player steps is reported as not terminating.
 MAX_STEPS = 20_000
@@ -34,7 +35,8 @@ def random_game(
     on_step: Callable[[Any, Any, Any], None] | None = None,
     max_steps: int = MAX_STEPS,
 ) -> Playthrough:
-    """Play uniformly random legal steps from a seeded setup until the game ends.
+    """Play uniformly random legal steps (:func:`~referee.simulation.players.random_step`) from a
+    seeded setup until the game ends.
 
     ``on_step(before, step, after)`` sees every player step (chance is resolved inside ``apply``).
     """
@@ -45,7 +47,7 @@ def random_game(
         if n >= max_steps:
             turn = getattr(state, "turn", "?")  # both games' states count turns
             raise GameDidNotEnd(f"seed {seed}: no end after {max_steps} steps (turn {turn})")
-        step = rng.choice(game.legal_steps(state))
+        step = random_step(game.legal_steps(state), rng)
         after = game.apply(state, step, rng)
         if on_step is not None:
             on_step(state, step, after)

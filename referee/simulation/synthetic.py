@@ -21,6 +21,8 @@ from referee.gizmos.cards import COLORS
 from referee.gizmos.rules import resolve_chance
 from referee.gizmos.state import Counts
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
+from referee.simulation.breaks import END_CODES, VIOLATIONS, Injected, end_break, hidden_pick, start_break
+from referee.simulation.players import TASTES, choose_step
 
 CARDS = default_cards()
 
@@ -189,30 +191,6 @@ def tables_of(state: State, steps: list[Step], rng: random.Random) -> list[State
 # --------------------------------------------------------------------------- simulated games
 
 
-#: Rule breaks the simulator can inject, by the code the referee must report.
-VIOLATIONS = (
-    "SECOND_MAIN_ACTION",
-    "RING_FULL",
-    "ARCHIVE_FULL",
-    "UNDERPAID",
-    "GIZMO_ALREADY_USED",
-    "NOT_TRIGGERED",
-    "ACTION_FORBIDDEN",
-    "CARD_NOT_AVAILABLE",
-    "NOT_YOUR_TURN",
-    "GAME_OVER",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Injected:
-    """A rule broken on purpose: the code, the player who broke it and the turn."""
-
-    code: str
-    player: int
-    turn: int
-
-
 @dataclass(slots=True)
 class Moment:
     """A table as it stood for ``frames`` camera frames."""
@@ -237,118 +215,6 @@ class TurnScript:
     def final(self) -> State:
         return self.moments[-1].state
 
-
-#: How much simple players like each kind of step, one taste per seat (round the table):
-#: a builder, a hoarder who fills the ring, a filer. Triggered gizmos are nearly always used.
-TASTES: tuple[dict[str, float], ...] = (
-    {"use": 8.0, "build": 6.0, "pick": 3.0, "file": 1.5, "research": 1.0},
-    {"use": 8.0, "build": 1.5, "pick": 8.0, "file": 1.0, "research": 0.5},
-    {"use": 8.0, "build": 3.0, "pick": 2.0, "file": 4.0, "research": 1.5},
-)
-
-
-def choose_step(options: list[Step], rng: random.Random, taste: dict[str, float] = TASTES[0]) -> Step:
-    """A simple player's choice among legal steps (weighted by ``taste``, 1 for kinds it does
-    not name, spread evenly over the steps of a kind so many ways to pay do not favour a Build)."""
-    kinds: dict[str, list[Step]] = {}
-    for step in options:
-        kinds.setdefault(step.kind, []).append(step)
-    names = sorted(kinds)
-    kind = rng.choices(names, weights=[taste.get(k, 1.0) for k in names])[0]
-    return rng.choice(kinds[kind])
-
-
-def _main_actions(state: State) -> list[Step]:
-    return [s for s in legal_steps(state) if s.kind in ("file", "pick", "build", "research")]
-
-
-def _single(state: State, step: Step, code: str) -> State | None:
-    """The table after a rule-breaking ``step`` if it breaks exactly rule ``code``, else None."""
-    try:
-        after, broken = force(state, step)
-    except IllegalStep:
-        return None
-    return after if [b.code for b in broken] == [code] else None
-
-
-def _inject_start(state: State, code: str, rng: random.Random) -> tuple[Step, State] | None:
-    """A rule-breaking main action (or an out-of-turn Pick) at the start of a turn."""
-    seat = state.current
-    p = state.players[seat]
-    display = [c for row in state.display for c in row if c is not None]
-    steps: list[Step] = []
-    if code == "RING_FULL":
-        steps = [Step("pick", seat, color=c) for c in range(4) if state.row[c]]
-    elif code in ("ARCHIVE_FULL", "ACTION_FORBIDDEN"):
-        steps = [Step("file", seat, card=c) for c in display]
-    elif code == "CARD_NOT_AVAILABLE":
-        others = [c for i, o in enumerate(state.players) if i != seat for c in o.archive]
-        steps = [Step("file", seat, card=c) for c in others]
-    elif code == "NOT_YOUR_TURN":
-        steps = [
-            Step("pick", o, color=c)
-            for o in range(state.num_players)
-            if o != seat
-            for c in range(4)
-            if state.row[c]
-        ]
-    elif code == "UNDERPAID":
-        for b in _main_actions(state):
-            if b.kind == "build" and not b.converters and b.pay and sum(b.pay) >= 1:
-                colour = max(range(4), key=lambda i: (b.pay or (0, 0, 0, 0))[i])
-                pay = tuple(n - (i == colour) for i, n in enumerate(b.pay))
-                steps.append(replace(b, pay=pay))  # type: ignore[arg-type]
-    rng.shuffle(steps)
-    for step in steps:
-        after = _single(state, step, code)
-        if after is not None and (code != "RING_FULL" or sum(p.ring) >= p.profile.energy_limit):
-            return step, after
-    return None
-
-
-def _inject_end(state: State, code: str, rng: random.Random) -> tuple[Step, State] | None:
-    """A rule-breaking step after the main action, before the turn ends."""
-    seat = state.current
-    p = state.players[seat]
-    steps: list[Step] = []
-    if code == "SECOND_MAIN_ACTION":
-        steps = [Step("pick", seat, color=c) for c in range(4) if state.row[c]]
-        if any(CARDS[g].effect.reward == "pick_row" for g in state.triggered):
-            steps = []  # a triggered pick gizmo would make a second pick legal
-    elif code in ("GIZMO_ALREADY_USED", "NOT_TRIGGERED"):
-        # A VP token taken again (used) or without its trigger. Only when no other VP gizmo of
-        # the player's gives the same points: else the camera cannot tell which rule broke.
-        vp = [g for g in p.gizmos if CARDS[g].effect.reward == "vp_tokens" and g not in state.triggered]
-        points = [CARDS[g].effect.count for g in vp]
-        used = code == "GIZMO_ALREADY_USED"
-        steps = [
-            Step("use", seat, gizmo=g)
-            for g in vp
-            if (g in state.used) == used and points.count(CARDS[g].effect.count) == 1
-        ]
-    rng.shuffle(steps)
-    for step in steps:
-        after = _single(state, step, code)
-        if after is not None:
-            return step, after
-    return None
-
-
-def _hidden_pick(before: State, step: Step, settled: State) -> bool:
-    """A Pick whose refill brought back the colour taken: the Row looks untouched, so the table
-    reads as a marble drawn blind, or paid one short; no camera can tell which rule broke."""
-    return step.kind == "pick" and settled.row == before.row
-
-
-START_CODES = (
-    "RING_FULL",
-    "ARCHIVE_FULL",
-    "ACTION_FORBIDDEN",
-    "CARD_NOT_AVAILABLE",
-    "NOT_YOUR_TURN",
-    "UNDERPAID",
-)
-END_CODES = ("SECOND_MAIN_ACTION", "GIZMO_ALREADY_USED", "NOT_TRIGGERED")
 
 #: Decides whether a rule-breaking table is really unexplainable by legal play (the simulator
 #: only counts injections that are): ``legal(before, after, ends) -> bool``.
@@ -380,10 +246,11 @@ def simulated_game(
 ) -> Iterator[TurnScript]:
     """A seeded random game as the camera sees it, turn by turn (the setup first).
 
-    Legal play by simple players (:func:`choose_step`, :data:`TASTES`); the referee is started on the set-up
+    Legal play by simple players (:func:`~referee.simulation.players.choose_step`,
+    :data:`~referee.simulation.players.TASTES`); the referee is started on the set-up
     table, which stays ``setup_frames`` before the first move. About ``violation_rate`` of the
     turns carry one injected rule break
-    (a class from :data:`VIOLATIONS` that the table allows at that moment, chosen at random),
+    (a class from :data:`.breaks.VIOLATIONS` that the table allows at that moment, chosen at random),
     kept only if ``legal`` confirms no legal play from the start of the turn explains the table
     it makes (before and after its refills) and, for a Pick, the Row shows it (a refill of the
     colour taken hides it); the player then ends the turn. Intermediate
@@ -404,7 +271,7 @@ def simulated_game(
         """The table after a rule-breaking step with its refills made, if the step counts as an
         injection: the Row shows it and no legal play from the start of the turn explains it."""
         settled = resolve_chance(after, rng)
-        if _hidden_pick(before, step, settled):
+        if hidden_pick(before, step, settled):
             return None
         if legal is not None and (legal(turn_start, after, 0) or legal(turn_start, settled, 0)):
             return None
@@ -447,7 +314,7 @@ def simulated_game(
             if code in END_CODES:  # tried after the main action; so are the end codes after it
                 end = [c for c in codes[i:] if c in END_CODES]
                 break
-            found = _inject_start(state, code, inject_rng)
+            found = start_break(state, code, inject_rng)
             if found is None:
                 continue
             step, after = found
@@ -467,7 +334,7 @@ def simulated_game(
                 step = next((o for o in options if o.kind in ("end_turn", "skip", "bottom")), step)
             if step.kind == "end_turn" and mark is None and end and state.main_done and state.pending is None:
                 for code in end:
-                    found = _inject_end(state, code, inject_rng)
+                    found = end_break(state, code, inject_rng)
                     if found is None:
                         continue
                     bad, after = found

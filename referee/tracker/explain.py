@@ -68,6 +68,10 @@ class Hints:
     waypoints: tuple[TableView, ...] = ()
     end_last: bool = False  # the signal came after the table seen: nothing is played after the last end
     checkpoints: tuple[TableView, ...] = ()  # the table seen at each end signal: each end happens there
+    # Camera only: the tracker chose how many turns end (``end_turns``, from whose areas changed),
+    # so a turn that left no trace (a Research declined) costs nothing here; it is counted
+    # (``Explanation.quiet``) and the tracker weighs it against the other hypotheses.
+    quiet_turns: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,7 @@ class Explanation:
     tables: int  # distinct *visible* tables among them (>1 only when part of the view is unknown)
     nodes: int
     folds: tuple[tuple[int, int, tuple[int, ...]], ...] = ()  # Research cards folded back after step i
+    quiet: int = 0  # turns ended that left no trace on the table (a Research declined)
 
     @property
     def legal(self) -> bool:
@@ -105,6 +110,7 @@ class _Node:
     free: int = 0  # rule-breaking steps taken for free (see Hints.free_until_end)
     shown: bool = False  # the current turn's main action left a trace on the table
     unseen: int = 0  # turns ended unsignalled that left no trace (a Research declined)
+    quiet: int = 0  # turns ended that left no trace, signalled or not (Explanation.quiet)
     passed: int = 0  # waypoints passed (Hints.waypoints)
     folds: tuple[tuple[int, int, tuple[int, ...]], ...] = ()  # (after step i, level, cards folded back)
 
@@ -470,6 +476,7 @@ class _Search:
             tables=len(tables),
             nodes=self.nodes,
             folds=best.folds,
+            quiet=best.quiet,
         )
 
     def _ends_ok(self, node: _Node, step: Step) -> bool:
@@ -491,6 +498,8 @@ class _Search:
         """An unsignalled end of a turn whose main action left no trace on the table (a
         Research declined). Legal, but it weighs like a broken rule: a move before any visible
         main action is likelier out of turn, unless what follows says otherwise."""
+        if self.hints.quiet_turns:
+            return False
         return step.kind == "end_turn" and node.ends >= self.hints.end_turns and not node.shown
 
     def _in_order(self, node: _Node, step: Step) -> bool:
@@ -601,6 +610,7 @@ class _Search:
             folds=folds,
             free=node.free + free,
             unseen=node.unseen + self._unseen_end(node, step),
+            quiet=node.quiet + (step.kind == "end_turn" and not node.shown),
             passed=node.passed + self._passes(node, after),
             shown=False if step.kind == "end_turn" else node.shown or step.kind in ("file", "pick", "build"),
         )

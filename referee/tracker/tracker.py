@@ -69,6 +69,7 @@ from referee.tracker.view import (
     matches,
     mismatches,
     seat_matches,
+    view_of,
     zone_text,
 )
 
@@ -135,6 +136,13 @@ class TrackerSettings:
     backoff: int = 10  # frames without a new search after a table nothing explains (a person is asked)
     max_violations: int = 2
     limits: Limits = field(default_factory=Limits)
+
+
+#: Camera only: how many turns that left no trace (a Research declined) a broken rule weighs.
+#: In play, about one turn in ten leaves no trace and a rule is broken in a few turns in a
+#: hundred: one traceless turn is likelier than a move out of turn, a broken rule likelier than
+#: two traceless turns (a second marble, rather than everyone else's turn passing unseen).
+VIOLATION_WEIGHT = 1.5
 
 
 class TrackerError(RuntimeError):
@@ -249,6 +257,17 @@ class Tracker:
         # does; another's is set aside if play explains the new table with fewer broken rules
         # without it (a Build seen underpaid, then paid in full).
         self._waypoints: list[tuple[TableView, bool]] = []
+        self._table_ends: int | None = None  # camera only: the turns the last explanation ended
+        self._table_view: TableView | None = None  # ... and the table it explained
+        # Camera only: the last accepted explanation let turns pass without a trace (legal):
+        # the state it started from, the table it explained and its weight (see _weight). What
+        # is seen next may make a move out of turn there likelier (_explain_from_table).
+        # (and how many move-log lines stood before it).
+        self._quiet_mark: tuple[State, TableView, float, int] | None = None
+        self._rewind_to: tuple[State, TableView, int] | None = None  # that reading, chosen: go back
+        self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
+        # ... and since then: the last table seen, its last mover, the turns ended (_follow_lost)
+        self._lost_turns: tuple[TableView, int, int] | None = None
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -341,7 +360,7 @@ class Tracker:
             elif kind == "state":
                 state = state_from_json(payload["state"])
                 if payload.get("reason") == "revise":
-                    self._rewind(state)
+                    self._rewind(state, payload.get("log"))
                 elif payload.get("reason") in ("correction", "undo"):
                     self._baseline = state
                 self.state = state
@@ -440,6 +459,8 @@ class Tracker:
                     self._explain(view, update, urgent=True)
             return
         key = view.key()
+        if self._lost is not None:
+            self._follow_lost(view)
         if self._quiet:  # nothing explained the table lately: search again only now and then
             self._quiet -= 1
             if key != self._last_key:
@@ -563,12 +584,15 @@ class Tracker:
         sensed: bool = True,
         waypoints: bool = True,
         inferred: bool = False,
+        table_ends: int | None = None,
     ) -> Hints:
         """What the signals and sensors add to the view. ``fresh``: for an explanation from the
         start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
         end signals include zones recalled from just before them; ``sensed``: the dispenser's
         counts of the turn (marbles returned, Row refills) must be met (the count of returns
-        always, while the paying ring is out of view)."""
+        always, while the paying ring is out of view). ``table_ends``: camera only, the turns
+        the explanation ends, as whose areas changed tell (:meth:`_table_turns`); turns that
+        left no trace cost nothing in the search (the tracker weighs them)."""
         s = self.settings
         done = _Done() if fresh else self._done
         tallies = [*self._closed, self._sensed]
@@ -582,7 +606,7 @@ class Tracker:
             returned = self._closed[0].returned - done.paid
             if sensed:
                 refills = len(self._closed[0].row) - len(done.row)
-        return Hints(
+        hints = Hints(
             row_colours=tuple(rows),
             draw_colours=tuple(draws),
             returned=returned,
@@ -596,6 +620,9 @@ class Tracker:
             end_last=end_last,
             checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
         )
+        if table_ends is not None:
+            hints = dataclasses.replace(hints, end_turns=table_ends, unsignalled_ends=0, quiet_turns=True)
+        return hints
 
     def _explain(self, view: TableView, update: Update, urgent: bool, end_last: bool = False) -> None:
         if self.state.game_over:
@@ -605,7 +632,18 @@ class Tracker:
         hints = self._hints(view, urgent, end_last)
         found: Explanation | None = None
         unsensed = False  # found only by setting the sensors' counts aside
-        for relax in self._relaxations(hints):
+        mark = self._quiet_mark
+        if self._signalled and mark is not None:
+            # The first signal came after turns were let pass without a trace: where turns are
+            # signalled, that reading is unlikely; explain again from before it.
+            self._go_back(mark[0], mark[1], mark[3], update)
+        if not self._signalled and not self._ends:  # camera only: the turns come from the table
+            found, hints = self._explain_from_table(view, urgent, end_last)
+            if self._rewind_to is not None:
+                start, seen, lines = self._rewind_to
+                self._rewind_to = None
+                self._go_back(start, seen, lines, update)
+        for relax in [] if not self._signalled and not self._ends else self._relaxations(hints):
             if relax.get("inferred") and found is not None:
                 break  # where turns are signalled, a turn ends unsignalled only as a last resort
             tried = explain(
@@ -647,6 +685,83 @@ class Tracker:
             self._suspect.unsure = view.unsure
             self._suspect.frames += 1
         self._conclude(view, update, urgent)
+
+    def _table_turns(self, view: TableView, state: State | None = None) -> list[int]:
+        """Camera only: how many turns may have ended before the table now seen, from whose
+        areas changed (a player's ring, Archive, gizmos and VP tokens are theirs; the Display
+        and the Row go with the player whose area gains). A change in the area of the player
+        ``d`` seats after the current one ends ``d`` turns: the current one, and one per seat in
+        between, which left no trace (a Research declined; the search only ends such a turn
+        where a Research was possible). A change in the current player's own area is their turn
+        going on; after their main action it may also be a whole round later, everyone else
+        having left no trace. The end of the game bounds the turns. The hypotheses, likeliest
+        first; the search weighs each (:meth:`_explain_from_table`)."""
+        s = state or self.state
+        n, c = s.num_players, s.current
+        movers = [
+            i for i, (p, sv) in enumerate(zip(s.players, view.seats, strict=True)) if not seat_matches(p, sv)
+        ]
+        out: list[int] = []
+        if not movers or c in movers:
+            out.append(0)
+        # The last mover in seat order ends the most turns; an earlier one may have moved out of
+        # turn during a later one's turn (fewer turns ended).
+        out += sorted({(m - c) % n for m in movers} - {0}, reverse=True)
+        if movers == [c] and s.main_done:
+            out.append(n)
+        if s.end_triggered:  # play after the game's last turn (GAME_OVER) by anyone
+            last = n - c
+            if last not in out:
+                out.append(last)
+        return out
+
+    def _explain_from_table(
+        self, view: TableView, urgent: bool, end_last: bool
+    ) -> tuple[Explanation | None, Hints]:
+        """Camera only: explain the view under each hypothesis of :meth:`_table_turns` and take
+        the likeliest: a broken rule weighs ``QUIET_TURN_WEIGHT`` turns that left no trace
+        (one such turn is likelier than a move out of turn, a rule broken likelier than a whole
+        round of them). Each search is bounded on its own, so the cost is predictable: at most
+        one search per hypothesis."""
+        s = self.settings
+        best: tuple[float, int] | None = None
+        found: Explanation | None = None
+        chosen = self._hints(view, urgent, end_last, table_ends=0)
+        loose = not all(binds for _, binds in self._waypoints)
+        for rank, ends in enumerate(self._table_turns(view)):
+            if best is not None and best[0] == 0:
+                break  # legal, no traceless turn: nothing later can weigh less
+            for waypoints in (True, False) if loose else (True,):
+                # A table seen on the way that does not bind (a Build seen underpaid) is set
+                # aside if play explains the new table better without it (then paid in full).
+                hints = self._hints(view, urgent, end_last, table_ends=ends, waypoints=waypoints)
+                tried = explain(self.state, view, hints, s.max_violations, s.limits)
+                if tried is None:
+                    continue
+                cost = (_weight(tried), rank)
+                if best is None or cost < best:
+                    best, found, chosen = cost, tried, hints
+                    self._table_ends = ends
+                if tried.legal:
+                    break
+        self._table_view = view
+        mark = self._quiet_mark
+        if mark is None:
+            return found, chosen
+        # The last explanation let turns pass without a trace: with what is seen now, a move out
+        # of turn there may be likelier (a player's Pick before the current player's action).
+        start, seen, paid, lines = mark
+        own = best[0] if best is not None else float("inf")
+        for ends in self._table_turns(view, start):
+            hints = dataclasses.replace(
+                self._hints(view, urgent, end_last, fresh=True, table_ends=ends), waypoints=(seen,)
+            )
+            tried = explain(start, view, hints, s.max_violations, s.limits)
+            if tried is not None and _weight(tried) < paid + own:
+                own, paid, found, chosen = _weight(tried), 0.0, tried, hints
+                self._table_ends = ends
+                self._rewind_to = (start, seen, lines)
+        return found, chosen
 
     def _catch_up(self, update: Update) -> bool:
         """Explain the table as it stood at the oldest pending end signal, by itself: a smaller
@@ -694,7 +809,10 @@ class Tracker:
         start = self._baseline
         if start == self.state or self._turn_forced or budget < 0:
             return False
-        hints = self._hints(view, urgent, end_last, fresh=True)
+        camera_only = not self._signalled and not self._ends
+        hints = self._hints(
+            view, urgent, end_last, fresh=True, table_ends=self._table_ends if camera_only else None
+        )
         found = explain(start, view, hints, min(budget, self.settings.max_violations), self.settings.limits)
         if found is None or found.tables != 1:
             return False
@@ -709,10 +827,33 @@ class Tracker:
             self._accept(found, update)
         return True
 
-    def _rewind(self, start: State) -> None:
-        """Back to the start of the turn to explain it again (live or replayed)."""
+    def _go_back(self, start: State, seen: TableView, lines: int, update: Update) -> None:
+        """Camera only: explain again from before the last explanation, which let turns pass
+        without a trace (a table seen since reads better as a move out of turn there)."""
+        with self.record.transaction():
+            self.record.append("state", {"state": start.to_json(), "reason": "revise", "log": lines})
+            self._rewind(start, lines)
+            self._note(
+                f"turn {start.turn + 1}: re-explained (what came later made a move out of turn "
+                "likelier than turns that left no trace)",
+                update,
+            )
+        self._quiet_mark = None
+        self._waypoints = [(seen, True)]
+
+    def _rewind(self, start: State, lines: int | None = None) -> None:
+        """Back to the start of the turn (camera only: to the state before an earlier
+        explanation, with the ``lines`` of the move log then) to explain it again (live or
+        replayed)."""
         self.state = start
-        self.log = [line for line in self.log if line.turn < start.turn]
+        if lines is None:
+            self.log = [line for line in self.log if line.turn < start.turn]
+        else:
+            del self.log[lines:]
+        self.turn_starts = [t for t in self.turn_starts if t.turn <= start.turn] or [start]
+        if lines is not None:  # an earlier turn: it is redone from its start from now on
+            self._baseline = self.turn_starts[-1]
+            self._turn_forced = any(line.forced for line in self.log if line.turn == start.turn)
         self._done = _Done()
 
     def _explains_if_misread(self, view: TableView, hints: Hints) -> bool:
@@ -768,6 +909,21 @@ class Tracker:
                     + f"{hint}. Please confirm or correct it.",
                     view if view.complete() else None,
                 )
+                if not self._signalled and not self._ends and view.complete():
+                    # Camera only, nobody may be watching the dashboard: once play has gone on
+                    # past a table nothing explains (a later, different table is not explained
+                    # either, and nobody answered), the referee goes on from the table as it now
+                    # is rather than wait (no cascade); a person can still correct it.
+                    if self._lost is not None and self._lost != suspect.key:
+                        self._quiet_mark = None
+                        note = f"turn {self.state.turn + 1}: nothing explains the table, play went on"
+                        self._follow_lost(view)
+                        self._adopt_table(view, "referee", note, self._lost_turns)
+                        self._quiet = 0
+                    else:
+                        self._lost = suspect.key
+                        self._lost_turns = (view_of(self.state), self.state.current, 0)
+                        self._follow_lost(view)
             return
         misread = self._misread_cards(found)
         if misread and decide:
@@ -871,8 +1027,10 @@ class Tracker:
             fix = "put the table back as it was: the game is over and the scores are final"
         update.warnings.append(self._new_warning("violation", self.state, seat, "GAME_OVER", message, fix))
 
-    def _accept(self, found: Explanation, update: Update) -> None:
-        """Record and apply an explanation, with a warning per broken rule (one transaction)."""
+    def _accept(self, found: Explanation, update: Update, ended: str | None = None) -> None:
+        """Record and apply an explanation, with a warning per broken rule (one transaction).
+        ``ended``: how its ends of turn were known, when not by a signal or the table."""
+        start, lines = self.state, len(self.log)
         by_index: dict[int, list[IllegalStep]] = {}
         for index, err in found.violations:
             by_index.setdefault(index, []).append(err)
@@ -886,7 +1044,8 @@ class Tracker:
                     if step.player is not None:
                         self._warn_after_end(step.player, step, None, update)
                     continue
-                self._advance(step, found.forced[i], live=True, update=update)
+                how = ended if step.kind == "end_turn" else None
+                self._advance(step, found.forced[i], live=True, update=update, ended=how)
                 update.steps.append(step)
                 for err in by_index.get(i, []):
                     seat = step.player if step.player is not None else before.current
@@ -910,6 +1069,18 @@ class Tracker:
         self._suspect = None
         self._last_partial = None
         self._waypoints.clear()
+        self._lost = None
+        self._lost_turns = None
+        seen = self._table_view
+        self._quiet_mark = None
+        if (
+            not self._signalled
+            and found.legal
+            and found.quiet
+            and seen is not None
+            and matches(self.state, seen)
+        ):
+            self._quiet_mark = (start, seen, _weight(found), lines)
         self._emit("state", {"turn": self.state.turn})
 
     def _advance(
@@ -1094,11 +1265,41 @@ class Tracker:
                 return self.warnings[i]
         raise TrackerError(f"no warning #{warning_id}")
 
-    def _adopt_table(self, view: TableView, who: str, note: str) -> None:
+    def _follow_lost(self, view: TableView) -> None:
+        """Camera only, while nothing explains the table: count the turns that pass by whose area
+        changes from one steady table to the next (the seat distance of the last mover), so that
+        taking the table as seen later keeps the turn count."""
+        if self._lost_turns is None:
+            return
+        prev, seat, ends = self._lost_turns
+        n = self.state.num_players
+        movers = [i for i in range(n) if prev.seats[i] != view.seats[i]]
+        if movers:
+            last = max(movers, key=lambda m: (m - seat) % n)
+            ends, seat = ends + (last - seat) % n, last
+        self._lost_turns = (view, seat, ends)
+
+    def _adopt_table(
+        self, view: TableView, who: str, note: str, turns: tuple[TableView, int, int] | None = None
+    ) -> None:
         """Take the table as seen (a confirmed reading nothing explains), recorded like a
-        correction so a replay does the same; a view no real table can show is only noted."""
+        correction so a replay does the same; a view no real table can show is only noted.
+        ``turns`` (camera only): the turns that passed meanwhile, by whose area changed: the
+        turn moves on to the last mover's, their main action taken."""
         try:
             new = adopt_view(self.state, view)
+            if turns is not None and turns[2]:
+                _, seat, ends = turns
+                new = dataclasses.replace(
+                    new,
+                    turn=new.turn + ends,
+                    current=seat,
+                    main_done=True,
+                    used=frozenset(),
+                    triggered=frozenset(),
+                    pending=None,
+                )
+                check_invariants(new, limits=False)
         except StateError as exc:
             self._note(f"{note}, but it cannot be adopted ({exc}): correct the table by hand", who=who)
             return
@@ -1193,7 +1394,58 @@ class Tracker:
             self._waypoints.clear()
             self._raised.clear()
             self._adoptable.clear()
+            self._lost = None
+            self._lost_turns = None
         self._emit("state", {"turn": state.turn})
+
+    @_atomic
+    def reread_turns(self, from_turn: int, ends: int, who: str) -> Update:
+        """A person moves inferred turn boundaries: the table now seen is explained again from
+        the start of turn ``from_turn`` (counted from 0, one of the turns kept since the last
+        correction) with exactly ``ends`` turns ended since, a turn that left no trace being a
+        Research declined. The ends are recorded as entered by a person; warnings of the old
+        reading stay, for the person to dismiss. Refused (:class:`TrackerError`) when the table is
+        not fully in view or no sequence of steps fits."""
+        if self.ended_by is not None or self.state.game_over:
+            raise TrackerError("reread_turns: the game is over")
+        starts = {t.turn: t for t in self.turn_starts}
+        if isinstance(from_turn, bool) or not isinstance(from_turn, int) or from_turn not in starts:
+            raise TrackerError(f"from_turn: expected one of the turns {sorted(starts)}, got {from_turn!r}")
+        most = 2 * self.state.num_players
+        if isinstance(ends, bool) or not isinstance(ends, int) or not 0 <= ends <= most:
+            raise TrackerError(f"ends: expected a whole number of turns 0..{most}, got {ends!r}")
+        view = self.stabilizer.stable()
+        if not view.complete():
+            hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
+            raise TrackerError(f"the table is not fully in view ({hidden}): show it to the camera first")
+        start = starts[from_turn]
+        hints = Hints(end_turns=ends, quiet_turns=True)
+        found = explain(start, view, hints, self.settings.max_violations, self.settings.limits)
+        if found is None:
+            raise TrackerError(
+                f"no sequence of steps from the start of turn {from_turn + 1} ends {ends} turn(s) and "
+                "reaches the table seen"
+            )
+        update = Update()
+        lines = next((i for i, line in enumerate(self.log) if line.turn >= from_turn), len(self.log))
+        now = time.time()
+        entry = {
+            "time": now,
+            "who": who,
+            "what": "reread_turns",
+            "payload": {"from_turn": from_turn, "ends": ends},
+        }
+        self.record.append("correction", entry, who=who, at=now)
+        self._set_state(self.state, reset=True)
+        self.record.append("state", {"state": start.to_json(), "reason": "revise", "log": lines}, who=who)
+        self._rewind(start, lines)
+        self._note(
+            f"turn {from_turn + 1}: {who} set {ends} turn end(s) up to the table seen", update, who=who
+        )
+        self._table_view = None  # a person's reading: never gone back over
+        self._accept(found, update, ended="person")
+        self._last_key = view.key()
+        return update
 
     @_atomic
     def undo_turn(self, who: str) -> State:
@@ -1264,6 +1516,11 @@ def replay_states(data: Any) -> Iterator[State]:
         tracker._replay(entry.kind, entry.payload, entry.who)
         if tracker.state != before:
             yield tracker.state
+
+
+def _weight(found: Explanation) -> float:
+    """Camera only: how unlikely an explanation is, in turns that left no trace."""
+    return found.quiet + VIOLATION_WEIGHT * len(found.violations)
 
 
 def _settled(found: Explanation, index: int, code: str) -> bool:

@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from referee.gizmos import IllegalStep, State, Step, default_cards
+from referee.gizmos import IllegalStep, State, Step, default_cards, describe
 from referee.gizmos.cards import COLORS
 from referee.gizmos.errors import RULES
 
@@ -64,48 +64,23 @@ class RefereeWarning:
         return RefereeWarning(**{**asdict(self), "status": status, "decided_by": who})
 
 
-def _marbles(pay: tuple[int, ...]) -> str:
-    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(pay) if n]
-    return ", ".join(parts) if parts else "nothing"
-
-
 def what_happened(step: Step, err: IllegalStep, before: State, name: str) -> str:
-    """The step in the past tense, as the broken rule makes it matter."""
+    """The step in the past tense (the engine's words, :func:`referee.gizmos.describe`), with
+    what the broken rule makes matter."""
     k = step.kind
     code = err.code
-    colour = COLORS[step.color or 0]
-    if k == "pick":
-        if code == "SECOND_MAIN_ACTION":
-            return f"{name} took a second marble ({colour}) from the Energy Row; only one Pick was available"
-        if code == "RING_FULL":
-            return f"{name} took a {colour} marble from the Energy Row into a full ring"
-        return f"{name} took a {colour} marble from the Energy Row"
-    if k == "file":
-        if code == "SECOND_MAIN_ACTION":
-            return f"{name} filed #{step.card} after this turn's main action was already taken"
-        return f"{name} filed #{step.card}"
-    if k == "build":
-        if code == "SECOND_MAIN_ACTION":
-            return f"{name} built #{step.card} after this turn's main action was already taken"
-        text = f"{name} built #{step.card} paying {_marbles(step.pay or (0, 0, 0, 0))}"
-        if step.converters:
-            text += " with " + ", ".join(f"#{c}" for c in step.converters)
-        return text
-    if k == "research":
-        return f"{name} researched the Level {step.level} deck"
-    if k == "use":
-        effect = CARDS[step.gizmo or 0].effect
-        gain = {
-            "vp_tokens": f"took the {effect.count}-point VP token of #{step.gizmo}",
-            "draw_random": f"drew from the dispenser for #{step.gizmo}",
-            "pick_row": f"took from the Energy Row for #{step.gizmo}",
-        }.get(effect.reward, f"used #{step.gizmo}")
-        if code == "GIZMO_ALREADY_USED":
-            return f"{name} {gain} a second time this turn"
-        return f"{name} {gain}"
-    if k == "end_turn":
-        return f"{name} ended the turn"
-    return f"{name} played '{k}'"
+    done = describe(step, name, past=True)
+    if k == "pick" and code == "SECOND_MAIN_ACTION":
+        colour = COLORS[step.color or 0]
+        return f"{name} took a second marble ({colour}) from the Energy Row; only one Pick was available"
+    if k == "pick" and code == "RING_FULL":
+        return f"{done} into a full ring"
+    if k in ("file", "build") and code == "SECOND_MAIN_ACTION":
+        built = f"{name} built #{step.card}"  # what it cost does not matter here
+        return f"{done if k == 'file' else built} after this turn's main action was already taken"
+    if k == "use" and code == "GIZMO_ALREADY_USED":
+        return f"{done} a second time this turn"
+    return done
 
 
 def remedy(step: Step, err: IllegalStep, before: State) -> str:

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import TypeVar, cast
 
-from referee.gizmos.cards import COLOR_INDEX, COLORS, default_cards
+from referee.gizmos.cards import COLOR_INDEX, default_cards
 from referee.gizmos.state import (
     DISPLAY_SLOTS,
     MARBLES_PER_COLOR,
@@ -23,6 +23,7 @@ from referee.gizmos.state import (
     StateError,
     check_invariants,
 )
+from referee.gizmos.steps import marbles
 from referee.observation import CardSighting, MarbleSighting, Observation
 
 Slot = tuple[int, int]  # (level, slot)
@@ -197,8 +198,7 @@ def _cards(cs: object) -> str:
 
 
 def _counts(c: Counts) -> str:
-    parts = [f"{n} {COLORS[i]}" for i, n in enumerate(c) if n]
-    return ", ".join(parts) if parts else "none"
+    return marbles(c, empty="none")
 
 
 # --------------------------------------------------------------------------- observations

@@ -63,7 +63,7 @@ from referee.contrivance.data import (
 from referee.contrivance.errors import Rule, StateError
 from referee.contrivance.rules import resolve_chance
 from referee.contrivance.state import PHASES, Square, tile_from_json
-from referee.contrivance.steps import CARD_TITLES, describe
+from referee.contrivance.steps import CARD_TITLES, describe, play_text
 from referee.events import EndOfTurn
 from referee.observation import WorkbenchObservation
 from referee.tracker.record import GameRecord, RecordError
@@ -543,8 +543,8 @@ class _Search:
                 board = _effect(here, seat, card2, step2)
                 if self.fits(board):
                     message = (
-                        f"{self.who} took two Tool actions in one turn: {_played(step)}, "
-                        f"then {_played(step2)}; a turn is one action"
+                        f"{self.who} took two Tool actions in one turn: {play_text(step)}, "
+                        f"then {play_text(step2)}; a turn is one action"
                     )
                     fix = f"undo the second: {self.undo(step2, mid)}"
                     after = replace(mid, workbench=board.workbench)
@@ -603,7 +603,7 @@ class _Search:
                 value = sw.steps[0].value or 0
                 message = (
                     f"{self.who} took two actions in one turn: a Switch On card ({value:+d}) was drawn, "
-                    f"which ends the turn, and {_played(step)}"
+                    f"which ends the turn, and {play_text(step)}"
                 )
                 fix = f"undo the Tool card: {self.undo(step, sw.after)}"
                 after = replace(sw.after, workbench=board.workbench)
@@ -637,7 +637,7 @@ class _Search:
     def card_break(self, step: Step, card: str) -> tuple[str, str]:
         n = self.t.played[card] + 1
         return (
-            f"{self.who} played a Tool card no hand can hold ({_played(step)}): it would be "
+            f"{self.who} played a Tool card no hand can hold ({play_text(step)}): it would be "
             f"{CARD_TITLES[card]} card number {n} of the {COPIES[card]} in the box, and none can have come "
             "back (no turn could have been a Redraw a Tool, and the deck has not run out)",
             f"undo it: {self.undo(step, self.state)}",
@@ -680,11 +680,6 @@ class _Search:
             fix,
             uncertain=bool(code) and bool(self.diff & self.view.unsure),
         )
-
-
-def _played(step: Step) -> str:
-    """A Tool play as a clause: "Rotate on row 2, column 3: now facing W"."""
-    return describe(step, "X").removeprefix("X plays ")
 
 
 def _with_tile(state: State, sq: Square, tile: Tile | None) -> State:

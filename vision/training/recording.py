@@ -6,7 +6,8 @@ Three parts, each deterministic given the recording's seed:
    rounds); on chosen turns one of them breaks a rule on purpose (a Pick with a full ring, a
    second main action, an underpaid Build, a gizmo used twice), replayed through
    :func:`referee.gizmos.force`. Every step, random outcome and the final scores are kept as
-   the ground truth.
+   the ground truth. The players and the rule breaks are the simulation's
+   (:mod:`referee.simulation.players`, :mod:`referee.simulation.breaks`).
 2. **The film** (:func:`film_game`): each step becomes what happens on a real table: a player's
    hand reaches in from their side, takes and puts things, leaves; the Energy Row refills from
    the dispenser; the player thinks, then presses the dispenser's turn button. The dispenser
@@ -41,19 +42,13 @@ import cv2
 import numpy as np
 
 from referee.gizmos import (
-    IllegalStep,
     State,
-    Step,
-    apply,
     default_cards,
-    force,
-    legal_steps,
-    new_game,
     ranking,
 )
-from referee.gizmos.cards import COLOR_INDEX, COLORS
-from referee.gizmos.rules import chance_outcomes
+from referee.gizmos.cards import COLORS
 from referee.observation import Observation, PlayerSighting
+from referee.simulation.breaks import BreakError, Played, PlayedGame, planned_game
 from vision.errors import VisionError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
 from vision.paths import DATA_DIR, REPO_ROOT
@@ -129,6 +124,8 @@ _SOURCES: tuple[Path, ...] = tuple(
             REPO / "vision" / "zones.py",
             *(REPO / "referee" / "gizmos").glob("*.py"),
             *(REPO / "referee" / "gizmos" / "data").glob("*.json"),
+            REPO / "referee" / "simulation" / "players.py",
+            REPO / "referee" / "simulation" / "breaks.py",
         ]
     )
 )
@@ -137,275 +134,13 @@ _SOURCES: tuple[Path, ...] = tuple(
 # ============================================================================ 1. the game
 
 
-@dataclass(frozen=True, slots=True)
-class Played:
-    """One step of the game as it happened: the states around it and the rules it broke."""
-
-    step: Step
-    before: State
-    after: State
-    codes: tuple[str, ...] = ()
-
-    @property
-    def forced(self) -> bool:
-        return bool(self.codes)
-
-
-@dataclass(frozen=True, slots=True)
-class Injection:
-    """An illegal move put into the game on purpose: what the referee must flag, and when."""
-
-    code: str
-    turn: int
-    player: int
-    step: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-def _value(card: int) -> float:
-    """How much a greedy player wants a card: its VP, plus a little for what it does."""
-    e = CARDS[card].effect
-    bonus = {"vp_tokens": 1.5, "pick_row": 1.0, "draw_random": 0.8, "build_free": 1.0}.get(e.reward, 0.5)
-    if e.kind in ("convert_to_any", "convert_double", "upgrade_limits", "discount"):
-        bonus = 1.0
-    if e.kind == "forbid_action":
-        bonus = -1.0
-    return CARDS[card].vp * 2 + bonus
-
-
-def _room(state: State, seat: int, card: int) -> bool:
-    """Whether the card's dashboard column still fits on the table."""
-    kind = CARDS[card].type
-    return sum(CARDS[g].type == kind for g in state.players[seat].gizmos) < MAX_COLUMN
-
-
-def greedy_step(state: State, rng: random.Random) -> Step:
-    """A plausible player: build the best card it can, else pick towards one, else file, else research."""
-    steps = legal_steps(state)
-    seat = state.current
-    p = state.players[seat]
-
-    def best_build() -> Step | None:
-        builds = [s for s in steps if s.kind == "build" and _room(state, seat, s.card or 0)]
-        if not builds:
-            return None
-        return max(
-            builds, key=lambda s: (_value(s.card or 0), -sum(s.pay or ()), -len(s.converters), -(s.card or 0))
-        )
-
-    def best_of(kind: str) -> Step | None:
-        cands = [s for s in steps if s.kind == kind]
-        return max(cands, key=lambda s: (_value(s.card or 0), -(s.card or 0))) if cands else None
-
-    def wanted_pick() -> Step | None:
-        picks = [s for s in steps if s.kind == "pick"]
-        if not picks:
-            return None
-        targets = [c for row in state.display for c in row if c is not None] + list(p.archive)
-        targets = [c for c in targets if _room(state, seat, c) and CARDS[c].color in COLOR_INDEX]
-        targets.sort(key=lambda c: (CARDS[c].cost - p.ring[COLOR_INDEX[CARDS[c].color]] - _value(c) / 3, c))
-        for c in targets[:3]:
-            for s in picks:
-                if s.color == COLOR_INDEX[CARDS[c].color]:
-                    return s
-        return rng.choice(picks)
-
-    pend = state.pending
-    if pend is not None:
-        if pend.kind == "research" and pend.chosen:
-            return steps[0]
-        choice = best_build() or best_of("file") or wanted_pick()
-        return choice or next(s for s in steps if s.kind == "skip")
-    if not state.main_done:
-        choice = best_build() or wanted_pick() or best_of("file")
-        if choice is None:
-            research = [s for s in steps if s.kind == "research"]
-            choice = rng.choice(research) if research else steps[0]
-        return choice
-    uses = [s for s in steps if s.kind == "use"]
-    return uses[0] if uses else next(s for s in steps if s.kind == "end_turn")
-
-
-class _Game:
-    """The game being played: applies steps, resolves chance with a seeded source, keeps the log."""
-
-    def __init__(self, players: int, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.state = new_game(players)
-        self.log: list[Played] = []
-        self.resolve()
-
-    def play(self, step: Step, forced: bool = False, avoid: int | None = None) -> tuple[str, ...]:
-        """Apply (or force) a step, then every random outcome it causes; returns the rules broken.
-        ``avoid``: a colour the next Row refill should not be (an injected turn stays unambiguous)."""
-        before = self.state
-        if forced:
-            after, errs = force(before, step)
-            codes = tuple(e.code for e in errs)
-        else:
-            after, codes = apply(before, step), ()
-        self.log.append(Played(step, before, after, codes))
-        self.state = after
-        self.resolve(avoid)
-        return codes
-
-    def resolve(self, avoid: int | None = None) -> None:
-        while self.state.chance and not self.state.game_over:
-            outcomes = chance_outcomes(self.state)
-            if avoid is not None and self.state.chance[0][0] == "row":
-                outcomes = [(s, w) for s, w in outcomes if s.color != avoid] or outcomes
-            step = self.rng.choices([s for s, _ in outcomes], weights=[w for _, w in outcomes])[0]
-            before = self.state
-            self.state = apply(before, step)
-            self.log.append(Played(step, before, self.state))
-
-    def finish_turn(self) -> None:
-        """The greedy player's remaining steps until the turn ends."""
-        turn = self.state.turn
-        while not self.state.game_over and self.state.turn == turn:
-            self.play(greedy_step(self.state, self.rng))
-
-
-def _probe(state: State, step: Step, code: str) -> bool:
-    """Whether forcing ``step`` breaks exactly the rule ``code`` (and nothing else)."""
-    try:
-        _, errs = force(state, step)
-    except IllegalStep:
-        return False
-    return [e.code for e in errs] == [code]
-
-
-def _inject(game: _Game, code: str) -> Step | None:
-    """Play the current turn breaking ``code``, if this turn allows it unambiguously; else None."""
-    s = game.state
-    seat = s.current
-    p = s.players[seat]
-    room = p.profile.energy_limit - sum(p.ring)
-    if code == "RING_FULL":
-        colours = [c for c in range(4) if s.row[c]]
-        if room != 0 or not colours or s.pending is not None:
-            return None
-        step = Step("pick", seat, color=colours[0])
-        if not _probe(s, step, code):
-            return None
-        game.play(step, forced=True)
-    elif code == "SECOND_MAIN_ACTION":
-        # A Pick, then a second Pick of another colour. Refills never bring back the second
-        # colour, and no Pick gizmo draws it, so no legal turn leaves the same table.
-        if room < 2 or s.pending is not None or p.profile.pick_gizmos:
-            return None
-        colours = [c for c in range(4) if s.row[c]]
-        if len(colours) < 2:
-            return None
-        first, second = colours[0], colours[1]
-        game.play(Step("pick", seat, color=first), avoid=second)
-        step = Step("pick", seat, color=second)
-        if not _probe(game.state, step, code):
-            raise RecordingError(f"injection {code}: the second Pick breaks other rules too")
-        game.play(step, forced=True, avoid=second)
-    elif code == "UNDERPAID":
-        if s.pending is not None:
-            return None
-        for legal in legal_steps(s):
-            if legal.kind != "build" or legal.converters or legal.pay is None or sum(legal.pay) < 2:
-                continue
-            card = legal.card or 0
-            colour = COLOR_INDEX.get(CARDS[card].color)
-            if colour is None or not _room(s, seat, card) or legal.pay[colour] < 2 or card in p.archive:
-                continue
-            pay = list(legal.pay)
-            pay[colour] -= 1
-            short = Step("build", seat, card=card, pay=(pay[0], pay[1], pay[2], pay[3]))
-            same = [x for x in legal_steps(s) if x.kind == "build" and x.card == card and x.pay == short.pay]
-            if same or not _probe(s, short, code):
-                continue
-            game.play(short, forced=True)
-            step = short
-            break
-        else:
-            return None
-    elif code == "GIZMO_ALREADY_USED":
-        # The greedy player builds; one VP gizmo it triggers is used twice. No second VP gizmo
-        # may be triggered by the same Build, or using both would be legal and look the same.
-        snapshot = (game.state, len(game.log), game.rng.getstate())
-        game.play(greedy_step(s, game.rng))
-        t = game.state
-        vp = [g for g in t.triggered if CARDS[g].effect.reward == "vp_tokens"]
-        if t.current != seat or t.pending is not None or len(vp) != 1 or not t.main_done:
-            game.state, game.rng = snapshot[0], _rewound(snapshot[2])
-            del game.log[snapshot[1] :]
-            return None
-        game.play(Step("use", seat, gizmo=vp[0]))
-        step = Step("use", seat, gizmo=vp[0])
-        if not _probe(game.state, step, code):
-            raise RecordingError(f"injection {code}: the second use breaks other rules too")
-        game.play(step, forced=True)
-    else:
-        raise RecordingError(f"injection: no recipe for rule {code!r}")
-    # The rule breaker ends the turn at once (no further gizmos), keeping the turn easy to read.
-    try:
-        game.play(Step("end_turn", seat))
-    except IllegalStep:
-        game.finish_turn()
-    return step
-
-
-def _rewound(rng_state: Any) -> random.Random:
-    r = random.Random()
-    r.setstate(rng_state)
-    return r
-
-
-@dataclass(frozen=True, slots=True)
-class PlayedGame:
-    """The game as played: every step (chance included), the injected violations, the final state."""
-
-    steps: tuple[Played, ...]
-    injections: tuple[Injection, ...]
-    final: State
-
-
 def play_game(spec: RecordingSpec) -> PlayedGame:
-    """Play the recording's game (deterministic given the spec).
-
-    A rule break is played on the first turn at or after its planned turn that allows it
-    unambiguously, at least three turns after the previous one. For a Pick with a full ring,
-    one player saves up (picks every turn) until their ring is full.
-    """
-    game = _Game(spec.players, spec.seed)
-    plan = list(spec.injections)
-    done: list[Injection] = []
-    last_injected = -10
-    saver: int | None = None
-    while not game.state.game_over:
-        s = game.state
-        if s.turn > 400:
-            raise RecordingError("the recorded game did not end (400 turns)")
-        due = [code for code, turn in plan if s.turn >= turn] if s.turn - last_injected >= 3 else []
-        for code in due:
-            turn, seat = s.turn, s.current
-            step = _inject(game, code)
-            if step is not None:
-                done.append(Injection(code, turn, seat, step.to_json()))
-                plan = [x for x in plan if x[0] != code]
-                last_injected = turn
-                saver = None if code == "RING_FULL" else saver
-                break
-        else:
-            if "RING_FULL" in due and saver is None:
-                saver = s.current
-            if s.current == saver and s.pending is None and not s.main_done:
-                picks = [x for x in legal_steps(s) if x.kind == "pick"]
-                if picks:
-                    game.play(picks[0])
-            game.finish_turn()
-    if plan:
-        raise RecordingError(
-            f"the game ended before these rule breaks could be played: {[c for c, _ in plan]}"
-        )
-    return PlayedGame(tuple(game.log), tuple(done), game.state)
+    """Play the recording's game (deterministic given the spec): greedy players with the spec's
+    rule breaks, by :func:`referee.simulation.breaks.planned_game`."""
+    try:
+        return planned_game(spec.players, spec.seed, spec.injections)
+    except BreakError as exc:
+        raise RecordingError(str(exc)) from exc
 
 
 # ============================================================================ 2. the film

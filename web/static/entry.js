@@ -19,9 +19,12 @@ const GzEntry = (() => {
   let cards = [];
   let view = null;
   let play = async () => null; // (step) -> the answer of POST .../steps
+  let resync = () => {}; // fetch the current snapshot when the event stream is late
   let inFlight = false; // a step (or two, in one tap) is being sent
   let armed = null; // {seat, seq}: this browser played the last step of seat's turn
   let lastSeq = 0;
+  const trail = []; // the last few things the step entry did, for bug reports
+  function note(what) { trail.push(what); if (trail.length > 30) trail.shift(); }
 
   function autoOn() { return localStorage.getItem(AUTO_KEY) !== "0"; }
 
@@ -70,17 +73,19 @@ const GzEntry = (() => {
     for (const b of legal.querySelectorAll("button")) b.disabled = on;
   }
 
-  // Play ``step`` (and then ``after``, a step in the same tap: the marble a used gizmo drew).
-  async function send(step, auto, after) {
-    if (inFlight) return;
+  // Play ``step``, then the steps of ``more`` in the same tap (the marble a used gizmo drew).
+  async function send(step, auto, more) {
+    if (inFlight) { note(`busy: ${step.kind} not sent`); return; }
+    note(`send ${step.kind}${auto ? " (auto)" : ""}`);
     inFlight = true;
     setBusy(true);
     let ok = false;
     try {
       let resp = await play(step);
-      if (after) resp = await play(after);
+      for (const next of more || []) resp = await play(next);
       const seat = step.player !== undefined ? step.player : view.current;
       armed = resp && typeof resp.seq === "number" ? { seat, seq: resp.seq } : null;
+      note(`answer ${JSON.stringify(resp)}`);
       if (auto) Gz.toast(auto);
       ok = true;
     } catch (err) {
@@ -90,14 +95,22 @@ const GzEntry = (() => {
       inFlight = false;
       setBusy(false);
     }
-    if (ok) check();
+    if (ok) {
+      check();
+      if (armed) {
+        // The step's snapshot normally arrives on the event stream within a moment; if it is
+        // late (the stream reconnecting), fetch it, so a turn is never left waiting.
+        const waitingFor = armed.seq;
+        setTimeout(() => { if (armed && armed.seq === waitingFor && lastSeq < waitingFor) resync(); }, 2000);
+      }
+    }
   }
 
   // The step to play by itself now, with the reason, or null.
   function autoStep(v) {
     if (v.game_over || !v.legal.length) return null;
     const steps = v.legal.flatMap((g) => g.steps.map((s) => s.step));
-    if (steps.length === 1 && steps[0].kind === "end_turn") return [steps[0], "Nothing left to do: the turn is ended."];
+    if (steps.length === 1 && steps[0].kind === "end_turn") return [steps[0], "Nothing left to do: the turn is ended (Undo turn takes it back)."];
     if (steps.length === 1 && (steps[0].kind === "reveal" || steps[0].kind === "dispense")) {
       return [steps[0], "Only one outcome was possible."];
     }
@@ -110,6 +123,7 @@ const GzEntry = (() => {
   }
 
   function check() {
+    note(`check armed=${JSON.stringify(armed)} lastSeq=${lastSeq} current=${view && view.current}`);
     if (!armed || !view || lastSeq < armed.seq) return; // wait for the step's own snapshot
     const found = autoOn() && view.current === armed.seat ? autoStep(view) : null;
     armed = null;
@@ -168,17 +182,37 @@ const GzEntry = (() => {
     }));
   }
 
-  // A gizmo whose use draws a random marble: use it and say the colour drawn, in one tap.
-  function drewButtons(s) {
+  // A step and what follows it at once, ending with a random marble drawn (a gizmo used that
+  // draws one): one button per colour, so the whole is one tap that also says the colour.
+  function drewButtons(s, label, steps, then) {
     return h("div", { class: "drew", dataset: { kind: s.step.kind } },
-      h("span", {}, `${actionLabel(s.step)}; the marble drawn:`),
-      h("div", { class: "step-buttons" }, ...s.then.map((t) => h("button", {
+      h("span", {}, `${label}; the marble drawn:`),
+      h("div", { class: "step-buttons" }, ...then.map((t) => h("button", {
         type: "button",
         class: `step colour c-${t.color}`,
-        dataset: { kind: "use", color: t.color },
-        title: `${s.text}, and draw a ${t.color} marble`,
-        onclick: () => send(s.step, null, t),
+        dataset: { kind: s.step.kind, color: t.color },
+        title: `${s.text}, and a ${t.color} marble drawn`,
+        onclick: () => send(s.step, null, [...steps, t]),
       }, h("span", { class: `marble m-${t.color}`, "aria-hidden": "true" })))));
+  }
+
+  // The choices under a card: a button per step; a gizmo use that draws a marble, and a File
+  // from a Research hand that goes on to such a gizmo, as colour buttons too.
+  function stepChoices(s) {
+    const plain = h("button", {
+      type: "button",
+      class: "step",
+      dataset: { kind: s.step.kind },
+      title: s.text,
+      onclick: () => send(s.step),
+    }, actionLabel(s.step));
+    if (s.then) return [drewButtons(s, actionLabel(s.step), [], s.then)];
+    if (s.then_use) {
+      const use = s.then_use.steps[s.then_use.steps.length - 1];
+      const label = `File it and use ${cards[use.gizmo].name} (${cards[use.gizmo].gist})`;
+      return [plain, drewButtons(s, label, s.then_use.steps, s.then_use.then)];
+    }
+    return [plain];
   }
 
   // Cards to File, Build, Use or put under the deck. ``inline``: the choices under each card
@@ -193,13 +227,7 @@ const GzEntry = (() => {
     const tiles = [...byCard.entries()].map(([id, ss]) => {
       const kinds = [...new Set(ss.map((s) => s.step.kind))];
       const under = !ss.length ? h("span", { class: "tile-kinds" }, "no use now")
-        : inline ? h("div", { class: "tile-actions" }, ...ss.map((s) => (s.then ? drewButtons(s) : h("button", {
-          type: "button",
-          class: "step",
-          dataset: { kind: s.step.kind },
-          title: s.text,
-          onclick: () => send(s.step),
-        }, actionLabel(s.step)))))
+        : inline ? h("div", { class: "tile-actions" }, ...ss.flatMap(stepChoices))
         : h("span", { class: "tile-kinds" }, kinds.map((k) => ({ file: "File", build: "Build", use: "Use", bottom: "Under" }[k])).join(" · "));
       return h("div", { class: "tile" + (inline ? " inline" : ""), dataset: { tile: id } },
         thumb(id), h("span", { class: "tile-name" }, cards[id].name), under);
@@ -257,9 +285,10 @@ const GzEntry = (() => {
 
   return {
     // setup(cards, play): play(step) posts the step and resolves to the server's answer.
-    setup(allCards, playFn) {
+    setup(allCards, playFn, resyncFn) {
       cards = allCards;
       play = playFn;
+      resync = () => { note("resync"); resyncFn(); };
       GzCards.setActions(actionsFor);
       const tools = document.querySelector(".manual-panel .tools");
       if (tools) tools.before(toggle());
@@ -267,11 +296,12 @@ const GzEntry = (() => {
     render,
     // A snapshot arrived (after render): maybe play the step nothing is left to choose but.
     seen(seq) {
+      note(`seen ${seq}`);
       lastSeq = seq;
       check();
     },
     autoStep,
     // For tests and bug reports: what the step entry is waiting for.
-    state() { return { armed, lastSeq, inFlight, auto: autoOn() }; },
+    state() { return { armed, lastSeq, inFlight, auto: autoOn(), trail }; },
   };
 })();

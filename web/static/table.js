@@ -153,6 +153,19 @@
     return api("POST", `/api/games/${gameId}/steps`, { step });
   }
 
+  // Camera only: a person moves the turn boundaries the referee inferred (POST .../turn-ends).
+  async function moveTurnEnds() {
+    const now = view && Number.isInteger(view.turn) ? view.turn + 1 : 1;
+    const from = window.prompt("Read the table again from the start of which turn? (as numbered in the move log)", String(now));
+    if (from === null) return;
+    const ends = window.prompt("How many turns ended since the start of that turn, up to the table seen now?", "1");
+    if (ends === null) return;
+    try {
+      await api("POST", `/api/games/${gameId}/turn-ends`, { from_turn: Number(from) - 1, ends: Number(ends) });
+      toast("The turns were read again.");
+    } catch (err) { fail(err); }
+  }
+
   async function tool(path, done, question) {
     if (question && !window.confirm(question)) return;
     try {
@@ -310,13 +323,16 @@
     });
   }
 
-  if (!scoresOnly) GzEntry.setup(cards, play);
+  if (!scoresOnly) {
+    GzEntry.setup(cards, play, () => api("GET", `/api/games/${gameId}`).then(applyEvent).catch(fail));
+  }
   applyEvent(initial);
   if (!scoresOnly) {
     document.querySelector(".warnings-panel h2").after(GzAlerts.toggle());
     setupCorrect();
     document.getElementById("undo-btn").addEventListener("click", () => tool("undo", "Back to the start of the turn.", "Undo the current turn?"));
     document.getElementById("eot-btn").addEventListener("click", () => tool("end-of-turn", "End of turn signalled."));
+    document.getElementById("turn-ends-btn").addEventListener("click", moveTurnEnds);
     document.getElementById("end-btn").addEventListener("click", () => tool("end", "The game is over.", "End the game now? Scoring becomes final."));
   }
   connect();

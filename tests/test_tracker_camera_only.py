@@ -1,0 +1,185 @@
+"""Camera only (issue 13): turns inferred from whose area changes, with no end-of-turn signal and
+no sensor. Constructed sequences: a turn that left no trace (a Research declined), a rule break
+followed by the next players' legal turns (warned once, no cascade), a move out of turn told
+apart by what follows, and every accepted step carrying its true turn and player."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from referee.gizmos import State, Step, apply, legal_steps
+from referee.simulation.synthetic import Feeder
+from referee.tracker import Tracker, TrackerError
+from tests.tables import table
+from tests.test_tracker import B, K, R, Y, file, pick, referee
+
+
+def declined(state: State) -> State:
+    """The table after the current player researches and declines: the cards go back under the
+    deck, nothing a camera sees changes (the Research is the turn's main action)."""
+    seat = state.current
+    state = apply(state, Step("research", seat, level=1))
+    while state.chance:
+        state = apply(state, Step("reveal", card=state.decks[0][0][0][0]))
+    while (options := legal_steps(state))[0].kind != "end_turn":
+        state = apply(state, next(o for o in options if o.kind in ("skip", "bottom")))
+    return apply(state, Step("end_turn", seat))
+
+
+def turns_of(feeder: object) -> list[tuple[int, int | None, str]]:
+    """(turn, player, step kind) of every accepted player step."""
+    return [
+        (line.turn, line.player, line.step["kind"]) for line in feeder.tracker.log if line.player is not None
+    ]  # type: ignore[attr-defined]
+
+
+def test_the_current_players_turn_that_left_no_trace_is_inferred_from_the_next_players_move() -> None:
+    feeder = referee(table(players=3, deck_order={1: [20, 21, 22]}))
+    feeder.show(declined(feeder.state), frames=10)  # Ana declines a Research: nothing changes
+    assert feeder.tracker.state.turn == 0 and not feeder.tracker.log  # nothing to explain yet
+    feeder.play(pick(1, B), frames=6)  # Ben: Ana's turn is over, though nothing showed it
+    feeder.play(Step("end_turn", 1), pick(2, K), frames=6)  # Cy
+    t = feeder.tracker
+    assert t.warnings == []
+    assert (t.state.turn, t.state.current) == (2, 2)
+    kinds = turns_of(feeder)
+    assert (0, 0, "research") in kinds and (0, 0, "end_turn") in kinds
+    assert (1, 1, "pick") in kinds and (2, 2, "pick") in kinds
+
+
+def test_a_move_by_the_player_after_next_ends_two_turns_one_of_them_without_a_trace() -> None:
+    feeder = referee(table(players=3, deck_order={1: [20, 21, 22]}))
+    feeder.play(pick(0, R), frames=6)  # Ana
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=10)  # Ben declines
+    feeder.play(pick(2, Y), frames=6)  # Cy
+    feeder.play(Step("end_turn", 2), pick(0, K), frames=6)  # Ana's next turn
+    t = feeder.tracker
+    assert t.warnings == []
+    assert [k for k in turns_of(feeder) if k[2] != "bottom"] == [
+        (0, 0, "pick"),
+        (0, 0, "end_turn"),
+        (1, 1, "research"),
+        (1, 1, "skip"),
+        (1, 1, "end_turn"),
+        (2, 2, "pick"),
+        (2, 2, "end_turn"),
+        (3, 0, "pick"),
+    ]
+
+
+def test_after_a_rule_break_the_next_players_legal_turns_are_not_warned() -> None:
+    feeder = referee(table(players=3, display=[12]))
+    feeder.play(pick(0, R), pick(0, B), frames=6)  # a second marble: one warning
+    feeder.play(Step("end_turn", 0), pick(1, K), frames=6)  # Ben's legal turn
+    feeder.play(Step("end_turn", 1), file(2, 12), frames=6)  # Cy's legal turn
+    feeder.play(Step("end_turn", 2), pick(0, Y), frames=6)  # Ana's next one
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    steps = [k for k in turns_of(feeder) if k[2] in ("pick", "file")]
+    assert steps == [(0, 0, "pick"), (0, 0, "pick"), (1, 1, "pick"), (2, 2, "file"), (3, 0, "pick")]
+
+
+def test_a_move_out_of_turn_is_told_by_the_current_players_move_after_it() -> None:
+    # Ben takes a marble before Ana's main action. Alone, that reads as Ana's turn passing
+    # without a trace (a declined Research is likelier than a move out of turn); once Ana plays
+    # next, the other reading needs two traceless turns (Ana's, then Cy's) and the move out of
+    # turn is likelier: it is warned, on Ana's turn, and Ana's move stays hers.
+    feeder = referee(table(players=3))
+    feeder.play(pick(1, B), frames=6)
+    assert feeder.tracker.warnings == []
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 0)]
+    assert (t.state.turn, t.state.current) == (0, 0)
+    assert [k for k in turns_of(feeder)] == [(0, 1, "pick"), (0, 0, "pick")]
+
+
+def test_the_same_player_again_after_the_main_action_is_their_turn_going_on() -> None:
+    # Ana picks twice: a second marble, rather than Ben's and Cy's turns both passing unseen.
+    feeder = referee(table(players=3))
+    feeder.play(pick(0, R), frames=6)
+    feeder.play(pick(0, B), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    assert t.state.turn == 0
+
+
+def test_a_reading_gone_back_over_is_replayed_the_same_from_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "game.db"
+    start = table(players=3)
+    tracker = Tracker.create(path, ["Ana", "Ben", "Cy"], state=start)
+    feeder = Feeder(tracker, state=start)
+    feeder.show(frames=4)
+    feeder.play(pick(1, B), frames=6)  # read as Ana's traceless turn, then gone back over
+    feeder.play(pick(0, R), frames=6)
+    assert [w.code for w in tracker.warnings] == ["NOT_YOUR_TURN"]
+    revised = [e for e in tracker.record.entries("state") if e.payload["reason"] == "revise"]
+    assert len(revised) == 1 and revised[0].payload["log"] == 0
+    tracker.record.close()
+    reopened = Tracker.open(path)
+    assert reopened.state == tracker.state and reopened.log == tracker.log
+    assert [w.code for w in reopened.warnings] == ["NOT_YOUR_TURN"]
+
+
+def test_a_person_moves_the_inferred_boundary_and_the_record_replays_it(tmp_path: Path) -> None:
+    # Ana picks twice with nothing between: read as a second marble. A person who saw Ben and Cy
+    # decline a Research each says three turns ended since the start of turn 1.
+    path = tmp_path / "game.db"
+    start = table(players=3)
+    tracker = Tracker.create(path, ["Ana", "Ben", "Cy"], state=start)
+    feeder = Feeder(tracker, state=start)
+    feeder.show(frames=4)
+    feeder.play(pick(0, R), frames=6)
+    feeder.play(pick(0, B), frames=6)
+    assert [w.code for w in tracker.warnings] == ["SECOND_MAIN_ACTION"]
+    update = tracker.reread_turns(0, 3, "Cleo")
+    assert (tracker.state.turn, tracker.state.current) == (3, 0)
+    ends = [(line.turn, line.player, line.ended) for line in tracker.log if line.step["kind"] == "end_turn"]
+    assert ends == [(0, 0, "person"), (1, 1, "person"), (2, 2, "person")]
+    assert [line.turn for line in tracker.log if line.step["kind"] == "pick"] == [0, 3]
+    assert update.warnings == [] and any("Cleo set 3 turn end(s)" in n for n in tracker.notes)
+    feeder.show(frames=6)  # the same table: nothing more to explain, no new warning
+    assert [w.code for w in tracker.warnings] == ["SECOND_MAIN_ACTION"]
+    tracker.record.close()
+    reopened = Tracker.open(path)
+    assert reopened.state == tracker.state and reopened.log == tracker.log
+
+
+def test_moving_a_boundary_is_refused_with_one_clear_reason() -> None:
+    feeder = referee(table(players=3))
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    for args, words in (
+        ((7, 1), "from_turn: expected one of the turns [0]"),
+        ((0, -1), "ends: expected a whole number of turns 0..6"),
+    ):
+        with pytest.raises(TrackerError, match=re.escape(words)):
+            t.reread_turns(*args, "Cleo")
+    feeder.camera.hidden = {"ring1"}
+    feeder.show(frames=4)
+    with pytest.raises(TrackerError, match="not fully in view"):
+        t.reread_turns(0, 1, "Cleo")
+
+
+def test_a_table_nothing_explains_is_taken_as_seen_once_play_goes_on_past_it() -> None:
+    start = table(players=3, rings={0: (1, 0, 0, 0)})
+    feeder = referee(start)
+    t = feeder.tracker
+    # Ana's red marble reads blue (nothing explains it): asked, and kept for a person to answer.
+    blue = dataclasses.replace(
+        start,
+        players=(dataclasses.replace(start.players[0], ring=(0, 1, 0, 0)), *start.players[1:]),
+        dispenser=(start.dispenser[0] + 1, start.dispenser[1] - 1, *start.dispenser[2:]),
+    )
+    feeder.show(blue, frames=8)
+    assert [w.kind for w in t.warnings] == ["uncertain"] and t.state.players[0].ring == (1, 0, 0, 0)
+    # Nobody answers and play goes on (Ana takes a marble): still nothing explains the table, so
+    # the referee goes on from the table as seen instead of waiting.
+    feeder.play(pick(0, K), frames=20)
+    assert t.state.players[0].ring == feeder.state.players[0].ring
+    assert any("play went on" in n and "taken as seen" in n for n in t.notes)
+    assert all(w.kind == "uncertain" for w in t.warnings)
