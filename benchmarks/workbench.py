@@ -137,22 +137,23 @@ def run(
             "value",
         )
     }
-    exact, lenient, oracle_exact, no_cal, latency, network, det = 0, 0, 0, 0, [], [], []
+    exact, lenient, oracle_exact, no_cal, latency, cpu, network, det = 0, 0, 0, 0, [], [], [], []
     prog = Progress(f"workbench benchmark {name}", frames)
     for k in range(frames):
         sc = scene(name, k)
         reader.rows = sc.layout.rows
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             cal = Calibrator().update(sc.image)
             obs: WorkbenchObservation | None = reader.read(sc.image, cal.homography, 0.0)
         except CalibrationError:
             obs, no_cal = None, no_cal + 1
-        dt = time.perf_counter() - t0
+        dt, cpu_dt = time.perf_counter() - t0, time.process_time() - c0
         if sc.image.shape[1] == 1280:
             latency.append(dt)
+            cpu.append(cpu_dt)
             network.append(reader.timings.get("network", float("nan")))
-            if detector is not None:  # the alternative measured on the same frame: one detector pass
+            if detector is not None and len(det) < 8:  # the alternative on the same frames: a detector pass
                 t1 = time.perf_counter()
                 detector.detect(rectify(sc.image, sc.homography))
                 det.append(time.perf_counter() - t1)
@@ -184,6 +185,7 @@ def run(
     if latency:
         out["latency_ms"] = 1000 * statistics.median(latency)
         out["network_ms"] = 1000 * statistics.median(network)
+        out["cpu_ms"] = 1000 * statistics.median(cpu)
     if det:
         out["detector_ms"] = 1000 * statistics.median(det)
     return out

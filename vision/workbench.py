@@ -228,9 +228,9 @@ class WorkbenchReader:
         covered = self.covered(frame, homography, squares)
         t3 = time.perf_counter()
         sightings = tuple(
-            s
+            sighting(r, c, reading)
             for (r, c), reading, hand in zip(squares, readings, covered, strict=True)
-            if not hand and (s := sighting(r, c, reading))
+            if not hand
         )
         self.timings = {"crops": t1 - t0, "network": t2 - t1, "hands": t3 - t2}
         return WorkbenchObservation(
@@ -253,13 +253,13 @@ class WorkbenchReader:
         return out
 
 
-def sighting(row: int, column: int, reading: SquareReading) -> SquareSighting | None:
-    """One square's sighting from its probabilities; ``None`` (not seen) when the network
-    finds a hand likeliest (the hand network has spoken first: see :meth:`WorkbenchReader.covered`)."""
-    k = int(reading.content.argmax())
-    conf = round(float(reading.content[k]), 4)
-    if CONTENTS[k] == "hand":
-        return None
+def sighting(row: int, column: int, reading: SquareReading) -> SquareSighting:
+    """One square's sighting from its probabilities. Whether a hand covers it is the hand
+    network's call (:meth:`WorkbenchReader.covered`), made first; the square network's own
+    "hand" class is left out here (renormalised over empty and the six Builders)."""
+    p = reading.content[1:] / max(float(reading.content[1:].sum()), 1e-9)
+    k = int(p.argmax()) + 1
+    conf = round(float(p[k - 1]), 4)
     if CONTENTS[k] == "empty":
         return SquareSighting(row, column, None, conf)
     f, v = int(reading.facing.argmax()), int(reading.value.argmax())
