@@ -254,6 +254,10 @@ def main(argv: list[str] | None = None) -> int:
             ),
         ),
         (
+            "  CPU time per 1280x720 frame, median (all threads; idle: at least 1000 / this frames/s)",
+            lambda r: f"{r['cpu_ms']:.1f} ms = {1000 / r['cpu_ms']:.1f} frames/s" if "cpu_ms" in r else "-",
+        ),
+        (
             "  of which the square network (all squares)",
             lambda r: f"{r['network_ms']:.1f} ms" if "network_ms" in r else "-",
         ),
