@@ -148,6 +148,15 @@ def test_training_smoke_run_exports_a_model_the_reader_loads(tmp_path: Path) -> 
     build_dataset(tmp_path / "val", 1, 5_800_010)
     best = train(tmp_path / "train", tmp_path / "val", tmp_path / "run", epochs=1, batch=16, threads=1)
     assert 0 <= best["squares"] <= 1
+    resumed = train(
+        tmp_path / "train", tmp_path / "val", tmp_path / "run", epochs=2, batch=16, threads=1, resume=True
+    )
+    assert 0 <= resumed["squares"] <= 1
+    import torch
+
+    assert torch.load(tmp_path / "run" / "last.pt", weights_only=False)["epoch"] == 1  # epoch 2 ran
+    with pytest.raises(FileNotFoundError, match="nothing to resume"):
+        train(tmp_path / "train", tmp_path / "val", tmp_path / "other", epochs=1, resume=True)
     out = export(tmp_path / "run" / "best.pt", tmp_path / "w.onnx")
     scene = render_workbench(
         random_workbench(np.random.default_rng(1), 3), 1, replace(RenderSettings(), hand_prob=0)
