@@ -34,7 +34,9 @@ from benchmarks import heldout
 from benchmarks.workbench_heldout import HeldOutArt
 from referee.observation import WorkbenchObservation
 from vision.calibrate import Calibrator
+from vision.detect import Detector
 from vision.errors import CalibrationError, VisionError
+from vision.geometry import rectify
 from vision.progress import Progress
 from vision.training.evaluate import HELDOUT
 from vision.training.synth import RenderSettings
@@ -117,7 +119,9 @@ def compare(
     return strict, lenient
 
 
-def run(name: str, frames: int, reader: WorkbenchReader, show: bool) -> dict[str, object]:
+def run(
+    name: str, frames: int, reader: WorkbenchReader, show: bool, detector: Detector | None = None
+) -> dict[str, object]:
     tally: dict[str, list[int]] = {
         k: []
         for k in (
@@ -133,20 +137,26 @@ def run(name: str, frames: int, reader: WorkbenchReader, show: bool) -> dict[str
             "value",
         )
     }
-    exact, lenient, oracle_exact, no_cal, latency = 0, 0, 0, 0, []
+    exact, lenient, oracle_exact, no_cal, latency, cpu, network, det = 0, 0, 0, 0, [], [], [], []
     prog = Progress(f"workbench benchmark {name}", frames)
     for k in range(frames):
         sc = scene(name, k)
         reader.rows = sc.layout.rows
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             cal = Calibrator().update(sc.image)
             obs: WorkbenchObservation | None = reader.read(sc.image, cal.homography, 0.0)
         except CalibrationError:
             obs, no_cal = None, no_cal + 1
-        dt = time.perf_counter() - t0
+        dt, cpu_dt = time.perf_counter() - t0, time.process_time() - c0
         if sc.image.shape[1] == 1280:
             latency.append(dt)
+            cpu.append(cpu_dt)
+            network.append(reader.timings.get("network", float("nan")))
+            if detector is not None and len(det) < 8:  # the alternative on the same frames: a detector pass
+                t1 = time.perf_counter()
+                detector.detect(rectify(sc.image, sc.homography))
+                det.append(time.perf_counter() - t1)
         s, le = compare(obs, sc, tally)
         exact += s
         lenient += le
@@ -174,6 +184,10 @@ def run(name: str, frames: int, reader: WorkbenchReader, show: bool) -> dict[str
         out[key] = (sum(v), len(v))
     if latency:
         out["latency_ms"] = 1000 * statistics.median(latency)
+        out["network_ms"] = 1000 * statistics.median(network)
+        out["cpu_ms"] = 1000 * statistics.median(cpu)
+    if det:
+        out["detector_ms"] = 1000 * statistics.median(det)
     return out
 
 
@@ -183,16 +197,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--conditions", default="own,art,style")
     p.add_argument("--model", default=None, help="ONNX model (default models/workbench.onnx)")
     p.add_argument("--show-errors", action="store_true")
+    p.add_argument(
+        "--compare-detector",
+        action="store_true",
+        help="also time one pass of the Gizmos YOLO detector (models/detector.onnx) on the same frames",
+    )
     a = p.parse_args(argv)
     try:
         reader = WorkbenchReader(a.model)
+        Detector() if a.compare_detector else None
     except VisionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     names = [n.strip() for n in a.conditions.split(",") if n.strip()]
     for n in names:
         condition(n)
-    results = {n: run(n, a.frames, reader, a.show_errors) for n in names}
+    detector = Detector() if a.compare_detector else None
+    results = {n: run(n, a.frames, reader, a.show_errors, detector) for n in names}
 
     def pct(v: object) -> str:
         if isinstance(v, tuple):
@@ -231,6 +252,18 @@ def main(argv: list[str] | None = None) -> int:
                 if "latency_ms" in r
                 else "-"
             ),
+        ),
+        (
+            "  CPU time per 1280x720 frame, median (all threads; idle: at least 1000 / this frames/s)",
+            lambda r: f"{r['cpu_ms']:.1f} ms = {1000 / r['cpu_ms']:.1f} frames/s" if "cpu_ms" in r else "-",
+        ),
+        (
+            "  of which the square network (all squares)",
+            lambda r: f"{r['network_ms']:.1f} ms" if "network_ms" in r else "-",
+        ),
+        (
+            "one pass of the Gizmos detector on the same frames (rectify + YOLO, OpenVINO), for comparison",
+            lambda r: f"{r['detector_ms']:.1f} ms" if "detector_ms" in r else "-",
         ),
     ]
     print("| figure | " + " | ".join(names) + " |")

@@ -6,9 +6,10 @@ the same :class:`~vision.calibrate.Calibrator`); the Workbench's two mats lie in
 (:data:`WORKBENCH`). Each square is rectified from the full-resolution frame through the
 calibration into a ``CROP_PX`` crop (0.97 px/mm, whatever the camera's height or tilt) and one
 small network reads all of it at once (``models/workbench.onnx``, OpenCV's DNN module): what
-lies there (a hand over it, empty, or a tile of one of the six Builders), whether the tile is
-the Double, which way its first Rivet faces and the value its Point Marker dial shows. A square
-under a hand is *not seen* (left out of the observation), never "empty".
+lies there (empty, or a tile of one of the six Builders), whether the tile is the Double,
+which way its first Rivet faces and the value its Point Marker dial shows. The Gizmos hand
+network (:mod:`vision.hands`) marks where a hand lies on the rectified table: a square under a
+hand is *not seen* (left out of the observation), never "empty".
 
 Why a classifier per calibrated square rather than a detector: the squares are fixed places on
 the calibrated table, so finding tiles is free, and a 64 px crop per square costs a fraction of
@@ -30,6 +31,8 @@ from referee.observation import SquareSighting, TileSighting, WorkbenchObservati
 from vision.calibrate import Calibrator
 from vision.errors import FrameError, ModelFileError
 from vision.frames import SUPPORTED_SIZES, check_frame
+from vision.geometry import rectify
+from vision.hands import MASK_PX_PER_MM, HandSegmenter
 from vision.paths import MODELS_DIR
 from vision.zones import Rect
 
@@ -37,6 +40,9 @@ WORKBENCH_ONNX = MODELS_DIR / "workbench.onnx"
 #: What the network says lies on a square; index order of its first head.
 CONTENTS: tuple[str, ...] = ("hand", "empty", *BUILDERS)
 CROP_PX = 64  #: side of a square's crop (pixels)
+#: A square is not seen when the hand network marks more than this share of it (chosen on
+#: development seeds 8,800,000+ against the truth's 2 % rule: docs/contrivance_vision.md).
+HAND_SHARE = 0.03
 FACINGS = 4
 VALUES = MAX_VALUE + 1
 
@@ -158,6 +164,7 @@ class WorkbenchReader:
         model: str | Path | None = None,
         rows: int = 2 * ROWS_PER_MAT,
         geometry: WorkbenchGeometry = WORKBENCH,
+        hand_model: str | Path | None = None,
     ) -> None:
         if rows not in (ROWS_PER_MAT, 2 * ROWS_PER_MAT):
             raise ValueError(
@@ -171,14 +178,27 @@ class WorkbenchReader:
         except cv2.error as exc:
             raise ModelFileError(f"workbench model: cannot load {path}: {exc.msg.strip()}") from None
         self.path, self.rows, self.geometry = path, rows, geometry
+        self.hands = HandSegmenter(hand_model)
+        #: The hand mask of the last frame (hand network resolution).
+        self.last_hand_mask: np.ndarray | None = None
         self.timings: dict[str, float] = {}
 
-    def readings(self, crops: np.ndarray) -> list[SquareReading]:
-        """The network's probabilities for a batch of square crops."""
+    def _forward(self, crops: np.ndarray) -> list[np.ndarray]:
         self.net.setInput(to_input(crops))
         names = self.net.getUnconnectedOutLayersNames()
         outs = dict(zip(names, self.net.forward(names), strict=True))
-        content, double, facing, value = (softmax(outs[k]) for k in ("content", "double", "facing", "value"))
+        return [softmax(outs[h]) for h in ("content", "double", "facing", "value")]
+
+    def readings(self, crops: np.ndarray) -> list[SquareReading]:
+        """The network's probabilities for a batch of square crops, in two passes: the facing
+        from the crops as seen, then the Builder, the Double and the dial from the crops turned
+        upright (first Rivet north), the way the network was trained to read them; the content
+        is the mean of both passes."""
+        content1, _, facing, _ = self._forward(crops)
+        turned = facing.argmax(axis=1)
+        upright = np.stack([np.rot90(c, q, axes=(0, 1)) for c, q in zip(crops, turned, strict=True)])
+        content2, double, _, value = self._forward(upright)
+        content = (content1 + content2) / 2
         return [
             SquareReading(content[i], float(double[i, 1]), facing[i], value[i]) for i in range(len(crops))
         ]
@@ -205,21 +225,41 @@ class WorkbenchReader:
         t1 = time.perf_counter()
         readings = self.readings(crops)
         t2 = time.perf_counter()
+        covered = self.covered(frame, homography, squares)
+        t3 = time.perf_counter()
         sightings = tuple(
-            s for (r, c), reading in zip(squares, readings, strict=True) if (s := sighting(r, c, reading))
+            sighting(r, c, reading)
+            for (r, c), reading, hand in zip(squares, readings, covered, strict=True)
+            if not hand
         )
-        self.timings = {"crops": t1 - t0, "network": t2 - t1}
+        self.timings = {"crops": t1 - t0, "network": t2 - t1, "hands": t3 - t2}
         return WorkbenchObservation(
             time=time.time() if t is None else t, squares=sightings, source=source, frame=frame_no
         )
 
+    def covered(
+        self, frame: np.ndarray, homography: np.ndarray, squares: list[tuple[int, int]]
+    ) -> list[bool]:
+        """Per square, whether a hand lies over it: the hand network's mask on the rectified
+        table covers more than HAND_SHARE of the square."""
+        mask, _ = self.hands.find(rectify(frame, homography))
+        self.last_hand_mask = mask
+        k = MASK_PX_PER_MM
+        out = []
+        for r, c in squares:
+            x, y, w, h = self.geometry.square(r, c)
+            cell = mask[int(y * k) : int(np.ceil((y + h) * k)), int(x * k) : int(np.ceil((x + w) * k))]
+            out.append(bool(cell.size) and float(cell.mean()) > HAND_SHARE)
+        return out
 
-def sighting(row: int, column: int, reading: SquareReading) -> SquareSighting | None:
-    """One square's sighting from its probabilities; ``None`` (not seen) when a hand is likeliest."""
-    k = int(reading.content.argmax())
-    conf = round(float(reading.content[k]), 4)
-    if CONTENTS[k] == "hand":
-        return None
+
+def sighting(row: int, column: int, reading: SquareReading) -> SquareSighting:
+    """One square's sighting from its probabilities. Whether a hand covers it is the hand
+    network's call (:meth:`WorkbenchReader.covered`), made first; the square network's own
+    "hand" class is left out here (renormalised over empty and the six Builders)."""
+    p = reading.content[1:] / max(float(reading.content[1:].sum()), 1e-9)
+    k = int(p.argmax()) + 1
+    conf = round(float(p[k - 1]), 4)
     if CONTENTS[k] == "empty":
         return SquareSighting(row, column, None, conf)
     f, v = int(reading.facing.argmax()), int(reading.value.argmax())

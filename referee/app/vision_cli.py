@@ -130,6 +130,12 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="enrolment folder of card photos (else $GIZMOS_ENROL_DIR, else drawn faces)",
     )
     o.add_argument("--stream", action="store_true", help="apply the still-frame gate (frames in order)")
+    w = sub.add_parser("workbench", help="read a Contrivance Workbench from frames (JSON lines)")
+    w.add_argument("images", type=Path, nargs="+", help="frames (image files), in order")
+    w.add_argument("--rows", type=int, choices=[3, 6], default=6, help="3: mat 1 alone; 6: both mats")
+    w.add_argument(
+        "--model", type=Path, default=None, help="square network ONNX (default: the committed one)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -234,7 +240,22 @@ def _run(a: argparse.Namespace) -> int:
         print(f"print-markers: wrote {write_marker_sheet(a.out, zones, dpi=a.dpi)}")
     elif a.cmd == "observe":
         _observe(a)
+    elif a.cmd == "workbench":
+        _workbench(a)
     return 0
+
+
+def _workbench(a: argparse.Namespace) -> None:
+    import dataclasses
+    import json
+
+    from vision.frames import read_frame
+    from vision.workbench import WorkbenchObserver
+
+    observer = WorkbenchObserver(a.model, a.rows)
+    for i, path in enumerate(a.images):
+        obs = observer.observe(read_frame(path), frame_no=i)
+        print(json.dumps(dataclasses.asdict(obs)))
 
 
 def _synth(a: argparse.Namespace) -> None:

@@ -363,18 +363,41 @@ def square_net() -> Any:
     return SquareNet()
 
 
-def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
-    """Quarter turns (facing follows), shifts of up to 3 px, brightness, contrast and blur."""
+#: Share of training crops shown upright (a tile's first Rivet north), where the Builder, the
+#: Double and the dial are learned; the others are turned at random and teach the facing.
+UPRIGHT_SHARE = 0.5
+
+
+def _turn(x: Any, turns: Any) -> Any:
+    """Each crop turned ``turns[i]`` quarter turns clockwise."""
     import torch
 
-    k = int(rng.integers(0, 4))
-    if k:
-        x = torch.rot90(x, -k, dims=(2, 3))  # clockwise in image coordinates
-        y = y.clone()
-        y[:, 2] = (y[:, 2] + k) % 4
+    out = x.clone()
+    for q in (1, 2, 3):
+        m = turns == q
+        if m.any():
+            out[m] = torch.rot90(x[m], -q, dims=(2, 3))
+    return out
+
+
+def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
+    """Two stages (as the reader reads): every tile turned upright, then each crop turned a
+    random quarter turns except UPRIGHT_SHARE of them (facing follows; a fifth label column says
+    upright); shifts of up to 3 px, brightness, per-channel gain and contrast."""
+    import torch
+
+    n = x.shape[0]
+    tile = y[:, 0] >= 2
+    x = _turn(x, torch.where(tile, (4 - y[:, 2]) % 4, 0))  # upright
+    turns = torch.from_numpy(rng.integers(0, 4, n))
+    forced = torch.from_numpy(rng.random(n) < UPRIGHT_SHARE)
+    turns[forced] = 0
+    x = _turn(x, turns)
+    # Column 4: the crop is upright; column 5: its turn was drawn at random (uniform facings).
+    y = torch.cat([y.clone(), (turns == 0).long()[:, None], (~forced).long()[:, None]], 1)
+    y[:, 2] = torch.where(tile, turns, 0)
     dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
     x = torch.roll(x, shifts=(dy, dx), dims=(2, 3))
-    n = x.shape[0]
     gain = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 3, 1, 1)).astype(np.float32))
     bias = torch.from_numpy(rng.uniform(-0.12, 0.12, (n, 1, 1, 1)).astype(np.float32))
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
@@ -384,19 +407,24 @@ def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
 
 
 def _losses(out: Any, y: Any) -> Any:
+    """Content on every crop, facing on randomly turned tiles, Double and dial on upright tiles."""
     import torch.nn.functional as F
 
     content, double, facing, value = out
     loss = F.cross_entropy(content, y[:, 0])
     tile = y[:, 0] >= 2
-    if tile.any():
-        loss = loss + F.cross_entropy(double[tile], y[tile, 1]) + F.cross_entropy(facing[tile], y[tile, 2])
-        loss = loss + F.cross_entropy(value[tile], y[tile, 3])
+    turned = tile & (y[:, 5] == 1)  # the facing learns from uniformly turned tiles only (no bias to north)
+    if turned.any():
+        loss = loss + F.cross_entropy(facing[turned], y[turned, 2])
+    up = tile & (y[:, 4] == 1)
+    if up.any():
+        loss = loss + F.cross_entropy(double[up], y[up, 1]) + F.cross_entropy(value[up], y[up, 3])
     return loss
 
 
 def evaluate(net: Any, x: np.ndarray, y: np.ndarray, batch: int = 512) -> dict[str, float]:
-    """Accuracy per head on a labelled set (double, facing, value on tiles only) and squares right."""
+    """Accuracy per head on a labelled set, read as the reader reads (facing first, then the
+    crop turned upright), Double, facing and value on tiles only; and squares right."""
     import torch
 
     from vision.workbench import to_input
@@ -405,8 +433,20 @@ def evaluate(net: Any, x: np.ndarray, y: np.ndarray, batch: int = 512) -> dict[s
     preds = []
     with torch.no_grad():
         for i in range(0, len(x), batch):
-            out = net(torch.from_numpy(to_input(x[i : i + batch])))
-            preds.append(np.stack([o.argmax(1).numpy() for o in out], 1))
+            xb = torch.from_numpy(to_input(x[i : i + batch]))
+            facing = net(xb)[2].argmax(1)
+            out = net(_turn(xb, (4 - facing) % 4))
+            preds.append(
+                np.stack(
+                    [
+                        out[0].argmax(1).numpy(),
+                        out[1].argmax(1).numpy(),
+                        facing.numpy(),
+                        out[3].argmax(1).numpy(),
+                    ],
+                    1,
+                )
+            )
     p = np.concatenate(preds)
     tile = y[:, 0] >= 2
     right = (p[:, 0] == y[:, 0]) & (~tile | ((p[:, 1:] == y[:, 1:]).all(1)))
@@ -429,8 +469,10 @@ def train(
     resume: bool = False,
     threads: int = 2,
     seed: int = 0,
+    init: Path | None = None,
 ) -> dict[str, float]:
-    """Train the square network (progress per batch, a checkpoint per epoch; ``resume`` continues)."""
+    """Train the square network (progress per batch, a checkpoint per epoch; ``resume`` continues
+    a run; ``init``: start from these weights, e.g. a second, longer schedule on more data)."""
     import torch
 
     from vision.workbench import to_input
@@ -439,6 +481,8 @@ def train(
     torch.set_num_threads(threads)
     xv, yv = load_dataset(val)
     net = square_net()
+    if init is not None:
+        net.load_state_dict(torch.load(init, weights_only=True))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     start = 0
     run.mkdir(parents=True, exist_ok=True)
@@ -470,7 +514,7 @@ def train(
             loss.backward()
             opt.step()
             seen += len(idx)
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
             if b % 25 == 0 or b == nb - 1:
                 el = time.monotonic() - t0
                 print(
@@ -535,6 +579,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--threads", type=int, default=2)
     t.add_argument("--resume", action="store_true")
+    t.add_argument("--init", type=Path, default=None, help="start from these weights")
     e = sub.add_parser("export", help="write models/workbench.onnx")
     e.add_argument("--weights", type=Path, default=RUNS_DIR / "workbench" / "best.pt")
     e.add_argument("--out", type=Path, default=WORKBENCH_ONNX)
