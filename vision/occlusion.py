@@ -112,15 +112,22 @@ def occluders(
     background: TableBackground, canon: np.ndarray, hand: np.ndarray, detections: Sequence[Detection]
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """The hand mask confirmed by the empty table, and the other things that hide the table:
-    foreign patches that touch the hand are the same arm (a sleeve the network missed) and join
-    it; the rest are returned apart (a cup, a phone), each hiding the zones its box covers."""
+    a foreign patch that touches the hand and reaches the table's edge is the same arm (a sleeve
+    the network missed) and joins it; one that touches the hand without reaching the edge is
+    what the hand half covers (a card no detection found whole) and hides nothing more; the
+    rest are returned apart (a cup, a phone), each hiding the zones its box covers."""
     changed, shadow = background.changed(canon)
     hand = background.confirm(hand, changed)
     grown = cv2.dilate(hand.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     others = []
-    for patch in background.foreign(changed & ~shadow, detections):
-        if (patch & grown).any():
-            hand = hand | patch
-        else:
+    for patch in background.foreign(changed & ~shadow & ~hand, detections):
+        if not (patch & grown).any():
             others.append(patch)
+        elif _reaches_edge(patch):  # the arm goes on to the table's edge: a sleeve, a forearm
+            hand = hand | patch
+        # else: something the hand half covers (a card no detection found whole): not a hand
     return hand, others
+
+
+def _reaches_edge(patch: np.ndarray) -> bool:
+    return bool(patch[0].any() or patch[-1].any() or patch[:, 0].any() or patch[:, -1].any())
