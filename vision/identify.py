@@ -318,11 +318,11 @@ def colour_map(
     m = round(MAP_BORDER_MM * MAP_PPM)
     src, dst = [], []
     for centre, rotation, face in cards:
-        p = Identifier._patch(frame, h_img, centre, CARD_MM, MAP_PPM, rotation).astype(np.float32)
-        r = cv2.resize(face, size, interpolation=cv2.INTER_AREA).astype(np.float32)
-        p, r = (cv2.GaussianBlur(x, (0, 0), MAP_BLUR_MM * MAP_PPM) for x in (p, r))
-        src.append(p[m:-m, m:-m].reshape(-1, 3))
-        dst.append(r[m:-m, m:-m].reshape(-1, 3))
+        sigma = MAP_BLUR_MM * MAP_PPM
+        seen = Identifier._patch(frame, h_img, centre, CARD_MM, MAP_PPM, rotation).astype(np.float32)
+        ref = cv2.resize(face, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+        src.append(cv2.GaussianBlur(seen, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
+        dst.append(cv2.GaussianBlur(ref, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
     per_card = len(src[0])
     s = np.concatenate(src)
     x = np.c_[s, np.ones(len(s), np.float32)]
