@@ -14,7 +14,10 @@ type; the Archive: any built card), top-1 against each method's references:
 * ``grad``: correlation of gradient magnitudes (edges only: colour and light fall away);
 * ``orb`` / ``sift``: OpenCV local features at 3 px/mm, RANSAC-verified matches (full faces
   only; AKAZE is not in this OpenCV 5 build);
-* ``ncc-band2``, ``ncc-band1.5``: the shipped matcher with top bands at 2 or 1.5 px/mm.
+* ``ncc-band2``, ``ncc-band1.5``: the shipped matcher with top bands at 2 or 1.5 px/mm;
+* ``ncc+map`` (with ``--colour-map``): ``ncc`` on the frame colour-mapped to the references by
+  the cards it shows whole (``vision.identify.colour_map``, fitted on the whole cards as ``ncc``
+  and the table's joint assignment identified them: no true identity is used).
 
     .venv/bin/python benchmarks/identify_methods.py [--frames 30] [--conditions own,style,deck]
 """
@@ -38,12 +41,20 @@ import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS
 from vision.faces import CARD_MM, face_set
-from vision.identify import Identifier, built_cards, column_cards, level_cards
+from vision.identify import (
+    Identifier,
+    apply_colour_map,
+    assign,
+    built_cards,
+    colour_map,
+    column_cards,
+    level_cards,
+)
 from vision.observe import rotation_at
 from vision.progress import Progress
 from vision.training.evaluate import Tally, heldout_scenes
-from vision.training.synth import TableLayout
-from vision.zones import COLUMN_ORDER, default_zones
+from vision.training.synth import RenderedScene, TableLayout
+from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 
 def candidates(layout: TableLayout, card: int) -> np.ndarray:
@@ -96,6 +107,34 @@ def features_matcher(kind: str, refs: tuple[np.ndarray, ...]) -> Callable[[np.nd
     return score
 
 
+def mapped_ncc(scene: RenderedScene, ident: Identifier, zones: Zones) -> list[tuple[str, bool]]:
+    """``ncc+map``: identify the frame's cards jointly, fit the colour map on the whole ones,
+    score again on the mapped frame; (kind, right) per visible card."""
+    faces = ident.faces
+    objs = [o for o in scene.objects if o.card is not None and o.visible]
+    asks = []
+    for o in objs:
+        c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+        asks.append((o, c, rotation_at(zones, *c), candidates(scene.layout, o.card)))
+
+    def scores(frame: np.ndarray) -> list[np.ndarray]:
+        return [
+            (ident.band_scores if o.cls == "card_band" else ident.card_scores)(
+                frame, scene.homography, c, r, a
+            )
+            for o, c, r, a in asks
+        ]
+
+    first = assign(scores(scene.image), [a for *_, a in asks])
+    whole = [(c, r, faces[m.card]) for (o, c, r, _), m in zip(asks, first, strict=True) if o.cls == "card"]
+    mat = colour_map(scene.image, scene.homography, whole)
+    sc = scores(apply_colour_map(scene.image, mat)) if mat is not None else scores(scene.image)
+    return [
+        ("bands" if o.cls == "card_band" else "faces", int(np.argmax(np.where(a, s, -np.inf))) == o.card)
+        for (o, _, _, a), s in zip(asks, sc, strict=True)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the methods and print top-1 per condition, full faces and bands apart."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -103,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conditions", default="own,style,deck")
     ap.add_argument("--features", action="store_true", help="also ORB and SIFT (slow)")
     ap.add_argument("--methods", help="comma-separated subset of the template methods (default: all)")
+    ap.add_argument(
+        "--colour-map", action="store_true", help="also ncc on the frame colour-mapped by its whole cards"
+    )
     args = ap.parse_args(argv)
     zones = default_zones()
     for cond in args.conditions.split(","):
@@ -129,11 +171,17 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.methods:
             methods = {k: v for k, v in methods.items() if k in args.methods.split(",")}
+        plain = Identifier(faces)
         feats = {k: features_matcher(k, faces) for k in (("orb", "sift") if args.features else ())}
         right: dict[tuple[str, str], Tally] = defaultdict(Tally)
         secs: dict[str, float] = defaultdict(float)
         prog = Progress(f"identify {cond}", args.frames, every=10)
         for _seed, scene in heldout_scenes(first, args.frames, settings, deck() if deck else None):
+            if args.colour_map:
+                t0 = time.perf_counter()
+                for kind, ok in mapped_ncc(scene, plain, zones):
+                    right["ncc+map", kind].add(ok)
+                secs["ncc+map"] += time.perf_counter() - t0
             for o in scene.objects:
                 if o.card is None or not o.visible:
                     continue
@@ -157,9 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                         right[name, kind].add(int(np.argmax(np.where(among, sc, -np.inf))) == o.card)
             prog.step()
         print(f"\n== {cond}: {about}; {args.frames} frames, true boxes and camera, table candidates")
-        for name in list(methods) + list(feats):
+        for name in list(methods) + list(feats) + (["ncc+map"] if args.colour_map else []):
             f, b = right[name, "faces"], right[name, "bands"]
-            n = f.n + (b.n if name in methods else 0)
+            n = f.n + (b.n if name in methods or name == "ncc+map" else 0)
             print(
                 f"  {name:14s} full faces {f}   top bands {b}   {1000 * secs[name] / max(n, 1):.1f} ms/card"
             )

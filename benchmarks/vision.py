@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -36,12 +37,13 @@ import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
 from benchmarks import heldout  # the style and deck no training sees
 from referee.app.settings import Settings
 from vision.calibrate import Calibration, Calibrator
-from vision.detect import BACKENDS, Detector
+from vision.detect import BACKENDS, Detection, Detector
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
-from vision.hands import hand_cells, mask_iou
+from vision.hands import hand_cells, mask_box_mm, mask_iou
 from vision.marbles import MarbleColours
-from vision.observe import Assembler, Observer, Seen, rotation_at
+from vision.observe import OCCLUDER_CLASSES, Assembler, Observer, Seen, rotation_at
+from vision.occlusion import TableBackground
 from vision.progress import Progress
 from vision.training.dataset import HELDOUT_SEED_BASE
 from vision.training.evaluate import (
@@ -140,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated, from {', '.join(CONDITIONS)}, or 'all' (default: own)",
     )
     ap.add_argument("--show-errors", action="store_true", help="print what each wrong observation got wrong")
+    ap.add_argument(
+        "--empty-table",
+        action="store_true",
+        help="give the pipeline each table's empty view (occlusion stage, vision/occlusion.py) and "
+        "compare with the hand network alone",
+    )
     args = ap.parse_args(argv)
     args.model = args.model or Settings.from_env().detector_file()
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
@@ -155,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
 def measure(args: argparse.Namespace, condition: str) -> None:
     """Every figure of one condition."""
     settings, faces, first_seed, about = CONDITIONS[condition]
+    if args.empty_table:  # the same frames, plus each table's empty view (nothing else changes)
+        settings = replace(settings, empty_table=True)
     first = args.first_seed if args.first_seed is not None else first_seed
     enrol_dir = None
     if condition == "deck":
@@ -182,6 +192,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
     hand_false = Tally()  # frames without a hand where the network marked one
+    hand_false_network = Tally()  # the same before the empty table's say (with --empty-table)
+    exact_network = Tally()  # whole pipeline with the hand network alone (with --empty-table)
     exact_det_hands = Tally()  # the same frames, hands from the detector's hand class
     colour_det, colour_stage, colour_oracle = Tally(), Tally(), Tally()
     unknown = 0
@@ -227,6 +239,9 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         observer.calibrator.reset()
         observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
         observer.last_canon, observer.last_detections, observer.assembler.last_cards = None, [], []
+        observer.background = (
+            TableBackground.from_frame(scene.empty_image, h) if scene.empty_image is not None else None
+        )
         try:
             t0 = time.perf_counter()
             obs = observer.observe(scene.image, t=0.0, seats=seats)
@@ -235,7 +250,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 hand = observer.last_hand_mask
                 assert hand is not None
                 if scene.hand_mask is None:
-                    hand_false.add(bool(hand.any()))
+                    hand_false.add(
+                        bool(hand.any()) or any(d.cls == "occluder" for d in observer.last_detections)
+                    )
+                    if observer.background is not None:
+                        assert observer.last_network_mask is not None
+                        hand_false_network.add(bool(observer.last_network_mask.any()))
                 else:
                     hand_iou.append(mask_iou(hand, hand_cells(scene.hand_mask)))
                 canon_seen = observer.last_canon
@@ -249,6 +269,16 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 assert seen_h is not None  # the observation above was calibrated
                 alt = observer.assembler.assemble(scene.image, seen_h.homography, by_detector, seats)
                 exact_det_hands.add(content(alt) == content(scene.truth))
+                if observer.background is not None:
+                    assert observer.last_network_mask is not None
+                    box = mask_box_mm(observer.last_network_mask)
+                    alone = [d for d in observer.last_detections if d.cls not in OCCLUDER_CLASSES] + (
+                        [Detection("hand", 1.0, tuple(v * CANON_PX_PER_MM for v in box))]  # type: ignore[arg-type]
+                        if box is not None
+                        else []
+                    )
+                    alt = observer.assembler.assemble(scene.image, seen_h.homography, alone, seats)
+                    exact_network.add(content(alt) == content(scene.truth))
             right = content(obs) == content(scene.truth)
             vs_table = table_differences(obs, scene)
             exact.add(right)
@@ -361,6 +391,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             f"a hand marked where there is none: {hand_false}"
         )
         print(f"  observations exactly right with the detector's hand class instead: {exact_det_hands}")
+    if args.empty_table:
+        print(
+            f"  empty table (occlusion stage): observations exactly right with the hand network alone "
+            f"{exact_network}, with the empty table {exact}; a hand marked where there is none: "
+            f"network alone {hand_false_network}, with the empty table {hand_false}"
+        )
     med = statistics.median(latency)
     print(
         f"  latency per 1280x720 frame, end to end (median of {len(latency)}): "

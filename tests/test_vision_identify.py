@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from vision.faces import face_set
-from vision.identify import Identifier
+from vision.identify import Identifier, apply_colour_map, colour_map
 from vision.training.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
 from vision.zones import default_zones
 
@@ -74,3 +74,49 @@ def test_enrolled_faces_are_used_for_identification(tmp_path: Path) -> None:
     assert enrolled["card"] == (2, 2)
     drawn = _accuracy(Identifier(), [scene])
     assert drawn["card"][0] < 2  # the drawn reference for 15 no longer matches what is on the table
+
+
+def _whole_cards(scene) -> list:
+    faces = face_set()
+    return [
+        (((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2), o.card)
+        for o in scene.objects
+        if o.cls == "card" and o.visible
+    ], faces
+
+
+def test_colour_map_undoes_a_colour_cast_from_the_cards_seen_whole() -> None:
+    """A cast the references were not taken under is measured on the whole cards and undone."""
+    scene = render_table(random_layout(np.random.default_rng(5), 2), 5, RenderSettings(hand_prob=0))
+    cards, faces = _whole_cards(scene)
+    cast = np.array([[0.8, 0, 0, 10], [0, 1.0, 0, 0], [0, 0, 1.25, -5]], np.float32)  # B, G, R rows
+    frame = cv2.transform(scene.image, cast)
+    whole = [(c, _rotation(c[1]), faces[card]) for c, card in cards]
+    mat = colour_map(frame, scene.homography, whole)
+    assert mat is not None and len(whole) >= 4
+    assert mat[0, 0] > 1.1 and mat[2, 2] < 0.9  # blue raised, red lowered: the cast undone
+    mapped = apply_colour_map(frame, mat)
+
+    def error(img: np.ndarray) -> float:
+        errs = []
+        for c, card in cards:
+            p = Identifier._patch(img, scene.homography, c, (40.0, 60.0), 0.5, _rotation(c[1])).astype(float)
+            ref = cv2.resize(faces[card], (63, 88), interpolation=cv2.INTER_AREA)[14:74, 11:51].astype(float)
+            p = cv2.resize(p, (40, 60), interpolation=cv2.INTER_AREA)
+            errs.append(np.abs(p.mean(axis=(0, 1)) - ref.mean(axis=(0, 1))).mean())
+        return float(np.median(errs))
+
+    assert error(mapped) < 0.5 * error(frame)
+
+
+def test_colour_map_ignores_a_misidentified_card_and_needs_two_cards() -> None:
+    scene = render_table(random_layout(np.random.default_rng(6), 2), 6, RenderSettings(hand_prob=0))
+    cards, faces = _whole_cards(scene)
+    whole = [(c, _rotation(c[1]), faces[card]) for c, card in cards]
+    right = colour_map(scene.image, scene.homography, whole)
+    # one card named wrongly: the map is almost the same (that card fits far worse and is left out)
+    wrong = [*whole[:-1], (whole[-1][0], whole[-1][1], faces[(cards[-1][1] + 37) % len(faces)])]
+    got = colour_map(scene.image, scene.homography, wrong)
+    assert right is not None and got is not None
+    assert np.abs(got[:, :3] - right[:, :3]).max() < 0.05
+    assert colour_map(scene.image, scene.homography, whole[:1]) is None

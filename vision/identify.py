@@ -103,6 +103,8 @@ class Identifier:
         band_ppm: float = BAND_PPM,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
+        #: The reference faces (drawn, or the user's enrolled photos), by card id.
+        self.faces = faces
         self.colour_norm, self.soften_mm, self.angles, self.gradients = (
             colour_norm,
             soften_mm,
@@ -282,3 +284,63 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
         out[i] = _match(live[i])
         free[card] = False
     return [m for m in out if m is not None]
+
+
+# ------------------------------------------------------------------------ colour from cards seen whole
+
+#: Resolution and blur of the patches a colour map is fitted on: the map is a property of the
+#: lamp and the camera, smooth over the card, so coarse, blurred patches suffice and a few
+#: millimetres of misalignment between the detected box and the card do not matter.
+MAP_PPM = 0.5
+MAP_BLUR_MM = 2.0
+MAP_BORDER_MM = 6.0  # left out at the card's edge (placement, the table around it)
+MIN_MAP_CARDS = 2  # fewer cards seen whole than this: no map (one wrong card would decide it)
+
+
+def colour_map(
+    frame: np.ndarray,
+    h_img: np.ndarray,
+    cards: Sequence[tuple[tuple[float, float], int, np.ndarray]],
+) -> np.ndarray | None:
+    """The affine colour map (3 × 4, BGR -> BGR) that takes this frame's colours to the reference
+    faces', fitted on cards identified whole: ``(centre_mm, rotation, reference face)`` each.
+
+    An enrolled deck was photographed under another lamp and camera than the table's; the cards
+    the frame shows whole, identified with confidence, say how the two differ (a card that is
+    seen keeps its identity, under the same light as its neighbours). Least squares on blurred
+    patches, then once more without the worst fifth of pixels and any card that fits far worse
+    than the others (a wrong identification). ``None`` when fewer than :data:`MIN_MAP_CARDS`
+    cards are given or the map is implausible (a channel gain outside 0.5-2).
+    """
+    if len(cards) < MIN_MAP_CARDS:
+        return None
+    size = _size(*CARD_MM, MAP_PPM)
+    m = round(MAP_BORDER_MM * MAP_PPM)
+    src, dst = [], []
+    for centre, rotation, face in cards:
+        sigma = MAP_BLUR_MM * MAP_PPM
+        seen = Identifier._patch(frame, h_img, centre, CARD_MM, MAP_PPM, rotation).astype(np.float32)
+        ref = cv2.resize(face, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+        src.append(cv2.GaussianBlur(seen, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
+        dst.append(cv2.GaussianBlur(ref, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
+    per_card = len(src[0])
+    s = np.concatenate(src)
+    x = np.c_[s, np.ones(len(s), np.float32)]
+    d = np.concatenate(dst)
+    keep = np.ones(len(x), bool)
+    for _ in range(2):
+        mat = np.linalg.lstsq(x[keep], d[keep], rcond=None)[0]
+        err = np.abs(x @ mat - d).sum(axis=1)
+        card_err = np.median(err.reshape(len(cards), per_card), axis=1)
+        good_card = np.repeat(card_err <= 2 * np.median(card_err) + 3, per_card)
+        keep = good_card & (err <= np.quantile(err[good_card], 0.8))
+    mat = np.linalg.lstsq(x[keep], d[keep], rcond=None)[0].T.astype(np.float32)  # 3 x 4
+    gains = np.diag(mat[:, :3])
+    if not np.all((gains > 0.5) & (gains < 2.0)):
+        return None
+    return mat
+
+
+def apply_colour_map(frame: np.ndarray, mat: np.ndarray) -> np.ndarray:
+    """The frame with a :func:`colour_map` applied (a new image)."""
+    return cv2.transform(frame, mat)

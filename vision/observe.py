@@ -30,9 +30,19 @@ from vision.faces import N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HandSegmenter, mask_box_mm
-from vision.identify import STARTING, Identifier, assign, built_cards, column_cards, level_cards
+from vision.identify import (
+    STARTING,
+    Identifier,
+    apply_colour_map,
+    assign,
+    built_cards,
+    colour_map,
+    column_cards,
+    level_cards,
+)
 from vision.marbles import MarbleColours
 from vision.motion import MotionGate
+from vision.occlusion import TableBackground, occluders
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -40,6 +50,9 @@ CARD_CLASSES = ("card", "card_band")
 MARBLE_CLASSES = tuple(f"marble_{c}" for c in COLORS)
 ROUND_CLASSES = (*MARBLE_CLASSES, "vp1", "vp5")
 EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
+#: What hides the zones its box overlaps: a hand (the hand network's), or anything else the
+#: empty table says is there and no detection explains (vision/occlusion.py).
+OCCLUDER_CLASSES = ("hand", "occluder")
 STARTING_MASK = np.isin(np.arange(112), STARTING)
 
 
@@ -68,6 +81,7 @@ class Assembler:
         identifier: Identifier | None = None,
         colours: MarbleColours | None = None,
         white_balance: bool = True,
+        colour_from_cards: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.identifier = identifier or Identifier()
@@ -75,6 +89,12 @@ class Assembler:
         #: Identification and marble colour read the frame white-balanced on the markers' paper
         #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
         self.white_balance = white_balance
+        #: Cards are identified a second time on the frame colour-mapped to the references by
+        #: the cards this frame shows whole (:func:`vision.identify.colour_map`): enrolled photos
+        #: were taken under another lamp and camera than the table's.
+        self.colour_from_cards = colour_from_cards
+        #: The colour map of the last frame (3 x 4), or None when none was fitted.
+        self.last_colour_map: np.ndarray | None = None
         #: What the referee remembers (set by the application layer, which follows the game):
         #: per seat, the cards it knows that seat built or archived. A card in a seat's area is
         #: then one of that seat's cards (a card that moves keeps its identity: it was seen whole
@@ -105,9 +125,9 @@ class Assembler:
         if self.white_balance:
             frame = balance(frame, h, self.zones)
         seen = one_per_object([Seen.of(d) for d in detections])
-        hands = [s.box for s in seen if s.cls == "hand"]
+        hands = [s.box for s in seen if s.cls in OCCLUDER_CLASSES]
         covered = covered_zones(self.zones, tuple(seats), hands)
-        objs = [s for s in seen if s.cls != "hand"]
+        objs = [s for s in seen if s.cls not in OCCLUDER_CLASSES]
 
         def within(rect: Rect, classes: tuple[str, ...]) -> list[Seen]:
             return [s for s in objs if s.cls in classes and inside(rect, *s.center)]
@@ -159,6 +179,17 @@ class Assembler:
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
         matches = assign([a.scores for a in asks], [a.allowed for a in asks])
+        self.last_colour_map = None
+        if self.colour_from_cards:
+            faces = self.identifier.faces
+            whole = [(a.seen.center, a.rotation, faces[m.card]) for a, m in zip(asks, matches, strict=True)]
+            mat = colour_map(frame, h, [w for w, a in zip(whole, asks, strict=True) if a.seen.cls == "card"])
+            if mat is not None:
+                self.last_colour_map = mat
+                mapped = apply_colour_map(frame, mat)
+                for a in asks:
+                    a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
+                matches = assign([a.scores for a in asks], [a.allowed for a in asks])
         for a, m in zip(asks, matches, strict=True):
             a.card, a.confidence = m.card, round(a.seen.confidence * m.confidence, 4)
         self.last_cards = [(a.seen, m.card) for a, m in zip(asks, matches, strict=True)]
@@ -191,11 +222,17 @@ class Assembler:
         slot: tuple[int, int] | None = None,
     ) -> _Ask:
         """Score one card detection against every face; it is identified later, jointly."""
-        score = self.identifier.card_scores if s.cls == "card" else self.identifier.band_scores
-        among = allowed | (STARTING_MASK if allowed[STARTING].any() else False)  # see assign()
-        ask = _Ask(s, score(frame, h, s.center, rotation, among), allowed, slot)
+        ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, rotation, slot)
         asks.append(ask)
         return ask
+
+    def _scores(
+        self, frame: np.ndarray, h: np.ndarray, s: Seen, rotation: int, allowed: np.ndarray
+    ) -> np.ndarray:
+        """A card detection's scores against the faces it may be (and the Starting Gizmos: see assign())."""
+        score = self.identifier.card_scores if s.cls == "card" else self.identifier.band_scores
+        among = allowed | (STARTING_MASK if allowed[STARTING].any() else False)
+        return score(frame, h, s.center, rotation, among)
 
     def _stack(
         self,
@@ -257,6 +294,7 @@ class _Ask:
     seen: Seen
     scores: np.ndarray
     allowed: np.ndarray
+    rotation: int  # the card's reading direction (its seat's)
     slot: tuple[int, int] | None = None  # (level, slot) for the Display
     card: int | None = None
     confidence: float = 0.0
@@ -302,6 +340,12 @@ class Observer:
         self.hand_conf = hand_conf
         #: The hand mask of the last frame (network resolution), when the hand network is in use.
         self.last_hand_mask: np.ndarray | None = None
+        #: The empty table (:meth:`learn_empty_table`): with it, a hand the network marks where
+        #: the table looks as it did empty is dropped, and anything else there that no detection
+        #: explains hides the zones under it (vision/occlusion.py). ``None``: the network alone.
+        self.background: TableBackground | None = None
+        #: The hand network's own mask of the last frame, before the empty table's say.
+        self.last_network_mask: np.ndarray | None = None
         #: The detections of the last frame, as the assembler was given them.
         self.last_detections: list[Detection] = []
         self.frames = 0
@@ -343,15 +387,27 @@ class Observer:
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
+            self.last_network_mask = mask
+            others: list[np.ndarray] = []
+            if self.background is not None:
+                mask, others = occluders(self.background, canon, mask, dets)
             self.last_hand_mask = mask
-            box = mask_box_mm(mask)
-            if box is not None:
-                px = tuple(v * CANON_PX_PER_MM for v in box)
-                dets.append(Detection("hand", round(confidence, 4), px))  # type: ignore[arg-type]
+            for cls, patch in [("hand", mask)] + [("occluder", o) for o in others]:
+                box = mask_box_mm(patch)
+                if box is not None:
+                    px = tuple(v * CANON_PX_PER_MM for v in box)
+                    conf = confidence if cls == "hand" and confidence > 0 else 1.0
+                    dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
             self.timings["hands"] = time.perf_counter() - t3
         self.last_canon, self.last_detections = canon, dets
         notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
+
+    def learn_empty_table(self, frame: np.ndarray) -> None:
+        """Remember the empty table (a frame of the calibrated table before anything is put on
+        it: markers, mats and the dispenser tray only) as the occlusion stage's background."""
+        check_frame(frame, SUPPORTED_SIZES)
+        self.background = TableBackground.from_frame(frame, self.calibrator.update(frame).homography)
 
     def observe(
         self,

@@ -94,6 +94,10 @@ class RenderSettings:
     camera: Callable[[np.random.Generator, np.ndarray], np.ndarray] | None = None
     token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230))
     touching_marbles: bool = False
+    #: Also render the empty table (``RenderedScene.empty_image``): the same surface, markers,
+    #: mats and tray, camera and lamp, before anything is put on it (the occlusion stage's
+    #: background, vision/occlusion.py).
+    empty_table: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +127,8 @@ class RenderedScene:
     hidden: frozenset[str] = frozenset()
     #: The hand's pixels in the canonical table image (CANON_SIZE, 0 or 255); None without a hand.
     hand_mask: np.ndarray | None = None
+    #: The empty table under the same camera and lamp (with ``RenderSettings.empty_table``).
+    empty_image: np.ndarray | None = None
 
     def yolo_labels(self) -> list[YoloRow]:
         """Labels for the canonical (rectified) image: class, cx, cy, w, h normalised."""
@@ -438,14 +444,33 @@ def _circle_box(c: tuple[float, float], d: float) -> tuple[float, float, float, 
     return (c[0] - d / 2, c[1] - d / 2, c[0] + d / 2, c[1] + d / 2)
 
 
+#: The energy dispenser's tray (x, y, w, h in table mm).
+TRAY_MM = (955.0, 285.0, 140.0, 170.0)
+
+
+def _draw_tray(cv: _Canvas, img: np.ndarray) -> np.ndarray:
+    """The dispenser tray drawn onto ``img`` (the canvas's image or a copy of it); returns ``img``."""
+    x0, y0 = cv.px(TRAY_MM[0], TRAY_MM[1])
+    x1, y1 = cv.px(TRAY_MM[0] + TRAY_MM[2], TRAY_MM[1] + TRAY_MM[3])
+    cv2.rectangle(img, (round(x0), round(y0)), (round(x1), round(y1)), (95, 95, 100), -1)
+    cv2.rectangle(img, (round(x0), round(y0)), (round(x1), round(y1)), (60, 60, 60), 4)
+    return img
+
+
 def _draw_table(
     layout: TableLayout,
     zones: Zones,
     rng: np.random.Generator,
     s: RenderSettings,
     faces: tuple[np.ndarray, ...],
+    empty_out: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, list[SceneObject], dict[str, list[SceneObject]]]:
-    """Draw the top-down table; returns the canvas, all objects, and the objects by ground-truth zone."""
+    """Draw the top-down table; returns the canvas, all objects, and the objects by ground-truth zone.
+
+    ``empty_out``, when given, receives the same table before any card, marble or token is put
+    on it (surface, marker tiles, player mats and the dispenser tray): what a fixed camera sees
+    at setup. Drawing it draws no random numbers, so the table itself is unchanged.
+    """
     tw, th = zones.size
     cw = round((tw + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
     ch = round((th + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
@@ -478,6 +503,8 @@ def _draw_table(
         cv2.rectangle(cv.img, (round(x0), round(y0)), (round(x1), round(y1)), (205, 215, 220), -1)
         rc = cv.px(sz.ring[0] + sz.ring[2] / 2, sz.ring[1] + sz.ring[3] / 2)
         cv2.circle(cv.img, (round(rc[0]), round(rc[1])), round(44 * CANVAS_PX_PER_MM), (150, 160, 170), 3)
+    if empty_out is not None:
+        empty_out.append(_draw_tray(cv, cv.img.copy()))
     # Decks and the Display.
     for lv, rect in zones.decks:
         if lv in layout.decks:
@@ -509,11 +536,8 @@ def _draw_table(
         row.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
     objects += row
     by_zone["energy_row"] = row
-    tray = (955.0, 285.0, 140.0, 170.0)
-    x0, y0 = cv.px(tray[0], tray[1])
-    x1, y1 = cv.px(tray[0] + tray[2], tray[1] + tray[3])
-    cv2.rectangle(cv.img, (round(x0), round(y0)), (round(x1), round(y1)), (95, 95, 100), -1)
-    cv2.rectangle(cv.img, (round(x0), round(y0)), (round(x1), round(y1)), (60, 60, 60), 4)
+    _draw_tray(cv, cv.img)
+    tray = TRAY_MM
     inner = (tray[0] + 8, tray[1] + 8, tray[2] - 16, tray[3] - 16)
     for col, c in zip(
         layout.dispenser, _scatter(rng, inner, [MARBLE_MM / 2] * len(layout.dispenser)), strict=True
@@ -796,7 +820,10 @@ def render_table(
     s = settings or RenderSettings()
     z = zones or default_zones()
     rng = np.random.default_rng(seed)
-    canvas, objects, by_zone = _draw_table(layout, z, rng, s, faces if faces is not None else face_set())
+    empty: list[np.ndarray] | None = [] if s.empty_table else None
+    canvas, objects, by_zone = _draw_table(
+        layout, z, rng, s, faces if faces is not None else face_set(), empty
+    )
     h_img = camera_homography(rng, z, s)
     img = photograph(canvas, h_img, s.size)
     hands_mm: list[tuple[float, float, float, float]] = []
@@ -826,6 +853,14 @@ def render_table(
                 kept.append(replace(o, visible=cov < 0.3))
             objects = kept
             objects.append(SceneObject("hand", hands_mm[0]))
+    empty_image = None
+    if empty:
+        empty_image = photograph(empty[0], h_img, s.size)
+        if s.effects:  # the same lamp and camera; the sensor's noise drawn afresh
+            fx = np.random.default_rng([seed, 99])
+            fx.bit_generator.state = rng.bit_generator.state
+            empty_image = (s.camera or _effects)(fx, empty_image)
+            empty_image = _fresh_noise(np.random.default_rng([seed, 98]), empty_image)
     if s.effects:
         img = (s.camera or _effects)(rng, img)
     seats = tuple(p.seat for p in layout.players)
@@ -841,4 +876,12 @@ def render_table(
         if inside(r, (o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
     )
     hand_mask = None if canon is None else np.where(canon > 127, 255, 0).astype(np.uint8)
-    return RenderedScene(img, truth, objects, h_img, layout, hands_mm, uncovered, hidden, hand_mask)
+    return RenderedScene(
+        img, truth, objects, h_img, layout, hands_mm, uncovered, hidden, hand_mask, empty_image
+    )
+
+
+def _fresh_noise(rng: np.random.Generator, img: np.ndarray, sigma: float = 3.0) -> np.ndarray:
+    """Another frame of the same camera: sensor noise of its own on top (the effects' noise
+    pattern would otherwise repeat the frame's exactly)."""
+    return np.clip(img + rng.normal(0, sigma, img.shape), 0, 255).astype(np.uint8)

@@ -1,0 +1,133 @@
+"""Occlusion from the empty table: what is neither table nor a known object hides what is under it.
+
+A fixed camera sees the table itself once, empty, at setup (issue 14, item 3). From then on a
+part of the rectified table that differs from that empty table is explained by something the
+detector found there (a card, a marble, a token, a deck) or it is something else: a hand in a
+sleeve or a glove, a cup, a phone, a card held above the table. That something hides what lies
+under it, so the zones it covers are reported "not seen", never "empty"; and a hand the hand
+network marks where the table looks exactly as it did empty is not a hand (the network's false
+hands on table materials it never saw).
+
+Everything is compared at the hand network's resolution (2.5 mm a pixel) in CIELAB, brightness
+normalised by the frame's overall brightness against the empty table's (a lamp that drifts);
+a change that only darkens the table without changing its colour is a shadow and hides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from vision.detect import Detection
+from vision.geometry import CANON_SIZE, canonical_from_image
+from vision.hands import HAND_SCALE, MASK_PX_PER_MM, MASK_SIZE
+
+#: Colour distance (CIELAB units, brightness weighted by LIGHTNESS_WEIGHT) above which a pixel
+#: differs from the empty table.
+CHANGED_DISTANCE = 10.0
+LIGHTNESS_WEIGHT = 1.0
+#: A change that only darkens the table by this ratio, its chromaticity (B, G, R shares) within
+#: SHADOW_TINT, is a shadow (a hand's, a card's): it hides nothing.
+SHADOW_RATIO = (0.4, 0.95)
+SHADOW_TINT = 0.04
+#: A detected object explains the changes this far around its box (its shadow, a loose box).
+OBJECT_MARGIN_MM = 5.0
+#: A changed patch nothing explains must be at least this large to hide anything (a missed marble
+#: is 200 mm²; a hand, a cup or a phone is thousands).
+MIN_FOREIGN_MM2 = 500.0
+#: A hand patch of the hand network is kept when at least this share of its pixels differs from
+#: the empty table.
+MIN_CHANGED_SHARE = 0.3
+
+
+def _small(canon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A canonical image at the mask's resolution: CIELAB, and BGR (float, 0..1)."""
+    bgr = cv2.resize(canon, MASK_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2Lab), bgr
+
+
+class TableBackground:
+    """The empty table, rectified and shrunk to the hand network's resolution (CIELAB)."""
+
+    def __init__(self, canon_empty: np.ndarray) -> None:
+        if canon_empty.shape[:2] != (CANON_SIZE[1], CANON_SIZE[0]):
+            raise ValueError(f"occlusion: the empty table must be a canonical image {CANON_SIZE}")
+        self.lab, self.bgr = _small(canon_empty)
+
+    @classmethod
+    def from_frame(cls, frame: np.ndarray, homography: np.ndarray) -> TableBackground:
+        """The background from a camera frame of the empty table and its calibration."""
+        canon = cv2.warpPerspective(
+            frame, canonical_from_image(homography), CANON_SIZE, flags=cv2.INTER_LINEAR
+        )
+        return cls(canon)
+
+    def changed(self, canon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per mask pixel (MASK_SIZE, bool): does the table look different from when it was
+        empty, and is that difference only a shadow (darker by SHADOW_RATIO, same colour)?"""
+        lab, bgr = _small(canon)
+        gain = np.median((lab[..., 0] + 1.0) / (self.lab[..., 0] + 1.0))
+        d = lab - self.lab * np.array([gain, 1.0, 1.0], np.float32)
+        chroma = np.sqrt(d[..., 1] ** 2 + d[..., 2] ** 2)
+        dist = np.sqrt((LIGHTNESS_WEIGHT * d[..., 0]) ** 2 + chroma**2)
+        changed = cv2.medianBlur((dist > CHANGED_DISTANCE).astype(np.uint8), 3).astype(bool)
+        # a shadow scales B, G and R alike: the same chromaticity, a lower sum
+        s_now, s_empty = bgr.sum(axis=2) + 1e-3, self.bgr.sum(axis=2) + 1e-3
+        ratio = s_now / (s_empty * gain)
+        tint = np.abs(bgr / s_now[..., None] - self.bgr / s_empty[..., None]).max(axis=2)
+        shadow = (ratio >= SHADOW_RATIO[0]) & (ratio <= SHADOW_RATIO[1]) & (tint < SHADOW_TINT)
+        return changed, changed & shadow
+
+    @staticmethod
+    def foreign(changed: np.ndarray, detections: Sequence[Detection]) -> list[np.ndarray]:
+        """The changed patches (shadows left out) no detected object explains, each as a mask
+        (MASK_SIZE, bool), large enough to hide something."""
+        known = np.zeros(changed.shape, np.uint8)
+        m = OBJECT_MARGIN_MM * MASK_PX_PER_MM
+        for d in detections:
+            if d.cls == "hand":
+                continue
+            x1, y1, x2, y2 = (v / HAND_SCALE for v in d.box)
+            cv2.rectangle(known, (round(x1 - m), round(y1 - m)), (round(x2 + m), round(y2 + m)), 1, -1)
+        rest = (changed & (known == 0)).astype(np.uint8)
+        rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(rest, connectivity=8)
+        min_px = MIN_FOREIGN_MM2 * MASK_PX_PER_MM**2
+        return [labels == i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_px]
+
+    @staticmethod
+    def confirm(hand: np.ndarray, changed: np.ndarray) -> np.ndarray:
+        """The hand network's mask without the patches where the table looks as it did empty."""
+        n, labels = cv2.connectedComponents(hand.astype(np.uint8), connectivity=8)
+        keep = np.zeros(n, bool)
+        for i in range(1, n):
+            patch = labels == i
+            keep[i] = changed[patch].mean() >= MIN_CHANGED_SHARE
+        return keep[labels]
+
+
+def occluders(
+    background: TableBackground, canon: np.ndarray, hand: np.ndarray, detections: Sequence[Detection]
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The hand mask confirmed by the empty table, and the other things that hide the table:
+    a foreign patch that touches the hand and reaches the table's edge is the same arm (a sleeve
+    the network missed) and joins it; one that touches the hand without reaching the edge is
+    what the hand half covers (a card no detection found whole) and hides nothing more; the
+    rest are returned apart (a cup, a phone), each hiding the zones its box covers."""
+    changed, shadow = background.changed(canon)
+    hand = background.confirm(hand, changed)
+    grown = cv2.dilate(hand.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
+    others = []
+    for patch in background.foreign(changed & ~shadow & ~hand, detections):
+        if not (patch & grown).any():
+            others.append(patch)
+        elif _reaches_edge(patch):  # the arm goes on to the table's edge: a sleeve, a forearm
+            hand = hand | patch
+        # else: something the hand half covers (a card no detection found whole): not a hand
+    return hand, others
+
+
+def _reaches_edge(patch: np.ndarray) -> bool:
+    return bool(patch[0].any() or patch[-1].any() or patch[:, 0].any() or patch[:, -1].any())
