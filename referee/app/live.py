@@ -279,10 +279,9 @@ class LiveReferee:
         """The loop (blocking, in the calling thread); closes the feed when done."""
         opt = self.options
         stats = self.stats = RunStats()
-        gate = MotionGate(threshold=opt.motion, settle=opt.settle)
+        gate = MotionGate(threshold=opt.motion, settle=opt.settle, burst=opt.burst)
         saver = FrameSaver(opt.save_frames) if opt.save_frames else None
         seats = tuple(range(len(game.tracker.names)))
-        burst = opt.burst
         shown = framed = 0.0
         lockstep = feed.board is not None and (opt.speed <= 0 or feed.source.live)
         source = feed.source.frames()
@@ -318,7 +317,7 @@ class LiveReferee:
                     events = self._unwritten + events
                     self._unwritten = []
                     if events:
-                        burst = opt.burst
+                        gate.rearm()
                         for i, event in enumerate(events):
                             try:
                                 with game.locked() as tracker:
@@ -342,11 +341,7 @@ class LiveReferee:
                     framed = time.monotonic()
                     zones = getattr(self.pipeline.assembler, "zones", None)
                     self.frame_buffer.set_framing(assess(frame.image, zones).to_json())
-                gate.update(frame.image)
-                if gate.still == 0:
-                    burst = opt.burst
-                if gate.still >= opt.settle and burst > 0:
-                    burst -= 1
+                if gate.update(frame.image):
                     self._observe(game, frame, seats, saver)
                     shown = time.monotonic()
                 elif self.frame_buffer is not None and time.monotonic() - shown >= opt.show_every:
