@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from web.live import FrameBuffer
 
 
+# ============================================================================ pacing
+
+
 def paced(frames: Iterator[Frame], speed: float, stats: RunStats) -> Iterator[Frame]:
     """Deliver file frames at ``speed`` times their own pace, dropping those the reader is too late
     for (as a live camera would); ``speed`` 0 delivers every frame at once."""
