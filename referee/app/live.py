@@ -290,7 +290,8 @@ class LiveReferee:
         source = feed.source.frames()
         first = next(source, None)  # a phone or stream may send nothing until the referee stops
         if first is not None:
-            self.evidence = EvidenceKeeper(self.pipeline.assembler.zones, len(seats))
+            zones = getattr(self.pipeline.assembler, "zones", None)  # a pipeline without zones keeps none
+            self.evidence = EvidenceKeeper(zones, len(seats)) if zones is not None else None
             self._warm_up(first, seats)
         if feed.board is not None and feed.dispenser is not None:
             feed.dispenser.start().wait_connected()
