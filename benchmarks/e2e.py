@@ -43,15 +43,14 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != HERE]
 
 from referee.app.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
+from referee.app.dispenser import DispenserFeed, SimulatedDispenser  # noqa: E402
 from referee.app.live import (  # noqa: E402
     Change,
-    DispenserFeed,
     Feed,
     LiveReferee,
     LocalGame,
     RunOptions,
     RunStats,
-    SimulatedDispenser,
     replay_settings,
 )
 from referee.tracker import Tracker  # noqa: E402

@@ -147,7 +147,8 @@ def test_calibrate_bad_input_is_one_line(
 
 
 def test_the_live_referee_puts_the_framing_in_the_camera_status(table: np.ndarray, tmp_path: Path) -> None:
-    from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, open_source
+    from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions
+    from referee.app.sources import open_source
     from referee.tracker import Tracker
     from web.live import FrameBuffer
 

@@ -19,23 +19,11 @@ import numpy as np
 import pytest
 
 from referee.app.cli import main
-from referee.app.live import (
-    DispenserFeed,
-    Feed,
-    Frame,
-    FrameSaver,
-    LiveError,
-    LiveReferee,
-    LocalGame,
-    RunOptions,
-    RunStats,
-    SimulatedDispenser,
-    check_port,
-    open_source,
-    paced,
-    replay_settings,
-    yolo_lines,
-)
+from referee.app.dispenser import DispenserFeed, SimulatedDispenser, check_port
+from referee.app.errors import LiveError
+from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, paced, replay_settings
+from referee.app.pipeline import FrameSaver, yolo_lines
+from referee.app.sources import Frame, open_source
 from referee.events import DispenserEvent
 from referee.gizmos import new_game, resolve_chance
 from referee.observation import Observation
@@ -476,7 +464,7 @@ def test_tracker_settings_for_replay_bound_searches_by_nodes_not_time() -> None:
 
 
 def test_report_text_lists_scores_and_warnings() -> None:
-    from referee.app.live import write_summary
+    from referee.app.summary import write_summary
 
     out = io.StringIO()
     scores = [{"rank": 1, "name": "Ana", "total": 9, "printed_vp": 7, "token_points": 2, "gizmos": 5}]
@@ -498,7 +486,7 @@ def test_report_text_lists_scores_and_warnings() -> None:
 def test_run_dashboard_listens_where_told_and_checks_host_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from referee.app.live import serve_dashboard
+    from referee.app.dashboard import serve_dashboard
 
     monkeypatch.setenv("GIZMOS_ADMIN_PIN", "4321")
     err = io.StringIO()

@@ -18,7 +18,8 @@ import numpy as np
 
 from referee.app.demo import recording_feed
 from referee.app.evidence import changed_zones
-from referee.app.live import Change, LiveReferee, OraclePipeline, RunOptions, replay_settings
+from referee.app.live import Change, LiveReferee, RunOptions, replay_settings
+from referee.app.pipeline import OraclePipeline
 from tests.web_testing import ApiClient, hub_of, make_app
 from vision.training.recording import ensure_recording
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from referee.app.live import FrameSaver
+from referee.app.pipeline import FrameSaver
 from referee.gizmos import COLORS, new_game, resolve_chance
 from vision.geometry import CANON_SIZE
 from vision.training.evaluate import oracle_detections

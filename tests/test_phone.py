@@ -16,7 +16,8 @@ from flask import Flask
 from werkzeug.test import TestResponse
 
 from referee.app.cli import main
-from referee.app.live import LiveError, open_source
+from referee.app.errors import LiveError
+from referee.app.sources import open_source
 from referee.app.streams import PhoneFrames
 from tests.web_testing import TEST_PIN, ApiClient, make_app
 from web.phone import Pairing, pairing_of

@@ -19,7 +19,9 @@ import cv2
 import numpy as np
 import pytest
 
-from referee.app.live import Feed, LiveReferee, RunOptions, VisionPipeline, serve_dashboard
+from referee.app.dashboard import serve_dashboard
+from referee.app.live import Feed, LiveReferee, RunOptions
+from referee.app.pipeline import VisionPipeline
 from referee.app.streams import PhoneFrames
 from referee.gizmos import COLORS
 from tests.test_web_browser import CHROMEDRIVER, CHROMIUM, FLAGS, need_browser, wait

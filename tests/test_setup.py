@@ -49,6 +49,8 @@ def test_what_the_running_referee_imports_needs_no_training_stack() -> None:
         "            raise ImportError(f'{name} is a training package')\n"
         "sys.meta_path.insert(0, Block())\n"
         "import referee.app.cli, referee.app.demo, referee.app.live, vision.detect, vision.observe\n"
+        "import referee.app.sources, referee.app.dispenser, referee.app.pipeline, referee.app.dashboard\n"
+        "import referee.app.run_cli, referee.app.summary\n"
         "import vision.training.recording\n"
         "import hardware.cli, web.app, web.serve\n"
         "from referee.app.cli import main\n"

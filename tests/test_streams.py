@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from referee.app.cli import main
-from referee.app.live import LiveError, open_source
+from referee.app.errors import LiveError
+from referee.app.sources import open_source
 from referee.app.streams import StreamFrames, shown_url
 from tests.mjpeg_server import MjpegServer, frame_number
 from web.live import FrameBuffer

@@ -160,6 +160,22 @@ def test_still_frame_gate_fires_once_per_settled_state() -> None:
     assert fired == [False, False, False, True, False, False, False, False, False, False, True, False]
 
 
+def test_still_frame_gate_lets_a_burst_through_and_is_rearmed() -> None:
+    """The live referee's gate: ``burst`` settled frames per still spell, and another burst after
+    ``rearm()`` (a sensor event) even though nothing moved."""
+    layout = random_layout(np.random.default_rng(5), 2)
+    still = render_table(layout, 5, RenderSettings(hand_prob=0)).image
+    moving = render_table(layout, 5, RenderSettings(hand_prob=1.0)).image
+    gate = MotionGate(settle=2, burst=3)
+    fired = [gate.update(f) for f in [still] * 7]
+    assert fired == [False, False, True, True, True, False, False]
+    assert gate.fired
+    gate.rearm()
+    assert not gate.fired
+    fired = [gate.update(f) for f in [still] * 4 + [moving] + [still] * 4]
+    assert fired == [True, True, True, False, False, False, False, True, True]
+
+
 def test_stream_processing_skips_moving_frames(observer: Observer) -> None:
     layout = random_layout(np.random.default_rng(6), 2)
     frame = render_table(layout, 6, RenderSettings(hand_prob=0)).image

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from referee.app.cli import main as cli_main
-from referee.app.live import LazyVision, LiveError, serve_runner
+from referee.app.dashboard import serve_runner
+from referee.app.errors import LiveError
+from referee.app.pipeline import LazyVision
 from tests.web_testing import ApiClient, make_app
 from web.settings_file import SettingsFileError, load_settings
 

@@ -2,8 +2,10 @@
 
 Frames are compared on a small blurred grey thumbnail; a frame is *still* when it differs from
 the previous one by less than a threshold, and the gate opens once ``settle`` consecutive still
-frames follow motion. It then stays shut until the next motion, so each settled table state is
-processed once.
+frames follow motion. It then lets ``burst`` settled frames through (one by default, so each
+settled table state is processed once) and stays shut until the next motion or until
+:meth:`MotionGate.rearm` (the live referee re-arms it on each sensor event: the tracker counts a
+zone once it reads the same in several frames, so it observes a burst of them).
 """
 
 from __future__ import annotations
@@ -21,14 +23,26 @@ MOTION_THRESHOLD = 0.5
 class MotionGate:
     """Decides which frames of a stream to process."""
 
-    def __init__(self, threshold: float = MOTION_THRESHOLD, settle: int = 3, thumb_width: int = 160) -> None:
+    def __init__(
+        self, threshold: float = MOTION_THRESHOLD, settle: int = 3, thumb_width: int = 160, burst: int = 1
+    ) -> None:
         self.threshold = threshold
         self.settle = settle
         self.thumb_width = thumb_width
+        self.burst = burst
         self.prev: np.ndarray | None = None
         self.still = 0
-        self.fired = False
+        self.left = burst  # settled frames still to let through before the next motion or rearm()
         self.last_motion = 0.0
+
+    @property
+    def fired(self) -> bool:
+        """Whether the settled state has had its burst (the gate is shut until motion or a rearm)."""
+        return self.left <= 0
+
+    def rearm(self) -> None:
+        """Let another burst of settled frames through (something changed that the camera may not show)."""
+        self.left = self.burst
 
     def _thumb(self, frame: np.ndarray) -> np.ndarray:
         h, w = frame.shape[:2]
@@ -41,16 +55,16 @@ class MotionGate:
         """Feed one frame; True when this frame should be processed."""
         thumb = self._thumb(check_frame(frame))
         if self.prev is None or self.prev.shape != thumb.shape:
-            self.prev, self.still, self.fired = thumb, 0, False
+            self.prev, self.still, self.left = thumb, 0, self.burst
             self.last_motion = float("inf")
             return False
         self.last_motion = float(np.abs(thumb - self.prev).mean())
         self.prev = thumb
         if self.last_motion > self.threshold:
-            self.still, self.fired = 0, False
+            self.still, self.left = 0, self.burst
             return False
         self.still += 1
-        if self.still >= self.settle and not self.fired:
-            self.fired = True
+        if self.still >= self.settle and self.left > 0:
+            self.left -= 1
             return True
         return False

@@ -30,7 +30,8 @@ from typing import Any, TextIO
 
 import cv2
 
-from referee.app.live import Frame, LiveError
+from referee.app.errors import LiveError
+from referee.app.sources import Frame
 
 MAX_INDEX = 10  # indexes 0..9: more than a game table has
 DEFAULT_SIZE = (1280, 720)

@@ -205,7 +205,7 @@ def _edge(module: str, function: str, args: argparse.Namespace) -> int:
     """Run a camera/serial/web command; its bad input (camera, port, files) is one line, exit 2."""
     import importlib
 
-    from referee.app.live import LiveError
+    from referee.app.errors import LiveError
     from referee.tracker import TrackerError
     from referee.tracker.record import RecordError
     from vision.errors import VisionError
@@ -232,7 +232,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Referee a real table: camera (or video, or images), dispenser port, zones, players."""
-    return _edge("referee.app.live", "run_table", args)
+    return _edge("referee.app.run_cli", "run_table", args)
 
 
 def cmd_cameras(args: argparse.Namespace) -> int:
@@ -248,7 +248,7 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """The dashboard (web/serve.py)."""
     from referee.app.card_art import DrawnCardArt
-    from referee.app.live import serve_runner
+    from referee.app.dashboard import serve_runner
     from web.serve import run
 
     return run(args, card_art=DrawnCardArt(), live=lambda: serve_runner(args.enrol))

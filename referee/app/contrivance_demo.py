@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from referee.app.demo import differences
-from referee.app.live import write_warnings
+from referee.app.summary import write_warnings
 from referee.observation import WorkbenchObservation
 from referee.simulation.workbench import (
     Camera,
@@ -84,7 +84,7 @@ def recording_camera(
         return observe_truth(Noise(), seed=recording.spec.seed)
     if source != "camera":
         raise ValueError(f"source: expected one of {list(SOURCES)}, got {source!r}")
-    from referee.app.live import LiveError
+    from referee.app.errors import LiveError
     from vision.errors import CalibrationError, ModelFileError
     from vision.training.contrivance_recording import ROWS, ensure_frames, load_frame
     from vision.workbench import WorkbenchObserver

@@ -18,24 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from referee.app.live import (
-    DispenserFeed,
-    Feed,
-    LiveError,
-    LiveReferee,
-    LocalGame,
-    OraclePipeline,
-    Pipeline,
-    RecordingFrames,
-    RunOptions,
-    RunStats,
-    SimulatedDispenser,
-    VisionPipeline,
-    change_printer,
-    replay_settings,
-    serve_dashboard,
-    write_summary,
-)
+from referee.app.dashboard import serve_dashboard
+from referee.app.dispenser import DispenserFeed, SimulatedDispenser
+from referee.app.errors import LiveError
+from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings
+from referee.app.pipeline import OraclePipeline, Pipeline, VisionPipeline
+from referee.app.sources import RecordingFrames
+from referee.app.summary import change_printer, write_summary
 from referee.tracker import Tracker
 
 

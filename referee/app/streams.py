@@ -7,7 +7,7 @@ newest frame: a frame the pipeline did not take before the next one came is drop
 so the referee never runs further behind live than one frame plus its own processing time.
 
 The stream is checked when it is opened (one decodable frame within ``open_timeout`` seconds), so a
-bad URL or an unreachable host is one :class:`~referee.app.live.LiveError` line at start. Later
+bad URL or an unreachable host is one :class:`~referee.app.errors.LiveError` line at start. Later
 drops are retried with back-off (0.5 s doubling to 5 s) and never end the run; the link's state
 (``connected`` / ``reconnecting``) and the frame age are in :meth:`StreamFrames.link_status`, which
 the dashboard's camera status shows (``/api/camera``'s ``link``).
@@ -35,7 +35,8 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from referee.app.live import Frame, LiveError
+from referee.app.errors import LiveError
+from referee.app.sources import Frame
 
 #: URL schemes a network camera may use; http(s) is read as MJPEG here, the rest by FFmpeg.
 SCHEMES = ("http", "https", "rtsp", "rtsps", "rtmp")
@@ -281,7 +282,7 @@ class NewestFrames:
 
 
 class StreamFrames(NewestFrames):
-    """A network camera as a live :class:`~referee.app.live.FrameFeed`: the newest frame only,
+    """A network camera as a live :class:`~referee.app.sources.FrameFeed`: the newest frame only,
     reconnects with back-off, the link state and the frame age for the dashboard."""
 
     def __init__(

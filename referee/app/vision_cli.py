@@ -351,7 +351,8 @@ def _calibrate_live(a: argparse.Namespace, zones: Any) -> None:
     """The framing assistant on a live source until the framing is good, then the calibration."""
     import time
 
-    from referee.app.live import LiveError, open_source
+    from referee.app.errors import LiveError
+    from referee.app.sources import open_source
     from vision.calibrate import Calibrator
     from vision.errors import CalibrationError
     from vision.framing import assess

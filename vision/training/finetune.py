@@ -3,7 +3,7 @@
 Two kinds of examples go into a short training run that starts from the committed detector:
 
 * frames the referee accepted during real games (``gizmos-referee run --save-frames DIR``): the
-  rectified table with labels the game state vouched for (:class:`referee.app.live.FrameSaver`),
+  rectified table with labels the game state vouched for (:class:`referee.app.pipeline.FrameSaver`),
   cut into training tiles the way :mod:`vision.training.dataset` cuts rendered tables;
 * rendered tables showing the user's enrolled card faces (``--enrol`` or ``$GIZMOS_ENROL_DIR``,
   see docs/vision.md), so cards never photographed on the table are still learnt.

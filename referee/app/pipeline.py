@@ -1,0 +1,185 @@
+"""The vision pipeline as the run loop sees it (:class:`Pipeline`): the real one over
+:class:`vision.observe.Observer`, one with a recording's true boxes for a perfect detector, one
+loaded on first use for the dashboard; the camera view's drawing; and the saver of self-labelled
+frames for fine-tuning.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import cv2
+import numpy as np
+
+from referee.app.errors import LiveError
+from referee.app.sources import Frame
+from referee.gizmos import State
+from referee.observation import Observation
+from referee.tracker.view import matches, view_of_observation
+from vision.detect import Detection
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
+
+if TYPE_CHECKING:
+    from vision.observe import Assembler, Observer
+
+
+# ============================================================================ the pipeline
+
+
+class Pipeline(Protocol):
+    """The vision stages the loop runs on a settled frame: detection (calibrate, rectify, detect),
+    then assembly into an observation (zones, identification)."""
+
+    @property
+    def assembler(self) -> Assembler: ...
+
+    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]: ...
+
+
+class VisionPipeline:
+    """The real thing: :class:`vision.observe.Observer` (ArUco calibration and the YOLO detector)."""
+
+    def __init__(self, observer: Observer) -> None:
+        self.observer = observer
+        self.assembler = observer.assembler
+
+    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
+        return self.observer.detect(frame.image)
+
+
+class OraclePipeline:
+    """The pipeline with a perfect detector: a recording's true boxes stand in for YOLO (real
+    calibration, zones and identification). It measures everything but the detector, as
+    :func:`vision.training.evaluate.oracle_detections` does for single scenes."""
+
+    def __init__(self, recording: Any) -> None:
+        from vision.calibrate import Calibrator
+        from vision.observe import Assembler
+
+        self.recording = recording
+        self.calibrator = Calibrator()
+        self.assembler = Assembler()
+
+    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
+        cal = self.calibrator.update(frame.image)
+        dets = [
+            Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))
+            for cls, box in self.recording.objects(frame.index)
+        ]
+        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
+        return cal.homography, dets, notes
+
+
+class LazyVision:
+    """The vision pipeline of a dashboard started by ``serve``: the detector is loaded when live
+    refereeing first starts, not when the server does (most game nights may never use it)."""
+
+    def __init__(self, model: Path | None = None, zones: str | None = None, enrol: str | None = None) -> None:
+        self.model, self.zones, self.enrol = model, zones, enrol
+        self._pipeline: VisionPipeline | None = None
+
+    def build(self) -> VisionPipeline:
+        """The pipeline, made on first use; a missing model is a :class:`LiveError` naming it."""
+        if self._pipeline is None:
+            from vision.detect import default_model
+            from vision.observe import Observer
+            from vision.zones import load_zones
+
+            model = self.model or default_model()
+            if not Path(model).is_file():
+                raise LiveError(f"detector model {model} not found: train and export it (docs/vision.md)")
+            observer = Observer(model, seats=(0, 1, 2, 3), zones=load_zones(self.zones), enrol_dir=self.enrol)
+            self._pipeline = VisionPipeline(observer)
+        return self._pipeline
+
+    @property
+    def assembler(self) -> Assembler:
+        return self.build().assembler
+
+    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
+        return self.build().detect(frame)
+
+
+# ============================================================================ self-labelled frames
+
+
+class FrameSaver:
+    """Saves frames the tracker accepted as YOLO training data for :mod:`vision.training.finetune`.
+
+    A frame qualifies when nothing is hidden and everything the pipeline saw agrees with the
+    game state the tracker holds after it (every card where the state puts one, every marble's
+    colour): then each detection's class is right, and its box is the detector's own. One frame
+    is kept per accepted table. Images are the rectified table (960 × 608), the detector's input;
+    labels are YOLO text files in the same frame.
+    """
+
+    def __init__(self, folder: Path, prefix: str | None = None) -> None:
+        self.folder = folder
+        self.prefix = prefix or time.strftime("%Y%m%d-%H%M%S")
+        for sub in ("images", "labels"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        self.saved = 0
+        self._last: object = None
+
+    def offer(
+        self, image: np.ndarray, h: np.ndarray, detections: list[Detection], obs: Observation, state: State
+    ) -> Path | None:
+        """Save the frame if the state vouches for it; returns the image path when saved."""
+        view = view_of_observation(obs, state.num_players)
+        if not view.complete() or not matches(state, view) or view.key() == self._last:
+            return None
+        self._last = view.key()
+        canon = rectify(image, h)
+        name = f"{self.prefix}_{obs.frame if obs.frame is not None else self.saved:06d}"
+        img_path = self.folder / "images" / f"{name}.jpg"
+        if not cv2.imwrite(str(img_path), canon, [cv2.IMWRITE_JPEG_QUALITY, 95]):
+            raise LiveError(f"--save-frames: cannot write {img_path}")
+        (self.folder / "labels" / f"{name}.txt").write_text(yolo_lines(detections), encoding="utf-8")
+        self.saved += 1
+        return img_path
+
+
+def yolo_lines(detections: list[Detection]) -> str:
+    """Detections in the canonical frame as YOLO label lines (class cx cy w h, normalised)."""
+    rows = (yolo_row(d.cls, d.box) for d in detections)
+    return yolo_text(r for r in rows if r is not None)
+
+
+# ============================================================================ the camera view
+
+
+CLASS_COLOURS: dict[str, tuple[int, int, int]] = {
+    "card": (255, 200, 0),
+    "card_band": (255, 140, 0),
+    "card_back": (160, 160, 160),
+    "marble_red": (40, 40, 230),
+    "marble_blue": (230, 120, 30),
+    "marble_black": (30, 30, 30),
+    "marble_yellow": (30, 220, 240),
+    "vp1": (60, 170, 200),
+    "vp5": (230, 120, 40),
+    "hand": (200, 60, 200),
+}
+
+
+def annotate(image: np.ndarray, h: np.ndarray, detections: list[Detection], obs: Observation) -> np.ndarray:
+    """The frame with the play area, every detection and what is hidden, for the dashboard's camera view."""
+    out = image.copy()
+    to_image = np.linalg.inv(canonical_from_image(h))
+    cw, ch = CANON_SIZE
+    area = np.array([[[0, 0], [cw, 0], [cw, ch], [0, ch]]], np.float32)
+    cv2.polylines(out, [cv2.perspectiveTransform(area, to_image)[0].astype(np.int32)], True, (0, 255, 0), 2)
+    for d in detections:
+        x1, y1, x2, y2 = d.box
+        box = np.array([[[x1, y1], [x2, y1], [x2, y2], [x1, y2]]], np.float32)
+        pts = cv2.perspectiveTransform(box, to_image)[0].astype(np.int32)
+        colour = CLASS_COLOURS.get(d.cls, (255, 255, 255))
+        cv2.polylines(out, [pts], True, colour, 2 if d.cls == "hand" else 1, cv2.LINE_AA)
+    hidden = obs.extra.get("covered", [])
+    text = f"frame {obs.frame}: {len(detections)} detections" + (
+        f", not seen: {len(hidden)} zones" if hidden else ""
+    )
+    cv2.putText(out, text, (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 255, 0), 2, cv2.LINE_AA)
+    return out
