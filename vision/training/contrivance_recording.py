@@ -30,6 +30,7 @@ from referee.simulation.workbench import Moment, Recording, RecordingSpec, play_
 from vision.errors import VisionError
 from vision.paths import DATA_DIR, REPO_ROOT
 from vision.progress import Progress
+from vision.training.cachelock import render_lock
 from vision.training.synth import RenderSettings
 from vision.training.workbench import TileLayout, WorkbenchLayout, render_workbench
 
@@ -106,6 +107,14 @@ def ensure_frames(recording: Recording, root: Path = FRAMES_ROOT, workers: int =
     key = frames_key(spec)
     meta = folder / "frames.json"
     count = recording.frames()
+    with render_lock(folder):
+        return _ensure_frames(recording, folder, key, meta, count, workers)
+
+
+def _ensure_frames(
+    recording: Recording, folder: Path, key: str, meta: Path, count: int, workers: int
+) -> Path:
+    spec = recording.spec
     try:
         if meta.is_file() and json.loads(meta.read_text()).get("key") == key:
             return folder

@@ -53,6 +53,7 @@ from vision.errors import VisionError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
 from vision.paths import DATA_DIR, REPO_ROOT
 from vision.progress import Progress
+from vision.training.cachelock import render_lock
 from vision.training.synth import (
     PlayerLayout,
     RenderSettings,
@@ -848,12 +849,17 @@ def ensure_recording(
     """The recording for ``spec``, rendered on first use (deterministic, with progress) and cached."""
     spec = spec or RecordingSpec()
     out = root / f"game-{spec.seed}"
+    with render_lock(out):
+        return _ensure_recording(spec, out, root, workers, quiet)
+
+
+def _ensure_recording(spec: RecordingSpec, out: Path, root: Path, workers: int, quiet: bool) -> Recording:
     key = spec.key()
     meta = out / "recording.json"
     if meta.is_file():
         try:
             rec = Recording.open(out)
-            if rec.doc.get("key") == key and all(rec.frame_path(i).is_file() for i in (0, len(rec) - 1)):
+            if rec.doc.get("key") == key and all(rec.frame_path(i).is_file() for i in range(len(rec))):
                 return rec
         except RecordingError:
             pass
