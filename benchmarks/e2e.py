@@ -21,9 +21,12 @@
    dashboard's ``/api/phone/frame`` by a paired session with its CSRF token, the next once the last
    was answered, at the recording's pace; read by ``run --camera phone``'s source
    (:class:`referee.app.streams.PhoneFrames`). Prints the frame age and the POST round trip.
+5. **Where the delay goes** (``--stages``, issue 13): the delay run with each pass timed stage by
+   stage (detector, identification, tracker call and its explanation searches, publish) and the
+   slowest moves' delay split into those stages (docs/e2e.md).
 
     .venv/bin/python benchmarks/e2e.py [--model FILE] [--oracle] [--skip-fast] [--skip-paced]
-        [--stream | --phone] [--seconds S]
+        [--stream | --phone] [--seconds S] [--stages]
 """
 
 from __future__ import annotations
@@ -211,6 +214,7 @@ class Pass:
     track: float = 0.0  # tracker.observe (the stabiliser and the explanation search), record write
     publish: float = 0.0  # the hub's snapshot for the pages
     searches: list[Search] = field(default_factory=list)  # the explanation searches of the tracker call
+    complete: bool = True  # the stabiliser's view after the call had every zone known (none covered)
 
 
 @dataclass(slots=True)
@@ -255,6 +259,7 @@ class StageClock:
                 return observe(obs)
             finally:
                 self.passes[-1].track = time.perf_counter() - t
+                self.passes[-1].complete = game.tracker.stabilizer.recent(0).complete()
 
         def timed_publish() -> None:
             t = time.perf_counter()
@@ -303,6 +308,8 @@ class StageClock:
             "settle_frames": first.index - done_frame,
             "lag_first": first.began - due(first.index),
             "passes": len(seen),
+            "incomplete": sum(not p.complete for p in seen),  # a zone covered: the tracker waits
+            "searches_before": sum(len(p.searches) for p in seen[:-1]),
             "max_gap_frames": max(gaps, default=0),
             "to_accepting_pass": last.began - first.began,
             "accepting_pass": end - last.began,
