@@ -21,20 +21,26 @@
    dashboard's ``/api/phone/frame`` by a paired session with its CSRF token, the next once the last
    was answered, at the recording's pace; read by ``run --camera phone``'s source
    (:class:`referee.app.streams.PhoneFrames`). Prints the frame age and the POST round trip.
+5. **Where the delay goes** (``--stages``, issue 13): the delay run with each pass timed stage by
+   stage (detector, identification, tracker call and its explanation searches, publish) and the
+   slowest moves' delay split into those stages (docs/e2e.md).
 
     .venv/bin/python benchmarks/e2e.py [--model FILE] [--oracle] [--skip-fast] [--skip-paced]
-        [--stream | --phone] [--seconds S]
+        [--stream | --phone] [--seconds S] [--stages]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -193,8 +199,134 @@ def phone_feed(recording: Recording, seconds: float | None) -> tuple[Feed, Any, 
     return Feed(phone, DispenserFeed(board.port), board), phone, client
 
 
+# ============================================================================ where the delay goes
+
+
+@dataclass(slots=True)
+class Pass:
+    """One frame through the pipeline and the tracker (``--stages``), wall-clock seconds."""
+
+    index: int  # the frame's number in the recording
+    began: float
+    detect: float = 0.0  # calibration, rectification, the detector
+    assemble: float = 0.0  # zones and identification
+    track: float = 0.0  # tracker.observe (the stabiliser and the explanation search), record write
+    publish: float = 0.0  # the hub's snapshot for the pages
+    searches: list[Search] = field(default_factory=list)  # the explanation searches of the tracker call
+    complete: bool = True  # the stabiliser's view after the call had every zone known (none covered)
+
+
+@dataclass(slots=True)
+class Search:
+    """One call of :func:`referee.tracker.explain.explain` inside a tracker call."""
+
+    wall: float
+    cpu: float  # this thread's CPU time: the rest of ``wall`` went to other processes
+    max_violations: int
+    found: str  # the steps found (their kinds, ``!`` marking a broken rule), or "none"
+
+
+class StageClock:
+    """Times each pass of the paced run stage by stage, by wrapping the pipeline, the tracker's
+    ``observe``, its explanation searches and the hub's publish (nothing in the referee changes)."""
+
+    def __init__(self, pipeline: Any, game: Any) -> None:
+        self.passes: list[Pass] = []
+        self.frames: list[int] = []  # every frame the loop took (not dropped), in order
+        detect, assemble = pipeline.detect, pipeline.assembler.assemble
+        observe, publish = game.tracker.observe, game._publish
+
+        def timed_detect(frame: Any) -> Any:
+            self.passes.append(Pass(frame.index, time.time()))
+            t = time.perf_counter()
+            try:
+                return detect(frame)
+            finally:
+                self.passes[-1].detect = time.perf_counter() - t
+
+        def timed_assemble(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return assemble(*a, **k)
+            finally:
+                if self.passes:
+                    self.passes[-1].assemble = time.perf_counter() - t
+
+        def timed_observe(obs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return observe(obs)
+            finally:
+                self.passes[-1].track = time.perf_counter() - t
+                self.passes[-1].complete = game.tracker.stabilizer.recent(0).complete()
+
+        def timed_publish() -> None:
+            t = time.perf_counter()
+            try:
+                publish()
+            finally:
+                if self.passes:
+                    self.passes[-1].publish += time.perf_counter() - t
+
+        import referee.tracker.tracker as tracker_module
+
+        search = tracker_module.explain
+
+        def timed_search(*a: Any, **k: Any) -> Any:
+            t, c = time.perf_counter(), time.thread_time()
+            found = search(*a, **k)
+            wall, cpu = time.perf_counter() - t, time.thread_time() - c
+            bound = k.get("max_violations", a[3] if len(a) > 3 else 0)
+            what = "none"
+            if found is not None:
+                broken = {i for i, _ in found.violations}
+                what = " ".join(st.kind + ("!" if i in broken else "") for i, st in enumerate(found.steps))
+            if self.passes:
+                self.passes[-1].searches.append(Search(wall, cpu, bound, what or "no step"))
+            return found
+
+        tracker_module.explain = timed_search  # type: ignore[assignment]
+        pipeline.detect, pipeline.assembler.assemble = timed_detect, timed_assemble
+        game.tracker.observe, game._publish = timed_observe, timed_publish
+
+    def breakdown(
+        self, done_frame: int, accepted_frame: int, due: Callable[[int], float], arrived: float
+    ) -> dict[str, Any]:
+        """Split one move's delay: complete -> first pass that saw it (the still-frame gate's settle
+        and the pipeline busy with an earlier frame) -> the pass whose tracker call accepted it
+        (passes needed for the stabiliser's agreeing frames, or waits for the next motion) -> its
+        tracker call and publish -> the subscriber."""
+        seen = [p for p in self.passes if done_frame <= p.index <= accepted_frame]
+        if not seen:
+            return {}
+        first, last = seen[0], seen[-1]
+        end = last.began + last.detect + last.assemble + last.track + last.publish
+        gaps = [b.index - a.index for a, b in itertools.pairwise(seen)]
+        return {
+            "first_look": first.began - due(done_frame),
+            "settle_frames": first.index - done_frame,
+            "lag_first": first.began - due(first.index),
+            "passes": len(seen),
+            "incomplete": sum(not p.complete for p in seen),  # a zone covered: the tracker waits
+            "searches_before": sum(len(p.searches) for p in seen[:-1]),
+            "max_gap_frames": max(gaps, default=0),
+            "to_accepting_pass": last.began - first.began,
+            "accepting_pass": end - last.began,
+            "track": last.track,
+            "searches": len(last.searches),
+            "detect+assemble": last.detect + last.assemble,
+            "publish": last.publish,
+            "to_subscriber": arrived - end,
+        }
+
+
 def delays(
-    recording: Recording, pipeline: Any, speed: float, stream: float | bool = False, phone: bool = False
+    recording: Recording,
+    pipeline: Any,
+    speed: float,
+    stream: float | bool = False,
+    phone: bool = False,
+    stages: bool = False,
 ) -> None:
     """Play at the recording's pace with the dashboard's hub; measure move-complete -> subscriber.
     ``stream`` (True, or a number of seconds): through a loopback MJPEG stream instead of the files."""
@@ -219,6 +351,7 @@ def delays(
 
     thread = threading.Thread(target=subscriber, daemon=True)
     thread.start()
+    clock = StageClock(pipeline, game) if stages else None
     runner = LiveReferee(
         pipeline,
         lambda s: recording_feed(recording, runner, False),
@@ -249,6 +382,8 @@ def delays(
     cursor = 0
     step_delays: list[float] = []
     warn_delays: list[float] = []
+    # (delay, what, frame complete, frame accepted, arrived)
+    moves: list[tuple[float, str, int, int, float]] = []
     unmatched = 0
     for change, seq in published:
         arrived = reached(seq)
@@ -270,10 +405,12 @@ def delays(
                 continue
             cursor = hit + 1
             step_delays.append(arrived - (start + steps[hit][2] / fps / speed))
+            moves.append((step_delays[-1], raw["kind"], steps[hit][2], change.frame, arrived))
         for w in change.warnings:
             frame = broken.get((w["turn"], w.get("code") or ""))
             if frame is not None:
                 warn_delays.append(arrived - (start + frame / fps / speed))
+                moves.append((warn_delays[-1], w.get("code") or "", frame, change.frame, arrived))
     every = step_delays + warn_delays
     problems = check(game, recording)
     if network is not None:
@@ -298,6 +435,8 @@ def delays(
     )
     if not every:
         print("delay: nothing to measure")
+        if clock is not None:
+            print_stages(clock, moves, lambda n: start + n / fps / speed)
         return
     every.sort()
     p99 = every[min(len(every) - 1, round(0.99 * (len(every) - 1)))]
@@ -310,6 +449,41 @@ def delays(
         print(f"  steps: median {statistics.median(step_delays):.2f} s over {len(step_delays)}")
     if warn_delays:
         print(f"  warnings: {', '.join(f'{d:.2f} s' for d in warn_delays)}")
+    if clock is not None:
+        print_stages(clock, moves, lambda n: start + n / fps / speed)
+
+
+def print_stages(
+    clock: StageClock, moves: list[tuple[float, str, int, int, float]], due: Callable[[int], float]
+) -> None:
+    """``--stages``: the pipeline's passes stage by stage, and where the slowest moves' delay went."""
+    passes = clock.passes
+
+    def dist(values: list[float]) -> str:
+        values = sorted(values)
+        if not values:
+            return "-"
+        p99 = values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
+        med = statistics.median(values)
+        return f"median {med * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {values[-1] * 1000:.0f} ms"
+
+    print(f"stages over {len(passes)} passes of the pipeline:")
+    for name in ("detect", "assemble", "track", "publish"):
+        print(f"  {name}: {dist([getattr(p, name) for p in passes])}")
+    searches = [(q, p.index) for p in passes for q in p.searches]
+    print(
+        f"  explanation searches: {len(searches)} ({sum(q.found == 'none' for q, _ in searches)} found "
+        f"nothing); wall {dist([q.wall for q, _ in searches])}; CPU {dist([q.cpu for q, _ in searches])}"
+    )
+    print("  the 8 slowest searches (wall s / CPU s, rule breaks allowed, frame: what they found):")
+    for q, index in sorted(searches, key=lambda x: -x[0].wall)[:8]:
+        print(f"    {q.wall:.2f} / {q.cpu:.2f}, {q.max_violations}, frame {index}: {q.found}")
+    slow = sorted(moves, reverse=True)[: max(5, len(moves) // 20)]
+    print(f"the {len(slow)} slowest moves (s; frames at 10/s: settle = frames from complete to first pass):")
+    for delay, what, done, accepted, arrived in slow:
+        b = clock.breakdown(done, accepted, due, arrived)
+        parts = ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in b.items())
+        print(f"  {delay:.2f} s {what} (frames {done}->{accepted}): {parts}")
 
 
 def main() -> int:
@@ -325,6 +499,11 @@ def main() -> int:
     )
     p.add_argument(
         "--seconds", type=float, help="--stream/--phone: stop after this many seconds of the recording"
+    )
+    p.add_argument(
+        "--stages",
+        action="store_true",
+        help="the delay run: time each stage, and show where the slowest moves' delay went",
     )
     args = p.parse_args()
     if args.stream and args.phone:
@@ -342,7 +521,7 @@ def main() -> int:
         throughput(recording, pipeline_for(args, recording))
     if not args.skip_paced:
         stream = (args.seconds or True) if args.stream or args.phone else False
-        delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone)
+        delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone, args.stages)
     return 0
 
 

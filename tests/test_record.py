@@ -53,6 +53,19 @@ def test_export_replays_every_state(tmp_path: Path) -> None:
     assert {"setup", "observation", "step", "warning", "event"} <= kinds
 
 
+def test_entries_after_a_sequence_number_are_the_later_ones_in_order(tmp_path: Path) -> None:
+    """The dashboard's hub reads only the entries it has not narrated yet (web/hub.py)."""
+    tracker, _, _ = _game(tmp_path / "g.db", seed=3, turns=6)
+    every = list(tracker.record.entries())
+    middle = every[len(every) // 2].seq
+    assert list(tracker.record.entries(after=middle)) == [e for e in every if e.seq > middle]
+    steps = [e for e in every if e.kind == "step"]
+    assert steps and list(tracker.record.entries("step", after=middle)) == [
+        e for e in steps if e.seq > middle
+    ]
+    assert list(tracker.record.entries(after=every[-1].seq)) == []
+
+
 def test_reopening_resumes_where_the_game_stood(tmp_path: Path) -> None:
     path = tmp_path / "g.db"
     tracker, _, _ = _game(path, seed=4, turns=12)

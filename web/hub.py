@@ -152,10 +152,9 @@ class LiveGame:
 
     def _publish(self) -> None:
         self._dirty = False
-        for entry in self.tracker.record.entries():
-            if entry.seq > self._seen_seq:
-                self.narrator.feed(entry.kind, entry.payload, entry.who)
-                self._seen_seq = entry.seq
+        for entry in self.tracker.record.entries(after=self._seen_seq):  # the new ones only
+            self.narrator.feed(entry.kind, entry.payload, entry.who)
+            self._seen_seq = entry.seq
         log = self.narrator.entries()
         revised = self.narrator.take_revised()
         view = table_view(self.tracker)

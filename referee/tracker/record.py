@@ -208,13 +208,14 @@ class GameRecord:
             raise self._write_error(exc) from exc
         return int(cur.lastrowid or 0)
 
-    def entries(self, kind: str | None = None) -> Iterator[Entry]:
-        """Entries in order (optionally of one kind)."""
-        sql = "SELECT seq, time, kind, who, payload FROM entries"
-        args: tuple[Any, ...] = ()
+    def entries(self, kind: str | None = None, after: int = 0) -> Iterator[Entry]:
+        """Entries in order (optionally of one kind, and only those after sequence number ``after``:
+        a reader that follows the record reads each entry once, not the whole record each time)."""
+        sql = "SELECT seq, time, kind, who, payload FROM entries WHERE seq > ?"
+        args: tuple[Any, ...] = (after,)
         if kind is not None:
-            sql += " WHERE kind = ?"
-            args = (kind,)
+            sql += " AND kind = ?"
+            args = (after, kind)
         try:
             for seq, stamp, k, who, payload in self._db.execute(sql + " ORDER BY seq", args):
                 yield Entry(seq, stamp, k, who, json.loads(payload))
