@@ -173,7 +173,7 @@ class _Search:
         self.max_ends = hints.end_turns + hints.unsignalled_ends
         self.new_cards = _target_cards(view) - visible_cards(start)
         self.nodes = 0
-        self.deadline = time.perf_counter() + limits.max_seconds
+        self.deadline = time.thread_time() + limits.max_seconds
         self.counter = itertools.count()
         # Every card any known zone holds (a rule-breaking step may move a card between seats).
         self.all_held: frozenset[int] | None = None
@@ -413,7 +413,7 @@ class _Search:
                 refine -= 1
                 if steps >= found[0].player_steps:
                     continue
-            if self.nodes >= self.limits.max_nodes or time.perf_counter() > self.deadline:
+            if self.nodes >= self.limits.max_nodes or time.thread_time() > self.deadline:
                 break
             if lazy:
                 children = self.expand_forced(node)
