@@ -122,7 +122,7 @@ class Observation:
 
     def dumps(self) -> str:
         """Compact JSON text."""
-        return json.dumps(self.to_json(), separators=(",", ":"))
+        return _compact(self.to_json())
 
     @classmethod
     def from_json(cls, raw: Any) -> Observation:
@@ -132,11 +132,18 @@ class Observation:
     @classmethod
     def loads(cls, text: str | bytes) -> Observation:
         """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
-        try:
-            raw = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ObservationError(f"observation: not valid JSON ({exc})") from exc
-        return _parse(raw)
+        return _parse(_json_of(text))
+
+
+def _compact(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def _json_of(text: str | bytes) -> Any:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ObservationError(f"observation: not valid JSON ({exc})") from exc
 
 
 def _conf(raw: Any, where: str, key: str = "confidence") -> float:
@@ -383,7 +390,7 @@ class WorkbenchObservation:
 
     def dumps(self) -> str:
         """Compact JSON text."""
-        return json.dumps(self.to_json(), separators=(",", ":"))
+        return _compact(self.to_json())
 
     @classmethod
     def from_json(cls, raw: Any) -> WorkbenchObservation:
@@ -393,11 +400,7 @@ class WorkbenchObservation:
     @classmethod
     def loads(cls, text: str | bytes) -> WorkbenchObservation:
         """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
-        try:
-            raw = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ObservationError(f"observation: not valid JSON ({exc})") from exc
-        return _parse_workbench(raw)
+        return _parse_workbench(_json_of(text))
 
 
 #: Where a tile's first Rivet faces, as :class:`referee.contrivance.Tile` numbers it.

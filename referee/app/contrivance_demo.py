@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from referee.app.demo import differences
-from referee.app.summary import write_warnings
+from referee.app.summary import write_comparison, write_warnings
 from referee.observation import WorkbenchObservation
 from referee.simulation.workbench import (
     Camera,
@@ -202,20 +202,7 @@ def report(result: ContrivanceDemoResult, out: TextIO) -> None:
     out.write("Seats: " + ", ".join(f"seat {k} {n} ({b})" for k, (n, b) in enumerate(seats)) + "\n")
     out.write("Final scoring\n" + (result.score_report or "(the game did not end)\n"))
     write_warnings(result.names, result.warnings, out)
-    truth = ", ".join(f"{result.names[t['seat']]} {t['total']}" for t in result.truth_scores)
-    broken = ", ".join(
-        f"{i['code']} on turn {i['turn']} ({result.names[i['player']]})" for i in result.injections
-    )
-    out.write(f"\nGround truth of the recording: final scores {truth}; rules broken on purpose: {broken}.\n")
-    if result.problems:
-        out.write("The referee differs from the ground truth:\n")
-        for p in result.problems:
-            out.write(f"  - {p}\n")
-    else:
-        out.write(
-            "The referee got it right: the same final scores, every rule break flagged on its turn, "
-            "and no other warning.\n"
-        )
+    write_comparison(result.names, result.truth_scores, result.injections, result.problems, out)
 
 
 def run_contrivance_demo(args: Any) -> int:

@@ -24,7 +24,7 @@ from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings
 from referee.app.pipeline import OraclePipeline, Pipeline, VisionPipeline
 from referee.app.sources import RecordingFrames
-from referee.app.summary import change_printer, write_summary
+from referee.app.summary import change_printer, write_comparison, write_summary
 from referee.tracker import Tracker
 
 
@@ -220,20 +220,7 @@ def report(result: DemoResult, out: TextIO) -> None:
         f"{' (camera only: turns inferred from the table)' if result.camera_only else ''}.\n\n"
     )
     write_summary(result.names, result.scores, result.warnings, out)
-    truth = ", ".join(f"{result.names[t['seat']]} {t['total']}" for t in result.truth_scores)
-    broken = ", ".join(
-        f"{i['code']} on turn {i['turn']} ({result.names[i['player']]})" for i in result.injections
-    )
-    out.write(f"\nGround truth of the recording: final scores {truth}; rules broken on purpose: {broken}.\n")
-    if result.problems:
-        out.write("The referee differs from the ground truth:\n")
-        for p in result.problems:
-            out.write(f"  - {p}\n")
-    else:
-        out.write(
-            "The referee got it right: the same final scores, every rule break flagged on its turn, "
-            "and no other warning.\n"
-        )
+    write_comparison(result.names, result.truth_scores, result.injections, result.problems, out)
 
 
 def run_demo(args: Any) -> int:

@@ -49,3 +49,25 @@ def change_printer(names: list[str], out: TextIO, steps: bool = True) -> Callabl
         out.flush()
 
     return show
+
+
+def write_comparison(
+    names: Sequence[str],
+    truth_scores: Sequence[dict[str, Any]],
+    injections: Sequence[dict[str, Any]],
+    problems: Sequence[str],
+    out: TextIO,
+) -> None:
+    """A demo's last word: the recording's ground truth, and where the referee differs from it."""
+    truth = ", ".join(f"{names[t['seat']]} {t['total']}" for t in truth_scores)
+    broken = ", ".join(f"{i['code']} on turn {i['turn']} ({names[i['player']]})" for i in injections)
+    out.write(f"\nGround truth of the recording: final scores {truth}; rules broken on purpose: {broken}.\n")
+    if problems:
+        out.write("The referee differs from the ground truth:\n")
+        for p in problems:
+            out.write(f"  - {p}\n")
+    else:
+        out.write(
+            "The referee got it right: the same final scores, every rule break flagged on its turn, "
+            "and no other warning.\n"
+        )
