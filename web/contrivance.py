@@ -392,14 +392,10 @@ def list_games() -> Response:
 @require_admin
 def create_game() -> Response:
     data = valid_body("game")
-    deal = data.get("deal", False)
-    if not isinstance(deal, bool):
-        raise ApiError(400, "deal: expected true (Builders and hands dealt from a seed) or false (entered)")
+    deal = data.get("deal", False)  # its type and the seed's range are NEW_GAME's, checked by valid_body
     seed = data.get("seed")
-    if seed is not None:
-        seed = _int(seed, "seed", 0, MAX_SEED)
-        if not deal:
-            raise ApiError(400, "seed: only a dealt setup (deal: true) uses a seed")
+    if seed is not None and not deal:
+        raise ApiError(400, "seed: only a dealt setup (deal: true) uses a seed")
     if deal and seed is None:
         seed = secrets.randbelow(2**31)
     created = games().create(check_names(data.get("names")), seed)
@@ -498,10 +494,7 @@ def score_finished_table() -> Response:
     data = valid_body("table")
     builders, bench = workbench_from_json(data)
     damage = _int(data.get("damage"), "damage", -20, 30)
-    requirement = data.get("requirement")
-    if requirement is not None:
-        requirement = _int(requirement, "requirement", 0, 4)
-    scoring = score_workbench(bench, builders, damage, requirement)
+    scoring = score_workbench(bench, builders, damage, data.get("requirement"))  # 0..4 or null: the schema's
     return jsonify(
         {
             "builders": builders,
