@@ -289,8 +289,9 @@ class LiveReferee:
         lockstep = feed.board is not None and (opt.speed <= 0 or feed.source.live)
         source = feed.source.frames()
         first = next(source, None)  # a phone or stream may send nothing until the referee stops
+        zones = None  # the table's zones, once a frame has come (a pipeline without zones has none)
         if first is not None:
-            zones = getattr(self.pipeline.assembler, "zones", None)  # a pipeline without zones keeps none
+            zones = getattr(self.pipeline.assembler, "zones", None)
             self.evidence = EvidenceKeeper(zones, len(seats)) if zones is not None else None
             self._warm_up(first, seats)
         if feed.board is not None and feed.dispenser is not None:
@@ -343,7 +344,6 @@ class LiveReferee:
                     and time.monotonic() - framed >= opt.framing_every
                 ):
                     framed = time.monotonic()
-                    zones = getattr(self.pipeline.assembler, "zones", None)
                     self.frame_buffer.set_framing(assess(frame.image, zones).to_json())
                 if gate.update(frame.image):
                     self._observe(game, frame, seats, saver)
