@@ -1,8 +1,11 @@
 """Frame -> table observation, in stages: calibrate, rectify, detect, zones, identify, assemble.
 
-:class:`Observer` runs the whole pipeline on a camera frame. Its last stages live in
-:class:`Assembler`, which takes detections already made (by the detector, or by the oracle of
-:mod:`vision.training.evaluate`) so that they can be measured on their own.
+:class:`Observer` is the one composed pipeline: its still-frame gate, then each stage timed. It
+returns a :class:`Sight`: the observation and what the stages made on the way (the homography,
+the detections, the hand mask, seconds per stage) that the run loop draws and keeps. Its last
+stages live in :class:`Assembler`, which takes detections already made (by the detector, or by an
+oracle's known boxes: :mod:`vision.training.evaluate`, a recording's) so that they can be measured
+on their own.
 
 Zones a detected hand overlaps are reported as not seen (``None``), never guessed. Marbles in the
 Energy Row are listed left to right, ring marbles in colour order, built gizmos column by column
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -307,8 +310,32 @@ class _Ask:
         return SlotSighting(*self.slot, self.card, self.confidence)
 
 
+#: Known boxes standing in for the detector and the hand network, by frame number: the canonical
+#: frame's detections (a recording's true boxes, to measure everything but the detector).
+Boxes = Callable[[int | None], Sequence[Detection]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sight:
+    """One frame through the pipeline: the observation, and what the stages made on the way that
+    the run loop needs besides it (the camera view's drawing, a warning's evidence crops, the
+    self-labelled frames): the homography (table mm -> frame px), the detections in the canonical
+    frame (hands and occluders included), the hand network's mask (None without it) and the
+    seconds each stage took."""
+
+    observation: Observation
+    homography: np.ndarray
+    detections: list[Detection]
+    hand_mask: np.ndarray | None
+    timings: Mapping[str, float]
+
+
 class Observer:
-    """The whole pipeline, holding the calibration, detector, assembler and motion gate."""
+    """The whole pipeline, holding the calibration, detector, assembler and motion gate.
+
+    ``gate``: the still-frame gate of :meth:`process` (default: each settled table once).
+    ``boxes``: known boxes instead of the detector and the hand network (neither is loaded).
+    """
 
     def __init__(
         self,
@@ -321,22 +348,25 @@ class Observer:
         colour_stage: bool = True,
         hand_model: str | Path | None = None,
         hand_conf: float = 0.1,
+        gate: MotionGate | None = None,
+        boxes: Boxes | None = None,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
         for s in self.seats:
             self.zones.seat(s)  # raises ZonesError for an unknown seat
-        self.detector = Detector(model, backend)
+        self.boxes = boxes
+        self.detector = Detector(model, backend) if boxes is None else None
         colours = MarbleColours() if colour_stage else None
         self.assembler = Assembler(self.zones, Identifier(enrol_dir=enrol_dir), colours)
         self.calibrator = Calibrator(self.zones)
-        self.gate = MotionGate()
+        self.gate = gate or MotionGate()
         self.conf = conf
         #: Where hands are found: the hand network (``hand_model``: a path, default the committed
         #: one), or with ``hand_model="detector"`` the detector's own hand class (measured worse:
         #: a hand is bigger than its training tiles and comes out as several weak partial boxes,
         #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
-        self.hands = None if hand_model == "detector" else HandSegmenter(hand_model)
+        self.hands = None if hand_model == "detector" or boxes is not None else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
         #: The hand mask of the last frame (network resolution), when the hand network is in use.
         self.last_hand_mask: np.ndarray | None = None
@@ -358,19 +388,35 @@ class Observer:
         """The card identifier in use."""
         return self.assembler.identifier
 
-    def process(self, frame: np.ndarray, t: float | None = None) -> Observation | None:
-        """Stream entry point: an observation for a settled frame, ``None`` while things move."""
+    def process(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight | None:
+        """Stream entry point: the sight of a settled frame (the gate's), ``None`` while things
+        move; ``frame_no`` defaults to the count of frames given."""
         self.frames += 1
         if not self.gate.update(frame):
             return None
-        return self.observe(frame, t, self.frames)
+        return self.sight(frame, t, self.frames if frame_no is None else frame_no, seats)
 
-    def detect(self, frame: np.ndarray) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
-        """Calibrate, rectify and detect: the homography, the detections and calibration notes."""
+    def detect(
+        self, frame: np.ndarray, frame_no: int | None = None
+    ) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
+        """Calibrate, rectify and detect: the homography, the detections and calibration notes
+        (``frame_no`` picks the known boxes of an observer given ``boxes``)."""
         check_frame(frame, SUPPORTED_SIZES)
         t0 = time.perf_counter()
         cal = self.calibrator.update(frame)
         t1 = time.perf_counter()
+        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
+        if self.boxes is not None:
+            self.last_canon, self.last_detections = None, list(self.boxes(frame_no))
+            self.timings = {"calibration": t1 - t0, "boxes": time.perf_counter() - t1}
+            return cal.homography, self.last_detections, notes
+        assert self.detector is not None
         canon = cv2.warpPerspective(
             frame, canonical_from_image(cal.homography), CANON_SIZE, flags=cv2.INTER_LINEAR
         )
@@ -400,7 +446,6 @@ class Observer:
                     dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
             self.timings["hands"] = time.perf_counter() - t3
         self.last_canon, self.last_detections = canon, dets
-        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
 
     def learn_empty_table(self, frame: np.ndarray) -> None:
@@ -417,7 +462,17 @@ class Observer:
         seats: Sequence[int] | None = None,
     ) -> Observation:
         """Observe one frame (no motion gating); ``seats`` overrides the seats in play."""
-        h, dets, notes = self.detect(frame)
+        return self.sight(frame, t, frame_no, seats).observation
+
+    def sight(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight:
+        """One frame through every stage (no motion gating), each timed: the :class:`Sight`."""
+        h, dets, notes = self.detect(frame, frame_no)
         t0 = time.perf_counter()
         obs = self.assembler.assemble(
             frame,
@@ -429,7 +484,8 @@ class Observer:
             notes,
         )
         self.timings["assemble"] = time.perf_counter() - t0
-        return obs
+        mask = self.last_hand_mask if self.hands is not None else None
+        return Sight(obs, h, dets, mask, dict(self.timings))
 
 
 def one_per_object(seen: list[Seen]) -> list[Seen]:

@@ -409,9 +409,9 @@ def _observe(a: argparse.Namespace) -> None:
     obs = Observer(a.model, seats, load_zones(a.zones), str(a.enrol) if a.enrol else None)
     for i, path in enumerate(a.images):
         frame = read_frame(path)
-        result = obs.process(frame) if a.stream else obs.observe(frame, frame_no=i)
-        if result is not None:
-            print(result.dumps())
+        sight = obs.process(frame) if a.stream else obs.sight(frame, frame_no=i)
+        if sight is not None:
+            print(sight.observation.dumps())
 
 
 def main(argv: list[str] | None = None) -> int:
