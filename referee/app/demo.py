@@ -236,6 +236,7 @@ def run_demo(args: Any) -> int:
         workers=args.workers,
         keep_serving=serve and not args.exit,
         camera_only=args.camera_only,
+        recording_root=args.locations.data / "recording" if hasattr(args, "locations") else None,
     )
     result = play_demo(options)
     return 0 if not result.problems else 1

@@ -211,10 +211,10 @@ def _run(a: argparse.Namespace) -> int:
             cfg = HandTrainConfig(a.data, a.out, a.epochs, a.batch, threads=a.threads)
             print(f"train-hands: best weights at {train_hands(cfg, resume=a.resume)}")
     elif a.cmd == "export-hands":
-        from vision.hands import COMMITTED_HANDS
+        from vision.paths import LOCATIONS
         from vision.training.hands import export_hands
 
-        print(f"export-hands: wrote {export_hands(a.weights, a.out or COMMITTED_HANDS)}")
+        print(f"export-hands: wrote {export_hands(a.weights, a.out or LOCATIONS.hands)}")
     elif a.cmd == "fit-marbles":
         from vision.marbles import DEFAULT_PARAMS
         from vision.training.marbles import fit_from_renders

@@ -51,7 +51,7 @@ from referee.observation import Observation, PlayerSighting
 from referee.simulation.breaks import BreakError, Played, PlayedGame, planned_game
 from vision.errors import VisionError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
-from vision.paths import DATA_DIR, REPO_ROOT
+from vision.paths import LOCATIONS, source_file
 from vision.progress import Progress
 from vision.training.cachelock import render_lock
 from vision.training.synth import (
@@ -68,8 +68,7 @@ from vision.training.synth import (
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 CARDS = default_cards()
-REPO = REPO_ROOT
-RECORDING_ROOT = DATA_DIR / "recording"
+RECORDING_ROOT = LOCATIONS.data / "recording"
 FORMAT = "gizmos-recording"
 VERSION = 1
 NAMES: tuple[str, ...] = ("Ana", "Ben", "Cleo", "Dev")
@@ -119,14 +118,14 @@ _SOURCES: tuple[Path, ...] = tuple(
     sorted(
         [
             Path(__file__),
-            REPO / "vision" / "training" / "synth.py",
-            REPO / "vision" / "geometry.py",
-            REPO / "vision" / "faces.py",
-            REPO / "vision" / "zones.py",
-            *(REPO / "referee" / "gizmos").glob("*.py"),
-            *(REPO / "referee" / "gizmos" / "data").glob("*.json"),
-            REPO / "referee" / "simulation" / "players.py",
-            REPO / "referee" / "simulation" / "breaks.py",
+            source_file("vision.training.synth"),
+            source_file("vision.geometry"),
+            source_file("vision.faces"),
+            source_file("vision.zones"),
+            *source_file("referee.gizmos").parent.glob("*.py"),
+            *(source_file("referee.gizmos").parent / "data").glob("*.json"),
+            source_file("referee.simulation.players"),
+            source_file("referee.simulation.breaks"),
         ]
     )
 )
