@@ -279,7 +279,7 @@ def test_saved_frames_are_those_the_state_vouches_for(tmp_path: Path) -> None:
 
 def _scene_pipeline(scene) -> Observer:  # type: ignore[no-untyped-def]
     """A perfect detector for one rendered scene (the frames are that scene)."""
-    return Observer(colour_stage=False, boxes=lambda frame_no: oracle_detections(scene))
+    return Observer(color_stage=False, boxes=lambda frame_no: oracle_detections(scene))
 
 
 def test_dashboard_starts_the_live_runner_and_shows_what_it_sees(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ oracle's known boxes: :mod:`vision.training.evaluate`, a recording's) so that th
 on their own.
 
 Zones a detected hand overlaps are reported as not seen (``None``), never guessed. Marbles in the
-Energy Row are listed left to right, ring marbles in colour order, built gizmos column by column
+Energy Row are listed left to right, ring marbles in color order, built gizmos column by column
 (upgrade, converter, file, pick, build) from the top band down, the Archive likewise. Every
 sighting carries a confidence: the detector's, times the identifier's for cards.
 """
@@ -36,14 +36,14 @@ from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import (
     STARTING,
     Identifier,
-    apply_colour_map,
+    apply_color_map,
     assign,
     built_cards,
-    colour_map,
+    color_map,
     column_cards,
     level_cards,
 )
-from vision.marbles import MarbleColours
+from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
 from vision.whitebalance import balance
@@ -76,28 +76,28 @@ class Seen:
 
 
 class Assembler:
-    """Zones, card identification and marble colour: detections -> the Observation."""
+    """Zones, card identification and marble color: detections -> the Observation."""
 
     def __init__(
         self,
         zones: Zones | None = None,
         identifier: Identifier | None = None,
-        colours: MarbleColours | None = None,
+        colors: MarbleColors | None = None,
         white_balance: bool = True,
-        colour_from_cards: bool = True,
+        color_from_cards: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.identifier = identifier or Identifier()
-        self.colours = colours  # None: the detector's marble class is the colour
-        #: Identification and marble colour read the frame white-balanced on the markers' paper
+        self.colors = colors  # None: the detector's marble class is the color
+        #: Identification and marble color read the frame white-balanced on the markers' paper
         #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
         self.white_balance = white_balance
         #: Cards are identified a second time on the frame colour-mapped to the references by
-        #: the cards this frame shows whole (:func:`vision.identify.colour_map`): enrolled photos
+        #: the cards this frame shows whole (:func:`vision.identify.color_map`): enrolled photos
         #: were taken under another lamp and camera than the table's.
-        self.colour_from_cards = colour_from_cards
-        #: The colour map of the last frame (3 x 4), or None when none was fitted.
-        self.last_colour_map: np.ndarray | None = None
+        self.color_from_cards = color_from_cards
+        #: The color map of the last frame (3 x 4), or None when none was fitted.
+        self.last_color_map: np.ndarray | None = None
         #: What the referee remembers (set by the application layer, which follows the game):
         #: per seat, the cards it knows that seat built or archived. A card in a seat's area is
         #: then one of that seat's cards (a card that moves keeps its identity: it was seen whole
@@ -108,11 +108,11 @@ class Assembler:
         self.last_cards: list[tuple[Seen, int]] = []
 
     def marble(self, frame: np.ndarray, h: np.ndarray, s: Seen) -> MarbleSighting:
-        """A detected marble's colour: from the colour stage when there is one, else the detector's class."""
-        if self.colours is None:
+        """A detected marble's color: from the color stage when there is one, else the detector's class."""
+        if self.colors is None:
             return MarbleSighting(s.cls.removeprefix("marble_"), round(s.confidence, 4))
-        colour, p = self.colours.classify(frame, h, s.center)
-        return MarbleSighting(colour, round(s.confidence * p, 4))
+        color, p = self.colors.classify(frame, h, s.center)
+        return MarbleSighting(color, round(s.confidence * p, 4))
 
     def assemble(
         self,
@@ -164,7 +164,7 @@ class Assembler:
             if not unseen("ring"):
                 ring = tuple(
                     sorted(
-                        (self.marble(frame, h, s) for s in within(sz.ring, MARBLE_CLASSES)), key=_colour_order
+                        (self.marble(frame, h, s) for s in within(sz.ring, MARBLE_CLASSES)), key=_color_order
                     )
                 )
             vp = None
@@ -182,14 +182,14 @@ class Assembler:
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
         matches = assign([a.scores for a in asks], [a.allowed for a in asks])
-        self.last_colour_map = None
-        if self.colour_from_cards:
+        self.last_color_map = None
+        if self.color_from_cards:
             faces = self.identifier.faces
             whole = [(a.seen.center, a.rotation, faces[m.card]) for a, m in zip(asks, matches, strict=True)]
-            mat = colour_map(frame, h, [w for w, a in zip(whole, asks, strict=True) if a.seen.cls == "card"])
+            mat = color_map(frame, h, [w for w, a in zip(whole, asks, strict=True) if a.seen.cls == "card"])
             if mat is not None:
-                self.last_colour_map = mat
-                mapped = apply_colour_map(frame, mat)
+                self.last_color_map = mat
+                mapped = apply_color_map(frame, mat)
                 for a in asks:
                     a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
                 matches = assign([a.scores for a in asks], [a.allowed for a in asks])
@@ -345,7 +345,7 @@ class Observer:
         enrol_dir: str | None = None,
         backend: str = DEFAULT_BACKEND,
         conf: float = 0.35,
-        colour_stage: bool = True,
+        color_stage: bool = True,
         hand_model: str | Path | None = None,
         hand_conf: float = 0.1,
         gate: MotionGate | None = None,
@@ -357,8 +357,8 @@ class Observer:
             self.zones.seat(s)  # raises ZonesError for an unknown seat
         self.boxes = boxes
         self.detector = Detector(model, backend) if boxes is None else None
-        colours = MarbleColours() if colour_stage else None
-        self.assembler = Assembler(self.zones, Identifier(enrol_dir=enrol_dir), colours)
+        colors = MarbleColors() if color_stage else None
+        self.assembler = Assembler(self.zones, Identifier(enrol_dir=enrol_dir), colors)
         self.calibrator = Calibrator(self.zones)
         self.gate = gate or MotionGate()
         self.conf = conf
@@ -526,5 +526,5 @@ def rotation_at(zones: Zones, x: float, y: float) -> int:
     return 0
 
 
-def _colour_order(m: MarbleSighting) -> int:
+def _color_order(m: MarbleSighting) -> int:
     return COLORS.index(m.color) if m.color in COLORS else len(COLORS)

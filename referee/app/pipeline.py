@@ -59,7 +59,7 @@ class Pipeline(Protocol):
 
 def oracle_observer(recording: Any) -> Observer:
     """The pipeline with a perfect detector: a recording's true boxes stand in for YOLO (real
-    calibration, zones and identification; marble colours from the boxes' classes). It measures
+    calibration, zones and identification; marble colors from the boxes' classes). It measures
     everything but the detector, as :func:`vision.training.evaluate.oracle_detections` does for
     single scenes."""
     from vision.observe import Observer
@@ -71,7 +71,7 @@ def oracle_observer(recording: Any) -> Observer:
             for cls, box in recording.objects(frame_no)
         ]
 
-    return Observer(seats=tuple(range(len(recording.names))), colour_stage=False, boxes=boxes)
+    return Observer(seats=tuple(range(len(recording.names))), color_stage=False, boxes=boxes)
 
 
 class LazyVision:
@@ -136,7 +136,7 @@ class FrameSaver:
 
     A frame qualifies when nothing is hidden and everything the pipeline saw agrees with the
     game state the tracker holds after it (every card where the state puts one, every marble's
-    colour): then each detection's class is right, and its box is the detector's own. One frame
+    color): then each detection's class is right, and its box is the detector's own. One frame
     is kept per accepted table. Images are the rectified table (960 × 608), the detector's input;
     labels are YOLO text files in the same frame.
     """
@@ -176,7 +176,7 @@ def yolo_lines(detections: list[Detection]) -> str:
 # ============================================================================ the camera view
 
 
-CLASS_COLOURS: dict[str, tuple[int, int, int]] = {
+CLASS_COLORS: dict[str, tuple[int, int, int]] = {
     "card": (255, 200, 0),
     "card_band": (255, 140, 0),
     "card_back": (160, 160, 160),
@@ -201,8 +201,8 @@ def annotate(image: np.ndarray, h: np.ndarray, detections: list[Detection], obs:
         x1, y1, x2, y2 = d.box
         box = np.array([[[x1, y1], [x2, y1], [x2, y2], [x1, y2]]], np.float32)
         pts = cv2.perspectiveTransform(box, to_image)[0].astype(np.int32)
-        colour = CLASS_COLOURS.get(d.cls, (255, 255, 255))
-        cv2.polylines(out, [pts], True, colour, 2 if d.cls == "hand" else 1, cv2.LINE_AA)
+        color = CLASS_COLORS.get(d.cls, (255, 255, 255))
+        cv2.polylines(out, [pts], True, color, 2 if d.cls == "hand" else 1, cv2.LINE_AA)
     hidden = obs.extra.get("covered", [])
     text = f"frame {obs.frame}: {len(detections)} detections" + (
         f", not seen: {len(hidden)} zones" if hidden else ""

@@ -155,7 +155,7 @@ def train_hands(cfg: HandTrainConfig, resume: bool = False) -> Path:
     """Train the hand network (progress each epoch; ``resume`` continues from the last epoch).
 
     Loss: binary cross-entropy on the covered share plus soft Dice (the hand is a small part of
-    most images). Augmentation: flips, brightness and colour gains. The epoch with the best
+    most images). Augmentation: flips, brightness and color gains. The epoch with the best
     validation IoU is kept as ``best.pt``.
     """
     import torch

@@ -130,10 +130,10 @@ def _paste_tile(cv: _Canvas, img: np.ndarray, center: tuple[float, float], angle
     m[:, 2] -= [x0, y0]
     size = (x1 - x0, y1 - y0)
     alpha_src = img[..., 3] if img.shape[2] == 4 else np.full((h, w), 255, np.uint8)
-    colour = cv2.warpAffine(np.ascontiguousarray(img[..., :3]), m, size, flags=cv2.INTER_LINEAR)
+    color = cv2.warpAffine(np.ascontiguousarray(img[..., :3]), m, size, flags=cv2.INTER_LINEAR)
     alpha = cv2.warpAffine(alpha_src, m, size, flags=cv2.INTER_LINEAR)[..., None].astype(np.float32) / 255
     roi = cv.img[y0:y1, x0:x1]
-    roi[:] = (roi * (1 - alpha) + colour * alpha).astype(np.uint8)
+    roi[:] = (roi * (1 - alpha) + color * alpha).astype(np.uint8)
 
 
 def _workbench_rect(rows: int, g: WorkbenchGeometry) -> tuple[float, float, float, float]:
