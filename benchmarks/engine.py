@@ -7,7 +7,7 @@
    small caches (a player's derived profile, payments by ring/cost/converters) stay warm across
    games, as they do in a long-running referee; a second run of the 2-player figure bypasses the
    payment cache so the enumeration is paid at every step.
-2. Payment enumeration: every (ring, colour, cost, unused converters) a Build candidate met during
+2. Payment enumeration: every (ring, color, cost, unused converters) a Build candidate met during
    play is enumerated again, uncached, one call timed at a time: median and p99, over all Builds
    and over those where the player had converters to choose from.
 

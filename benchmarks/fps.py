@@ -2,7 +2,7 @@
 
 Renders held-out tables of a condition once, then observes each frame ``--repeats`` times with
 the committed models (calibration, rectification, detector, hand network, occlusion stage when
-``--empty-table``, zones, identification with the colour map, marble colour, assembly) and prints
+``--empty-table``, zones, identification with the color map, marble color, assembly) and prints
 the median wall time per frame, per stage, and the CPU time the process used per frame.
 
 On a machine shared with other work the wall time measures the machine's load as much as the

@@ -2,7 +2,7 @@
 
 Leave-one-style-out: everything here lives in ``benchmarks/``, which no training code imports
 (``tests/test_vision_heldout.py`` checks that), so the detector, the hand network and the marble
-colour model can never have seen it:
+color model can never have seen it:
 
 * :data:`STYLE` — table materials of their own (slate, check tablecloth, red-stained and planked
   wood), a lamp between 2700 K and 6500 K that the webcam's white balance only partly corrects,
@@ -11,7 +11,7 @@ colour model can never have seen it:
   printing;
 * :func:`other_deck` — a deck of different art (random abstract faces, not the project's
   drawings), and :func:`phone_photo`, the enrolment photo a user would take of such a card
-  (keystone ~1 mm at the corners, ±6 % colour cast, blur, glare, JPEG): the benchmark enrols
+  (keystone ~1 mm at the corners, ±6 % color cast, blur, glare, JPEG): the benchmark enrols
   the deck from these photos and plays tables showing the real faces.
 """
 
@@ -59,7 +59,7 @@ def style_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
         cloud = cv2.resize(rng.normal(0, 1, (h // 60 + 2, w // 60 + 2)).astype(np.float32), (w, h))
         shade = 1 + 0.1 * cloud + 0.08 * rng.normal(0, 1, (h, w)).astype(np.float32)
         img = shade[..., None] * base
-    elif kind == 1:  # check tablecloth: two colours in 25-40 mm squares (canvas 1.6 px/mm)
+    elif kind == 1:  # check tablecloth: two colors in 25-40 mm squares (canvas 1.6 px/mm)
         p = rng.uniform(40, 64)
         a = np.array(rng.uniform(120, 230, 3), np.float32)
         b = a * rng.uniform(0.45, 0.7)
@@ -139,15 +139,15 @@ def _glyphs(img: np.ndarray, rng: np.random.Generator, x: int, y: int, w: int, s
         cx += size // 2 + int(rng.integers(2, 6))
 
 
-def random_face(rng: np.random.Generator, colour: str) -> np.ndarray:
-    """One card of the other deck: a colour frame by its energy colour, a title band with random
-    marks and a coloured seal, an abstract picture, a text box of random marks."""
+def random_face(rng: np.random.Generator, color: str) -> np.ndarray:
+    """One card of the other deck: a color frame by its energy color, a title band with random
+    marks and a colored seal, an abstract picture, a text box of random marks."""
     tint = {
         "red": (60, 60, 200),
         "blue": (200, 120, 50),
         "black": (60, 60, 60),
         "yellow": (60, 200, 230),
-    }.get(colour, (150, 150, 150))
+    }.get(color, (150, 150, 150))
     frame = np.clip(np.array(tint, np.float32) + rng.normal(0, 18, 3), 0, 255)
     img = np.empty((FACE_H, FACE_W, 3), np.uint8)
     img[:] = frame.astype(np.uint8)
@@ -189,7 +189,7 @@ def other_deck(seed: int = DECK_ART_SEED) -> tuple[np.ndarray, ...]:
 
 def phone_photo(face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A phone's enrolment photo of one card, cropped to where the user thinks its edges are:
-    keystone (each corner up to 1 mm off), ±6 % colour cast, blur, glare, JPEG, 180-320 px wide."""
+    keystone (each corner up to 1 mm off), ±6 % color cast, blur, glare, JPEG, 180-320 px wide."""
     h, w = face.shape[:2]
     src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     dst = src + rng.uniform(-1, 1, (4, 2)).astype(np.float32) * FACE_PX_PER_MM

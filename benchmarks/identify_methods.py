@@ -6,17 +6,17 @@ and identified among the candidates the table allows (a Display row: its level; 
 type; the Archive: any built card), top-1 against each method's references:
 
 * ``ncc``: the shipped matcher before this study (BGR correlation, ±3 / ±6 mm shift search);
-* ``ncc-chan``: colour-normalised templates: each colour channel zero-mean, unit-variance on
-  its own (a colour cast or a lamp's tint scales channels, which this removes);
+* ``ncc-chan``: color-normalised templates: each color channel zero-mean, unit-variance on
+  its own (a color cast or a lamp's tint scales channels, which this removes);
 * ``ncc-chan-soft``: the same on patches and references blurred by a further ~1 mm, which a
   phone photo's keystone (about 1 mm at the corners) and hand placement cannot move;
 * ``ncc-chan-rot``: ``ncc-chan-soft`` searched over card rotations of 0, ±3 and ±6 degrees;
-* ``grad``: correlation of gradient magnitudes (edges only: colour and light fall away);
+* ``grad``: correlation of gradient magnitudes (edges only: color and light fall away);
 * ``orb`` / ``sift``: OpenCV local features at 3 px/mm, RANSAC-verified matches (full faces
   only; AKAZE is not in this OpenCV 5 build);
 * ``ncc-band2``, ``ncc-band1.5``: the shipped matcher with top bands at 2 or 1.5 px/mm;
 * ``ncc+map`` (with ``--colour-map``): ``ncc`` on the frame colour-mapped to the references by
-  the cards it shows whole (``vision.identify.colour_map``, fitted on the whole cards as ``ncc``
+  the cards it shows whole (``vision.identify.color_map``, fitted on the whole cards as ``ncc``
   and the table's joint assignment identified them: no true identity is used).
 
     .venv/bin/python benchmarks/identify_methods.py [--frames 30] [--conditions own,style,deck]
@@ -43,10 +43,10 @@ from benchmarks.vision import CONDITIONS
 from vision.faces import CARD_MM, face_set
 from vision.identify import (
     Identifier,
-    apply_colour_map,
+    apply_color_map,
     assign,
     built_cards,
-    colour_map,
+    color_map,
     column_cards,
     level_cards,
 )
@@ -108,7 +108,7 @@ def features_matcher(kind: str, refs: tuple[np.ndarray, ...]) -> Callable[[np.nd
 
 
 def mapped_ncc(scene: RenderedScene, ident: Identifier, zones: Zones) -> list[tuple[str, bool]]:
-    """``ncc+map``: identify the frame's cards jointly, fit the colour map on the whole ones,
+    """``ncc+map``: identify the frame's cards jointly, fit the color map on the whole ones,
     score again on the mapped frame; (kind, right) per visible card."""
     faces = ident.faces
     objs = [o for o in scene.objects if o.card is not None and o.visible]
@@ -127,8 +127,8 @@ def mapped_ncc(scene: RenderedScene, ident: Identifier, zones: Zones) -> list[tu
 
     first = assign(scores(scene.image), [a for *_, a in asks])
     whole = [(c, r, faces[m.card]) for (o, c, r, _), m in zip(asks, first, strict=True) if o.cls == "card"]
-    mat = colour_map(scene.image, scene.homography, whole)
-    sc = scores(apply_colour_map(scene.image, mat)) if mat is not None else scores(scene.image)
+    mat = color_map(scene.image, scene.homography, whole)
+    sc = scores(apply_color_map(scene.image, mat)) if mat is not None else scores(scene.image)
     return [
         ("bands" if o.cls == "card_band" else "faces", int(np.argmax(np.where(a, s, -np.inf))) == o.card)
         for (o, _, _, a), s in zip(asks, sc, strict=True)
@@ -143,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--features", action="store_true", help="also ORB and SIFT (slow)")
     ap.add_argument("--methods", help="comma-separated subset of the template methods (default: all)")
     ap.add_argument(
-        "--colour-map", action="store_true", help="also ncc on the frame colour-mapped by its whole cards"
+        "--colour-map",
+        dest="color_map",
+        action="store_true",
+        help="also ncc on the frame colour-mapped by its whole cards",
     )
     args = ap.parse_args(argv)
     zones = default_zones()
@@ -157,11 +160,11 @@ def main(argv: list[str] | None = None) -> int:
             name: Identifier(faces, **kw)
             for name, kw in (
                 ("ncc", {}),
-                ("ncc-chan", {"colour_norm": True}),
-                ("ncc-chan-soft", {"colour_norm": True, "soften_mm": 1.0}),
+                ("ncc-chan", {"color_norm": True}),
+                ("ncc-chan-soft", {"color_norm": True, "soften_mm": 1.0}),
                 (
                     "ncc-chan-rot",
-                    {"colour_norm": True, "soften_mm": 1.0, "angles": (-6.0, -3.0, 0.0, 3.0, 6.0)},
+                    {"color_norm": True, "soften_mm": 1.0, "angles": (-6.0, -3.0, 0.0, 3.0, 6.0)},
                 ),
                 ("grad", {"gradients": True, "soften_mm": 1.0}),
                 ("ncc-band2", {"band_ppm": 2.0}),
@@ -177,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         secs: dict[str, float] = defaultdict(float)
         prog = Progress(f"identify {cond}", args.frames, every=10)
         for _seed, scene in heldout_scenes(first, args.frames, settings, deck() if deck else None):
-            if args.colour_map:
+            if args.color_map:
                 t0 = time.perf_counter()
                 for kind, ok in mapped_ncc(scene, plain, zones):
                     right["ncc+map", kind].add(ok)
@@ -205,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                         right[name, kind].add(int(np.argmax(np.where(among, sc, -np.inf))) == o.card)
             prog.step()
         print(f"\n== {cond}: {about}; {args.frames} frames, true boxes and camera, table candidates")
-        for name in list(methods) + list(feats) + (["ncc+map"] if args.colour_map else []):
+        for name in list(methods) + list(feats) + (["ncc+map"] if args.color_map else []):
             f, b = right[name, "faces"], right[name, "bands"]
             n = f.n + (b.n if name in methods or name == "ncc+map" else 0)
             print(

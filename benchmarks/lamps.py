@@ -1,9 +1,9 @@
-"""Marble colour and card identification per lamp, with and without white balance (issue 14, item 5).
+"""Marble color and card identification per lamp, with and without white balance (issue 14, item 5).
 
-Tables of the held-out style (``benchmarks/heldout.py``) are rendered under one lamp colour
+Tables of the held-out style (``benchmarks/heldout.py``) are rendered under one lamp color
 temperature at a time (2700 K to 6500 K; the webcam's own white balance corrects 40-80 % of the
-tint, as in the held-out style). Through the true camera and the true boxes (so only colour is
-measured) it counts marbles whose colour the colour stage reads right, and cards identified
+tint, as in the held-out style). Through the true camera and the true boxes (so only color is
+measured) it counts marbles whose color the color stage reads right, and cards identified
 right among the table's candidates, on the frame as the camera gives it and on the frame
 white-balanced on the markers' paper (``vision.whitebalance``).
 
@@ -26,22 +26,22 @@ import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.identify_methods import candidates
 from vision.identify import Identifier
-from vision.marbles import MarbleColours
+from vision.marbles import MarbleColors
 from vision.observe import rotation_at
 from vision.training.evaluate import Tally, heldout_scenes
-from vision.whitebalance import balance, paper_colour
+from vision.whitebalance import balance, paper_color
 from vision.zones import default_zones
 
 LAMPS = (2700, 3500, 4500, 5500, 6500)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print marble colour and identification per lamp, raw frame and white-balanced."""
+    """Print marble color and identification per lamp, raw frame and white-balanced."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=16, help="frames per lamp")
     args = ap.parse_args(argv)
     zones = default_zones()
-    colours = MarbleColours()
+    colors = MarbleColors()
     ident = Identifier()
     print(f"{args.frames} held-out-style frames per lamp (seeds from {heldout.STYLE_SEED_BASE + 50_000})")
     print("lamp     marble colour: raw / balanced     cards: raw / balanced     paper B:G:R raw")
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         first = heldout.STYLE_SEED_BASE + 50_000 + 1000 * k
         for _seed, scene in heldout_scenes(first, args.frames, settings):
             h = scene.homography
-            paper = paper_colour(scene.image, h, zones)
+            paper = paper_color(scene.image, h, zones)
             if paper is not None:
                 casts.append(paper / paper.mean())
             for balanced in (False, True):
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
                     if o.color is not None:
-                        marbles[balanced].add(colours.classify(img, h, c)[0] == o.color)
+                        marbles[balanced].add(colors.classify(img, h, c)[0] == o.color)
                     elif o.card is not None:
                         among = candidates(scene.layout, o.card)
                         score = ident.band_scores if o.cls == "card_band" else ident.card_scores

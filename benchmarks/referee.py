@@ -71,7 +71,7 @@ class Result:
     games_in_sync: int = 0  # games whose final table the tracker holds exactly
     sensor_uncertain: int = 0  # camera/sensor disagreements reported (sensor runs only)
     steps_true: int = 0  # player steps played (end of turn included)
-    steps_matched: int = 0  # ... accepted as the same step (player, kind, card, colour, gizmo)
+    steps_matched: int = 0  # ... accepted as the same step (player, kind, card, color, gizmo)
     steps_right_turn: int = 0  # ... with the same turn number
     slips: int = 0  # places where the tracker's turn count departs from the true one (or returns)
     round_slips: int = 0  # ... by whole rounds (a round of turns that left no trace, or not)
@@ -212,7 +212,7 @@ def _step_key(step: dict[str, Any]) -> tuple[object, ...]:
 
 def _attribution(res: Result, tracker: Tracker, scripts: list[TurnScript], verbose: bool) -> None:
     """Whether each step played was accepted on its turn: the accepted player steps are aligned
-    with the played ones (same player, kind, card, colour, gizmo; :mod:`difflib`), and each
+    with the played ones (same player, kind, card, color, gizmo; :mod:`difflib`), and each
     aligned pair is compared by turn number. A step explained otherwise (a marble drawn read as
     picked) is not aligned, and counted apart."""
     truth = [(s.turn, st.to_json()) for s in scripts for st in s.steps]

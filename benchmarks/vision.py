@@ -3,9 +3,9 @@
 Measures each stage on its own, then the whole pipeline, on the same held-out frames:
 
 * calibration: markers found, corner error of the homography against the true camera;
-* the later stages alone (zones, identification, marble colour, assembly) on an oracle
+* the later stages alone (zones, identification, marble color, assembly) on an oracle
   detector made of the rendered ground-truth boxes: the share of observations exactly right;
-* the detector: mAP50 per class, marble colour accuracy of its class against the colour stage,
+* the detector: mAP50 per class, marble color accuracy of its class against the color stage,
   card identification top-1 on its boxes (full faces and top bands);
 * the whole pipeline: the share of frames whose observation is exactly right, and the median
   latency per 1280×720 frame end to end on this CPU, stage by stage;
@@ -41,7 +41,7 @@ from vision.detect import BACKENDS, Detection, Detector
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
-from vision.marbles import MarbleColours
+from vision.marbles import MarbleColors
 from vision.observe import OCCLUDER_CLASSES, Assembler, Observer, Seen, rotation_at
 from vision.occlusion import TableBackground
 from vision.progress import Progress
@@ -174,10 +174,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"vision benchmark: {args.frames} frames, model {args.model}, {os.cpu_count()} CPU cores, "
         f"load average {os.getloadavg()[0]:.1f} at the start"
     )
-    observer = Observer(args.model, colour_stage=True, hand_model=args.hand_model, enrol_dir=enrol_dir)
+    observer = Observer(args.model, color_stage=True, hand_model=args.hand_model, enrol_dir=enrol_dir)
     det = observer.detector
-    colours = MarbleColours()
-    oracle = Assembler(observer.zones, observer.identifier, colours)
+    colors = MarbleColors()
+    oracle = Assembler(observer.zones, observer.identifier, colors)
     cal = Calibrator(observer.zones)
 
     scored: dict[str, list[tuple[float, bool]]] = defaultdict(list)
@@ -195,7 +195,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     hand_false_network = Tally()  # the same before the empty table's say (with --empty-table)
     exact_network = Tally()  # whole pipeline with the hand network alone (with --empty-table)
     exact_det_hands = Tally()  # the same frames, hands from the detector's hand class
-    colour_det, colour_stage, colour_oracle = Tally(), Tally(), Tally()
+    color_det, color_stage, color_oracle = Tally(), Tally(), Tally()
     unknown = 0
     marble_recall = Tally()
     ident_alone = {"card": Tally(), "card_band": Tally()}
@@ -211,7 +211,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         cal_status[status] += 1
         if status == "fresh":
             cal_err.append(corner_error_mm(h, scene.homography))
-        # The later stages on the oracle detector (colour and the matcher alone read the frame as
+        # The later stages on the oracle detector (color and the matcher alone read the frame as
         # the Assembler does: white-balanced on the markers' paper when it is on).
         seen_frame = balance(scene.image, h, observer.zones) if oracle.white_balance else scene.image
         truth_dets = oracle_detections(scene)
@@ -232,9 +232,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     (d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM,
                     (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM,
                 )
-                colour_oracle.add(
-                    colours.classify(seen_frame, h, (cx, cy))[0] == d.cls.removeprefix("marble_")
-                )
+                color_oracle.add(colors.classify(seen_frame, h, (cx, cy))[0] == d.cls.removeprefix("marble_"))
         # The whole pipeline (the calibrator primed as a stream would have it).
         observer.calibrator.reset()
         observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
@@ -315,10 +313,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
-                colour_det.add(d.cls == o.cls)
-                got_colour = colours.classify(seen_frame, h, c)[0]
-                unknown += got_colour == "unknown"
-                colour_stage.add(got_colour == o.color)
+                color_det.add(d.cls == o.cls)
+                got_color = colors.classify(seen_frame, h, c)[0]
+                unknown += got_color == "unknown"
+                color_stage.add(got_color == o.color)
             if o.cls in ident_alone and d.cls in ident_alone:
                 score = (
                     observer.identifier.card_scores if d.cls == "card" else observer.identifier.band_scores
@@ -365,7 +363,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"{ident_oracle['card_band']}; with the referee's memory: {ident_memory['card']} / "
         f"{ident_memory['card_band']}"
     )
-    print(f"  marble colour stage on true boxes: {colour_oracle}")
+    print(f"  marble colour stage on true boxes: {color_oracle}")
     print("\n[stage] detector: mAP50 per class")
     aps = []
     for cls in CLASSES:
@@ -375,8 +373,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"  {'mean':14s} {np.nanmean(aps):.3f}")
     print(f"  marbles found (conf >= {observer.conf}, IoU >= 0.5): {marble_recall}")
     print("\n[stage] marble colour on detected marbles")
-    print(f"  detector class:          {colour_det}")
-    print(f"  colour stage (shipped):  {colour_stage}  ({unknown} reported unknown)")
+    print(f"  detector class:          {color_det}")
+    print(f"  colour stage (shipped):  {color_stage}  ({unknown} reported unknown)")
     print("\n[stage] card identification top-1 on detected boxes")
     for cls, name in (("card", "full faces"), ("card_band", "top bands")):
         print(f"  {name}: matcher alone {ident_alone[cls]}; with the table's constraints {ident_table[cls]}")
@@ -433,7 +431,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print("\ntargets:")
     ident_f, ident_b = ident_table["card"].rate, ident_table["card_band"].rate
     for name, value in (
-        ("marble colour", colour_stage.rate),
+        ("marble colour", color_stage.rate),
         ("identification, full faces", ident_f),
         ("identification, top bands", ident_b),
         ("observations exactly right", exact.rate),

@@ -4,7 +4,7 @@ code imports the benchmarks, ``tests/test_vision_heldout.py`` checks that).
 
 It keeps the tiles' conventions (each Builder's mark and initial, the first Rivet's black dot,
 a dial showing 0-6 with the value printed) and draws everything else its own way: light card
-plates with a coloured frame in a palette of its own, outlined icons of other proportions, an
+plates with a colored frame in a palette of its own, outlined icons of other proportions, an
 italic serif font no training style uses, a dial of seven dots with the value in a square
 window, brass Rivets with a ring, wooden mats with engraved squares and a hatched column 5.
 """

@@ -1,10 +1,10 @@
-"""Colour calibration: raw TCS34725 readings -> energy colours, recorded by the user.
+"""Color calibration: raw TCS34725 readings -> energy colors, recorded by the user.
 
 Raw counts depend on the sensor, the chute and the room's light, so no fixed thresholds work
-everywhere; instead the user drops a few marbles of each colour and we keep the centroid of
-each colour in a normalised chromaticity space (r/(r+g+b), g/(r+g+b)) plus a log-brightness
+everywhere; instead the user drops a few marbles of each color and we keep the centroid of
+each color in a normalised chromaticity space (r/(r+g+b), g/(r+g+b)) plus a log-brightness
 axis (black and a dim red have similar hue but not similar brightness). A reading is the
-nearest colour only when it lies within that colour's radius and is not nearly as close to
+nearest color only when it lies within that color's radius and is not nearly as close to
 another; anything else is ``"unknown"`` so the referee asks instead of guessing.
 """
 
@@ -25,17 +25,17 @@ Feature = tuple[float, float, float]
 
 FORMAT = "gizmos-dispenser-calibration"
 VERSION = 1
-#: Fewest samples per colour that give a usable spread.
+#: Fewest samples per color that give a usable spread.
 MIN_SAMPLES = 2
-#: A colour's acceptance radius is this many RMS spreads of its samples ...
+#: A color's acceptance radius is this many RMS spreads of its samples ...
 RADIUS_SPREADS = 4.0
 #: ... but never tighter than this (a handful of near-identical samples underestimates noise).
 MIN_RADIUS = 0.04
-#: A reading nearly as close to a second colour (distance ratio above this) is ambiguous.
+#: A reading nearly as close to a second color (distance ratio above this) is ambiguous.
 AMBIGUITY_RATIO = 0.8
 
 
-class ColourCalibrationError(ValueError):
+class ColorCalibrationError(ValueError):
     """A calibration file or sample set that cannot be used; the message says what and where."""
 
 
@@ -58,35 +58,35 @@ def _distance(a: Feature, b: Feature) -> float:
 
 @dataclass(frozen=True, slots=True)
 class ColorModel:
-    """One colour's centroid and acceptance radius in feature space."""
+    """One color's centroid and acceptance radius in feature space."""
 
     centroid: Feature
     radius: float
 
 
 @dataclass(frozen=True)
-class ColourCalibration:
+class ColorCalibration:
     """Nearest-centroid classifier with rejection; built from the samples the user recorded."""
 
     samples: Mapping[str, tuple[RGBC, ...]]
     models: Mapping[str, ColorModel]
 
     @classmethod
-    def from_samples(cls, samples: Mapping[str, Sequence[RGBC]]) -> ColourCalibration:
-        """Fit every colour in :data:`COLORS`; raises :class:`ColourCalibrationError` naming a bad colour."""
+    def from_samples(cls, samples: Mapping[str, Sequence[RGBC]]) -> ColorCalibration:
+        """Fit every color in :data:`COLORS`; raises :class:`ColorCalibrationError` naming a bad color."""
         missing = [c for c in COLORS if c not in samples]
         if missing:
-            raise ColourCalibrationError(f"calibration: no samples for {', '.join(missing)}")
+            raise ColorCalibrationError(f"calibration: no samples for {', '.join(missing)}")
         extra = [c for c in samples if c not in COLORS]
         if extra:
-            raise ColourCalibrationError(f"calibration: unknown colour(s) {', '.join(map(repr, extra))}")
+            raise ColorCalibrationError(f"calibration: unknown colour(s) {', '.join(map(repr, extra))}")
         models = {}
         clean: dict[str, tuple[RGBC, ...]] = {}
         for color in COLORS:
             readings = tuple(_check_reading(r, f"{color}[{i}]") for i, r in enumerate(samples[color]))
             feats = [f for f in map(feature, readings) if f is not None]
             if len(feats) < MIN_SAMPLES:
-                raise ColourCalibrationError(
+                raise ColorCalibrationError(
                     f"calibration.{color}: need at least {MIN_SAMPLES} readings with "
                     f"light in them, got {len(feats)}"
                 )
@@ -101,7 +101,7 @@ class ColourCalibration:
         return cls(clean, models)
 
     def classify(self, rgbc: RGBC) -> str:
-        """The colour of a reading, or ``"unknown"`` when it is far from all or ambiguous."""
+        """The color of a reading, or ``"unknown"`` when it is far from all or ambiguous."""
         f = feature(rgbc)
         if f is None:
             return "unknown"
@@ -114,7 +114,7 @@ class ColourCalibration:
         return best
 
     def warnings(self) -> list[str]:
-        """Problems worth telling the user: overlapping colours, samples that would not classify."""
+        """Problems worth telling the user: overlapping colors, samples that would not classify."""
         out = []
         for i, a in enumerate(COLORS):
             for b in COLORS[i + 1 :]:
@@ -149,39 +149,39 @@ class ColourCalibration:
         tmp.replace(path)
 
     @classmethod
-    def from_json(cls, doc: Any, where: str = "calibration") -> ColourCalibration:
+    def from_json(cls, doc: Any, where: str = "calibration") -> ColorCalibration:
         """Rebuild from :meth:`to_json` output; the models are refitted from the samples."""
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ColourCalibrationError(f"{where}: not a dispenser calibration (expected format {FORMAT!r})")
+            raise ColorCalibrationError(f"{where}: not a dispenser calibration (expected format {FORMAT!r})")
         if doc.get("version") != VERSION:
-            raise ColourCalibrationError(
+            raise ColorCalibrationError(
                 f"{where}: version {doc.get('version')!r} is not supported (expected {VERSION})"
             )
         samples = doc.get("samples")
         if not isinstance(samples, dict):
-            raise ColourCalibrationError(f"{where}.samples: expected an object of colour -> readings")
+            raise ColorCalibrationError(f"{where}.samples: expected an object of colour -> readings")
         for color, readings in samples.items():
             if not isinstance(readings, list):
-                raise ColourCalibrationError(
+                raise ColorCalibrationError(
                     f"{where}.samples.{color}: expected a list of [r, g, b, c] readings"
                 )
         try:
             return cls.from_samples(samples)
-        except ColourCalibrationError as exc:
-            raise ColourCalibrationError(f"{where}: {exc}") from None
+        except ColorCalibrationError as exc:
+            raise ColorCalibrationError(f"{where}: {exc}") from None
 
     @classmethod
-    def load(cls, path: Path) -> ColourCalibration:
-        """Read a calibration file; every failure is a :class:`ColourCalibrationError` naming the file."""
+    def load(cls, path: Path) -> ColorCalibration:
+        """Read a calibration file; every failure is a :class:`ColorCalibrationError` naming the file."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ColourCalibrationError(f"{path}: cannot read calibration: {exc.strerror}") from None
+            raise ColorCalibrationError(f"{path}: cannot read calibration: {exc.strerror}") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ColourCalibrationError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+            raise ColorCalibrationError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
         return cls.from_json(doc, str(path))
 
 
@@ -192,7 +192,7 @@ def _check_reading(value: Any, where: str) -> RGBC:
         and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_CHANNEL for v in value)
     )
     if not ok:
-        raise ColourCalibrationError(
+        raise ColorCalibrationError(
             f"{where}: expected [r, g, b, c] integers 0..{MAX_CHANNEL}, got {value!r}"
         )
     return (value[0], value[1], value[2], value[3])
@@ -205,15 +205,15 @@ def walk_through(
     *,
     per_color: int = 5,
     wait: float = 30.0,
-) -> ColourCalibration:
-    """Guide the user through dropping ``per_color`` marbles of each colour; returns the fit.
+) -> ColorCalibration:
+    """Guide the user through dropping ``per_color`` marbles of each color; returns the fit.
 
     ``read(timeout)`` returns the next raw reading from the chute sensor or None after
     ``timeout`` seconds; ``ask`` and ``say`` talk to the user (``input`` and ``print`` in the
     CLI, scripted in tests). Answering ``q`` to any question raises :class:`CalibrationAborted`.
     """
     if per_color < MIN_SAMPLES:
-        raise ColourCalibrationError(
+        raise ColorCalibrationError(
             f"per_color: need at least {MIN_SAMPLES} marbles per colour, got {per_color}"
         )
 
@@ -237,7 +237,7 @@ def walk_through(
             else:
                 got.append(reading)
                 say(f"  {color} {len(got)}/{per_color}: rgbc={reading}")
-    calibration = ColourCalibration.from_samples(samples)
+    calibration = ColorCalibration.from_samples(samples)
     for warning in calibration.warnings():
         say(f"warning: {warning}")
     return calibration

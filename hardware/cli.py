@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hardware.calibration import CalibrationAborted, ColourCalibration, ColourCalibrationError, walk_through
+from hardware.calibration import CalibrationAborted, ColorCalibration, ColorCalibrationError, walk_through
 from hardware.driver import DispenserDriver, StatusEvent
 from hardware.simulator import Faults, PtyLink, Simulator, TcpLink, VirtualBoard
 from hardware.vectors import VECTORS_PATH, VectorsError, check_python, load_vectors
@@ -133,7 +133,7 @@ def _format(event: DispenserEvent, as_json: bool) -> str:
 
 
 def _listen(args: argparse.Namespace) -> int:
-    classify = ColourCalibration.load(args.calibration).classify if args.calibration else None
+    classify = ColorCalibration.load(args.calibration).classify if args.calibration else None
     driver = DispenserDriver(args.port, baudrate=args.baud, on_status=_print_status, classify=classify)
     seen = 0
     try:
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     commands = {"simulate": _simulate, "listen": _listen, "calibrate": _calibrate, "vectors": _vectors}
     try:
         return commands[args.hardware_command](args)
-    except (ColourCalibrationError, VectorsError, ValueError, OSError) as exc:
+    except (ColorCalibrationError, VectorsError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -39,7 +39,7 @@ from hardware.protocol import (
 )
 from referee.events import DispenserEvent
 
-#: Classifies raw RGBC readings into a colour word (a :class:`hardware.calibration.ColourCalibration`).
+#: Classifies raw RGBC readings into a color word (a :class:`hardware.calibration.ColorCalibration`).
 Classifier = Callable[[tuple[int, int, int, int]], str]
 
 

@@ -3,7 +3,7 @@
 The driver reads the port on a thread of its own; the tracker is not thread-safe. So the
 driver queues its events (no sink) and whoever owns the tracker drains the queue into it
 between camera frames, holding the tracker's lock: :func:`pump`. What the tracker does with
-the events (confirming Row colours, draws and the marbles paid for a Build; reporting a
+the events (confirming Row colors, draws and the marbles paid for a Build; reporting a
 camera/sensor disagreement as *uncertain*, never as a broken rule; the board's button ends the
 turn) is described in ``docs/referee.md``.
 """

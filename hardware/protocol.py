@@ -23,9 +23,9 @@ PROTOCOL_VERSION = 1
 MAX_LINE = 120
 #: Sequence numbers wrap modulo this.
 SEQ_MODULUS = 65536
-#: Colour words allowed on the wire.
+#: Color words allowed on the wire.
 WIRE_COLORS: tuple[str, ...] = (*COLORS, "unknown")
-#: Largest raw colour-sensor channel value (TCS34725 counts are 16-bit).
+#: Largest raw color-sensor channel value (TCS34725 counts are 16-bit).
 MAX_CHANNEL = 65535
 #: Most marbles one RET line may report (a whole dispenser holds 52-60).
 MAX_RETURN = 60
@@ -48,7 +48,7 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A marble rolled into the Energy Row past the colour sensor."""
+    """A marble rolled into the Energy Row past the color sensor."""
 
     color: str
     rgbc: tuple[int, int, int, int]

@@ -39,7 +39,7 @@ from hardware.protocol import (
 )
 from referee.gizmos.cards import COLORS
 
-#: Mean raw TCS34725 readings (R, G, B, Clear) of each marble colour in the simulated chute.
+#: Mean raw TCS34725 readings (R, G, B, Clear) of each marble color in the simulated chute.
 SIM_RGBC: dict[str, tuple[float, float, float, float]] = {
     "red": (900.0, 260.0, 240.0, 1450.0),
     "blue": (220.0, 420.0, 880.0, 1500.0),

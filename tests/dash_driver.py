@@ -98,7 +98,7 @@ def kinds(driver: Any) -> list[str]:
 
 def finish_turn(driver: Any, game: LiveGame, taps: Taps, turn: int, before: int) -> None:
     """After the main choice: tap whatever random outcome the table shows (the first marble
-    colour, the first card), until the turn ends by itself. Anything else to choose fails."""
+    color, the first card), until the turn ends by itself. Anything else to choose fails."""
     for _ in range(12):
         wait(
             driver,
@@ -180,7 +180,7 @@ def card_dialog(driver: Any) -> Any:
 def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
     """Research ``level``: its button, the three cards drawn (the first picture each time),
     then keep none (``then="skip"``), or File the first card that can be and use the File gizmo
-    that draws a marble, saying its colour (``"file"``, one tap); returns the taps until the
+    that draws a marble, saying its color (``"file"``, one tap); returns the taps until the
     turn ended."""
     driver.refresh()
     wait(driver, is_live, message="no event stream")
@@ -203,7 +203,7 @@ def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
     before = seq(driver)
     if then == "skip":
         t.tap(driver.find_element("css selector", "#legal .group[data-kind=skip] button"))
-    else:  # File it and use the File gizmo, saying the colour drawn (the first colour): one tap
+    else:  # File it and use the File gizmo, saying the color drawn (the first color): one tap
         seat = game.tracker.state.current
         ring = sum(game.tracker.state.players[seat].ring)
         archive = len(game.tracker.state.players[seat].archive)
@@ -220,7 +220,7 @@ def measure_taps(driver: Any, hub: Hub, url: str) -> tuple[LiveGame, dict[str, i
     check each did what it says; returns the game (left at a player's turn) and the counts."""
     taps: dict[str, int] = {}
 
-    # A Pick: the colour, then the marble that refilled the Row; the turn ends by itself.
+    # A Pick: the color, then the marble that refilled the Row; the turn ends by itself.
     game = hub.create(["Ana", "Ben"], seed=11, deal=True)
     driver.get(f"{url}/games/{game.id}")
     wait(driver, is_live, message="no event stream")
@@ -254,7 +254,7 @@ def measure_taps(driver: Any, hub: Hub, url: str) -> tuple[LiveGame, dict[str, i
     assert card in game.tracker.state.players[seat].gizmos
 
     # A File whose File gizmo draws a marble: the card, File, the refill, then the gizmo used and
-    # the marble's colour in one tap.
+    # the marble's color in one tap.
     card = advance_until(game, file_with_trigger, seed=6)
     driver.refresh()
     wait(driver, is_live, message="no event stream")
@@ -281,7 +281,7 @@ def measure_taps(driver: Any, hub: Hub, url: str) -> tuple[LiveGame, dict[str, i
     taps["research"] = research(driver, game, level, "skip")
 
     # A Research that Files a card: the same five taps, the last one Filing it and using the
-    # File gizmo with the colour it drew (the other cards go under the deck by themselves).
+    # File gizmo with the color it drew (the other cards go under the deck by themselves).
     level = advance_until(game, lambda st: can_research(st) if file_with_trigger(st) else None, seed=9)
     taps["research_file"] = research(driver, game, level, "file")
 

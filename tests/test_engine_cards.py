@@ -30,7 +30,7 @@ def test_the_bundled_cards_are_36_36_36_and_4_starting() -> None:
     assert len(cards) == 112 and [c.id for c in cards] == list(range(112))
     assert Counter(c.level for c in cards) == {0: 4, 1: 36, 2: 36, 3: 36}
     assert {c.color for c in cards if c.level == 0} == {"none"}
-    for level in (1, 2):  # each colour equally represented below Level III
+    for level in (1, 2):  # each color equally represented below Level III
         assert Counter(c.color for c in cards if c.level == level) == {c: 9 for c in COLORS}
     assert [c.id for c in cards if c.color == "any"] == [92, 93, 94, 95]
     assert {c.cost for c in cards if c.level == 1} == {1}

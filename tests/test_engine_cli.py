@@ -80,8 +80,8 @@ def test_legal_reads_standard_input(
 
 def test_apply_a_legal_step(game: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = state_from_json(json.loads(game.read_text(encoding="utf-8")))
-    colour = next(c for c, n in zip(("red", "blue", "black", "yellow"), before.row, strict=True) if n)
-    step = json.dumps({"kind": "pick", "player": 0, "color": colour})
+    color = next(c for c, n in zip(("red", "blue", "black", "yellow"), before.row, strict=True) if n)
+    step = json.dumps({"kind": "pick", "player": 0, "color": color})
     code, out, _ = run(["apply", str(game), step], capsys)
     pending = state_from_json(json.loads(out))
     assert code == 0 and pending.chance == (("row",),)  # no seed: the refill is left to be supplied

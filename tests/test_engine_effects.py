@@ -71,7 +71,7 @@ def test_on_file_vp_tokens() -> None:
 # ---------------------------------------------------------------- Pick column
 
 
-def test_on_pick_draw_random_only_for_its_colours() -> None:
+def test_on_pick_draw_random_only_for_its_colors() -> None:
     s = play(table(gizmos={0: [24, 56]}, row=(2, 2, 1, 1)), pick(R))
     assert s.triggered == {24, 56}
     s = play(s, use(24), use(56))
@@ -160,7 +160,7 @@ def _pays(s: object, card: int) -> set[tuple[tuple[int, int, int, int], tuple[in
 
 
 def test_convert_to_any_levels_one_two_three() -> None:
-    # #45: 3 black. #8 turns one red; #42 one or two red; #76 one marble of any colour.
+    # #45: 3 black. #8 turns one red; #42 one or two red; #76 one marble of any color.
     assert _pays(table(gizmos={0: [8]}, rings={0: (1, 0, 2, 0)}, display=[45]), 45) == {((1, 0, 2, 0), (8,))}
     assert _pays(table(gizmos={0: [42]}, rings={0: (2, 0, 1, 0)}, display=[45]), 45) == {
         ((2, 0, 1, 0), (42,))
@@ -172,9 +172,9 @@ def test_convert_to_any_levels_one_two_three() -> None:
     assert 45 in s.players[0].gizmos and s.used == {42}
 
 
-def test_convert_double_one_and_two_colours() -> None:
+def test_convert_double_one_and_two_colors() -> None:
     assert ((1, 0, 0, 0), (44,)) in _pays(table(gizmos={0: [44]}, rings={0: (1, 0, 0, 0)}, display=[43]), 43)
-    # #78 doubles one red and one black: on a multicolour card (7) both count twice.
+    # #78 doubles one red and one black: on a multicolor card (7) both count twice.
     s = table(gizmos={0: [78, 80]}, rings={0: (1, 1, 1, 2)}, display=[92])
     assert ((1, 1, 1, 2), (78,)) in _pays(s, 92)
     s = play(s, build(92, (1, 1, 1, 2), 78))

@@ -110,7 +110,7 @@ def _round_trip(state: State) -> None:
 
 def _mutations(state: State, legal: list[Step]) -> set[Step]:
     """Plausible steps: every kind for every seat on the cards in sight, and legal builds with
-    one marble more or less of a colour, or one converter more or less."""
+    one marble more or less of a color, or one converter more or less."""
     n = state.num_players
     pend = state.pending
     cards = {c for row in state.display for c in row if c is not None}

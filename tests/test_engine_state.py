@@ -196,8 +196,8 @@ def test_the_camera_supplies_every_outcome() -> None:
     with pytest.raises(IllegalStep) as info:
         apply(s, Step("pick", 0, color=0))  # the Row is not filled yet
     assert info.value.code == "OUT_OF_SEQUENCE"
-    for colour in (0, 0, 1, 2, 3, 3):
-        s = apply(s, Step("dispense", color=colour))
+    for color in (0, 0, 1, 2, 3, 3):
+        s = apply(s, Step("dispense", color=color))
     assert s.row == (2, 1, 1, 2) and not s.chance and s.dispenser == (11, 12, 12, 11)
     check_invariants(s)
     assert s.deck_size(3) == 14 and s.to_json()["decks"]["3"][0]["count"] == 14
@@ -218,7 +218,7 @@ def test_impossible_outcomes_are_refused(step: Step, code: str) -> None:
     assert info.value.code == code
 
 
-def test_a_colour_the_dispenser_no_longer_holds() -> None:
+def test_a_color_the_dispenser_no_longer_holds() -> None:
     s = table(gizmos={0: [80], 1: [81]}, rings={0: (5, 0, 0, 0), 1: (6, 0, 0, 0)}, display=[20])
     assert s.dispenser[0] == 0
     s = apply(s, Step("file", 0, card=20), random.Random(0))

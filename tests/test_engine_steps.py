@@ -45,7 +45,7 @@ def test_every_step_met_in_play_round_trips_through_json() -> None:
         (Step("pick", None, color=0), "step.player"),  # no seat: never "the current player"
         (Step("pick", 2, color=0), "step.player"),  # no seat 3 in a 2-player game
         (Step("pick", True, color=0), "step.player"),  # type: ignore[arg-type]
-        (Step("pick", 0), "step.color"),  # no colour: never "red"
+        (Step("pick", 0), "step.color"),  # no color: never "red"
         (Step("pick", 0, color=4), "step.color"),
         (Step("pick", 0, color=0, card=4), "step.card"),  # a field of another kind
         (Step("file", 0), "step.card"),

@@ -158,12 +158,15 @@ def test_the_live_referee_puts_the_framing_in_the_camera_status(table: np.ndarra
         cv2.imwrite(str(folder / f"{i}.png"), table)
 
     class NoPipeline:  # the framing is judged on every source, before any detection
-        assembler = None
+        gate = None
+        zones = None
 
-        def detect(self, frame):  # type: ignore[no-untyped-def]
+        def sight(self, *args):  # type: ignore[no-untyped-def]
             from vision.errors import CalibrationError
 
             raise CalibrationError("not needed here")
+
+        process = sight
 
     frames = FrameBuffer("images")
     runner = LiveReferee(NoPipeline(), lambda s: Feed(open_source(str(folder))), RunOptions(speed=0), frames)  # type: ignore[arg-type]

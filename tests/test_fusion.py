@@ -62,10 +62,10 @@ def test_camera_and_sensor_disagreeing_is_uncertain_never_a_violation() -> None:
     assert feeder.tracker.log[0].step["pay"] == {"blue": 2}  # the camera's reading stands
 
 
-def test_row_colour_disagreement_is_uncertain() -> None:
+def test_row_color_disagreement_is_uncertain() -> None:
     feeder = referee(table())
     feeder.play(Step("pick", 0, color=0), Step("dispense", color=3), frames=6)  # a yellow rolls in
-    feeder.sense("row_refill", color="blue")  # ... the colour sensor says blue
+    feeder.sense("row_refill", color="blue")  # ... the color sensor says blue
     feeder.end_turn()
     assert warnings_of(feeder) == []
     [w] = warnings_of(feeder, "uncertain")
@@ -96,10 +96,10 @@ def _file_and_draw_unseen(feeder: Feeder, sensed: str | None) -> None:
     feeder.show(frames=feeder.tracker.settings.eot_wait + 2)
 
 
-def test_sensor_confirms_the_colour_of_a_draw_the_camera_cannot_see() -> None:
+def test_sensor_confirms_the_color_of_a_draw_the_camera_cannot_see() -> None:
     blind = referee(table(display=[12]))
     _file_and_draw_unseen(blind, None)
-    [w] = warnings_of(blind, "uncertain")  # four colours fit: a person must say
+    [w] = warnings_of(blind, "uncertain")  # four colors fit: a person must say
     assert "out of view" in w.message and blind.tracker.state.turn == 0
 
     fused = referee(table(display=[12]))

@@ -1,4 +1,4 @@
-"""Colour calibration: classification with rejection, files, and the guided walk-through."""
+"""Color calibration: classification with rejection, files, and the guided walk-through."""
 
 from __future__ import annotations
 
@@ -8,35 +8,35 @@ from pathlib import Path
 
 import pytest
 
-from hardware.calibration import CalibrationAborted, ColourCalibration, ColourCalibrationError, walk_through
+from hardware.calibration import CalibrationAborted, ColorCalibration, ColorCalibrationError, walk_through
 from hardware.simulator import sample_rgbc
 from referee.gizmos.cards import COLORS
 
 
-def fitted(seed: int = 1, n: int = 6) -> ColourCalibration:
+def fitted(seed: int = 1, n: int = 6) -> ColorCalibration:
     rng = random.Random(seed)
-    return ColourCalibration.from_samples({c: [sample_rgbc(c, rng) for _ in range(n)] for c in COLORS})
+    return ColorCalibration.from_samples({c: [sample_rgbc(c, rng) for _ in range(n)] for c in COLORS})
 
 
-def test_classifies_fresh_readings_of_each_colour() -> None:
+def test_classifies_fresh_readings_of_each_color() -> None:
     cal = fitted()
     rng = random.Random(99)
     for color in COLORS:
         got = [cal.classify(sample_rgbc(color, rng)) for _ in range(200)]
         assert got.count(color) >= 195, color
-        assert set(got) <= {color, "unknown"}  # never the wrong colour
+        assert set(got) <= {color, "unknown"}  # never the wrong color
     assert cal.warnings() == []
 
 
 @pytest.mark.parametrize(
     "rgbc", [(0, 0, 0, 0), (500, 500, 500, 1200), (0, 0, 3000, 3000), (10, 900, 10, 1000)]
 )
-def test_readings_far_from_every_colour_are_unknown(rgbc: tuple[int, int, int, int]) -> None:
+def test_readings_far_from_every_color_are_unknown(rgbc: tuple[int, int, int, int]) -> None:
     assert fitted().classify(rgbc) == "unknown"
 
 
-def test_a_reading_between_two_overlapping_colours_is_unknown() -> None:
-    cal = ColourCalibration.from_samples(
+def test_a_reading_between_two_overlapping_colors_is_unknown() -> None:
+    cal = ColorCalibration.from_samples(
         {
             "red": [(600, 200, 200, 1000), (610, 200, 200, 1000)],
             "yellow": [(640, 250, 150, 1000), (650, 250, 150, 1000)],
@@ -53,7 +53,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     cal = fitted()
     path = tmp_path / "cal.json"
     cal.save(path)
-    again = ColourCalibration.load(path)
+    again = ColorCalibration.load(path)
     assert again.samples == cal.samples and again.models == cal.models
 
 
@@ -74,28 +74,28 @@ def test_bad_files_give_errors_naming_the_problem(tmp_path: Path, content: str |
     path = tmp_path / "cal.json"
     if content is not None:
         path.write_text(content)
-    with pytest.raises(ColourCalibrationError, match=message) as err:
-        ColourCalibration.load(path)
+    with pytest.raises(ColorCalibrationError, match=message) as err:
+        ColorCalibration.load(path)
     assert str(path) in str(err.value)
 
 
-def test_a_bad_reading_is_named_by_colour_and_index(tmp_path: Path) -> None:
+def test_a_bad_reading_is_named_by_color_and_index(tmp_path: Path) -> None:
     doc = fitted().to_json()
     doc["samples"]["black"][3] = [1, 2, 3, 70000]
     path = tmp_path / "cal.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(ColourCalibrationError, match=r"black\[3\]: expected \[r, g, b, c\] integers"):
-        ColourCalibration.load(path)
+    with pytest.raises(ColorCalibrationError, match=r"black\[3\]: expected \[r, g, b, c\] integers"):
+        ColorCalibration.load(path)
 
 
 def test_too_few_usable_readings_is_refused() -> None:
     samples = {c: [(100, 100, 100, 100)] * 3 for c in COLORS}
     samples["blue"] = [(0, 0, 0, 0), (0, 0, 0, 5), (100, 100, 400, 500)]
-    with pytest.raises(ColourCalibrationError, match="blue: need at least 2 readings"):
-        ColourCalibration.from_samples(samples)
+    with pytest.raises(ColorCalibrationError, match="blue: need at least 2 readings"):
+        ColorCalibration.from_samples(samples)
 
 
-def test_walk_through_collects_each_colour_and_survives_pauses() -> None:
+def test_walk_through_collects_each_color_and_survives_pauses() -> None:
     rng = random.Random(5)
     script: list[tuple[int, int, int, int] | None] = []
     for color in COLORS:

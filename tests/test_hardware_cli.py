@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hardware import cli
-from hardware.calibration import ColourCalibration
+from hardware.calibration import ColorCalibration
 from hardware.driver import DispenserDriver
 from hardware.protocol import Button, Row
 from hardware.simulator import Simulator, VirtualBoard, sample_rgbc
@@ -108,13 +108,13 @@ def test_simulate_outlives_a_listener_that_leaves(tmp_path: Path) -> None:
 
 def test_calibrate_walks_through_and_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "cal.json"
-    colours = iter(COLORS)
+    colors = iter(COLORS)
     rng = random.Random(3)
     with Simulator(board=VirtualBoard(record=False)) as sim:
         port = sim.plug()
 
         def answer(question: str) -> str:
-            color = next(colours)
+            color = next(colors)
             assert color in question
 
             def drop() -> None:
@@ -127,6 +127,6 @@ def test_calibrate_walks_through_and_saves(tmp_path: Path, monkeypatch: pytest.M
 
         monkeypatch.setattr("builtins.input", answer)
         assert cli.main(["calibrate", port, "--out", str(out), "--per-colour", "3"]) == 0
-    cal = ColourCalibration.load(out)
+    cal = ColorCalibration.load(out)
     assert cal.classify(sample_rgbc("yellow", rng)) == "yellow"
     assert all(len(cal.samples[c]) == 3 for c in COLORS)

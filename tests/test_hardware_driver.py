@@ -38,7 +38,7 @@ class Recorder:
         return [s.kind for s in self.status]
 
 
-def test_events_carry_kind_colour_seq_rgbc_and_the_injected_clock() -> None:
+def test_events_carry_kind_color_seq_rgbc_and_the_injected_clock() -> None:
     r = Recorder()
     r.feed(
         Frame(0, Hello("b", "1.0", 1)),
@@ -146,7 +146,7 @@ def test_corrupt_and_garbage_are_counted_by_reason() -> None:
     assert c.rejects == {"checksum_mismatch": 1, "no_start": 1, "no_checksum": 1, "too_long": 1}
 
 
-def test_calibration_overrides_the_boards_colour_only_when_rgbc_is_known() -> None:
+def test_calibration_overrides_the_boards_color_only_when_rgbc_is_known() -> None:
     r = Recorder(classify=lambda rgbc: "unknown" if rgbc[3] < 10 else "yellow")
     r.feed(Frame(1, Row("red", (1, 1, 1, 5))), Frame(2, Row("red", (1, 1, 1, 50))), Frame(3, Draw("blue")))
     assert [e.color for e in r.events] == ["unknown", "yellow", "blue"]

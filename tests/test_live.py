@@ -30,6 +30,7 @@ from referee.observation import Observation
 from referee.tracker import Tracker
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, covered_zones
+from vision.observe import Observer
 from vision.training.evaluate import oracle_detections
 from vision.training.recording import (
     RecordingSpec,
@@ -276,24 +277,9 @@ def test_saved_frames_are_those_the_state_vouches_for(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the dashboard hook
 
 
-class _ScenePipeline:
+def _scene_pipeline(scene) -> Observer:  # type: ignore[no-untyped-def]
     """A perfect detector for one rendered scene (the frames are that scene)."""
-
-    def __init__(self, scene) -> None:  # type: ignore[no-untyped-def]
-        from vision.calibrate import Calibrator
-        from vision.observe import Assembler
-
-        self.scene = scene
-        self.assembler = Assembler()
-        self.calibrator = Calibrator()
-
-    def detect(self, frame: Frame):  # type: ignore[no-untyped-def]
-        cal = self.calibrator.update(frame.image)
-        return (
-            cal.homography,
-            oracle_detections(self.scene),
-            {"calibration": "fresh", "markers": [0, 1, 2, 3]},
-        )
+    return Observer(color_stage=False, boxes=lambda frame_no: oracle_detections(scene))
 
 
 def test_dashboard_starts_the_live_runner_and_shows_what_it_sees(tmp_path: Path) -> None:
@@ -312,7 +298,7 @@ def test_dashboard_starts_the_live_runner_and_shows_what_it_sees(tmp_path: Path)
         opened.append(settings.camera_source)
         return Feed(open_source(settings.camera_source))
 
-    runner = LiveReferee(_ScenePipeline(scene), opener, RunOptions(speed=0.0), frames)
+    runner = LiveReferee(_scene_pipeline(scene), opener, RunOptions(speed=0.0), frames)
     app = make_app(tmp_path / "games", FRAME_SOURCE=frames, LIVE_RUNNER=runner, CAMERA_SOURCE=str(folder))
     game = hub_of(app).create(["Ana", "Ben", "Cleo"], seed=None, deal=False)
     api = ApiClient(app)
@@ -332,7 +318,7 @@ def test_a_runner_that_cannot_open_its_camera_says_so(tmp_path: Path) -> None:
     def opener(settings) -> Feed:  # type: ignore[no-untyped-def]
         return Feed(open_source("57"))
 
-    runner = LiveReferee(_ScenePipeline(None), opener)
+    runner = LiveReferee(_scene_pipeline(None), opener)
     with pytest.raises(RuntimeError, match="camera 57: cannot open it"):
         runner.start(LocalGame(Tracker.create(":memory:", ["A", "B"])), None)
 

@@ -4,7 +4,7 @@ move, into the record; the dashboard serves both crops with the warning, on the 
 replay.
 
 The recording's frames go through the real calibration, zones and identification with the
-recording's true boxes standing in for the detector (``OraclePipeline``: no YOLO on a busy CPU),
+recording's true boxes standing in for the detector (``oracle_observer``: no YOLO on a busy CPU),
 and its dispenser log through the virtual board, until the first rule broken on purpose (turn 8,
 a second marble taken from the Row) has been warned about.
 """
@@ -19,7 +19,7 @@ import numpy as np
 from referee.app.demo import recording_feed
 from referee.app.evidence import changed_zones
 from referee.app.live import Change, LiveReferee, RunOptions, replay_settings
-from referee.app.pipeline import OraclePipeline
+from referee.app.pipeline import oracle_observer
 from tests.web_testing import ApiClient, hub_of, make_app
 from vision.training.recording import ensure_recording
 
@@ -35,7 +35,7 @@ def test_a_warning_on_the_bundled_recording_shows_its_before_and_after_crops(tmp
             runner.stop()  # from the runner's own thread: it ends after this frame
 
     runner = LiveReferee(
-        OraclePipeline(recording),
+        oracle_observer(recording),
         lambda settings: recording_feed(recording, runner, lockstep=True),
         RunOptions(speed=0.0),
         on_change=stop_at_the_first_warning,

@@ -21,7 +21,6 @@ import pytest
 
 from referee.app.dashboard import serve_dashboard
 from referee.app.live import Feed, LiveReferee, RunOptions
-from referee.app.pipeline import VisionPipeline
 from referee.app.streams import PhoneFrames
 from referee.gizmos import COLORS
 from tests.test_web_browser import CHROMEDRIVER, CHROMIUM, FLAGS, need_browser, wait
@@ -85,7 +84,7 @@ def test_a_phone_browser_pairs_streams_over_https_and_the_referee_sees_the_table
     frames = FrameBuffer(phone.name)
     frames.follow_link(phone.link_status)
     observer = Observer(default_model(), seats=seats)
-    runner = LiveReferee(VisionPipeline(observer), lambda settings: Feed(phone), RunOptions(), frames)
+    runner = LiveReferee(observer, lambda settings: Feed(phone), RunOptions(), frames)
     err = io.StringIO()
     app, server, url = serve_dashboard(runner, frames, tmp_path / "games", 0, err, "phone", phone=phone)
     try:

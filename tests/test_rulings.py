@@ -63,7 +63,7 @@ def legal_set(state: State) -> set[Step]:
 # ---------------------------------------------------------------- components and setup (1-6)
 
 
-def test_r1_52_marbles_13_per_colour() -> None:
+def test_r1_52_marbles_13_per_color() -> None:
     s = new_game(3)
     assert s.dispenser == (13, 13, 13, 13)
     s = resolve_chance(s, random.Random(5))
@@ -239,7 +239,7 @@ def test_r9_pick_with_a_full_ring() -> None:
     assert not any(x.kind == "pick" for x in legal_steps(s))
 
 
-def test_r9_pick_a_colour_absent_from_the_row() -> None:
+def test_r9_pick_a_color_absent_from_the_row() -> None:
     s = table(row=(3, 3, 0, 0))
     illegal(s, pick(K), "COLOR_NOT_IN_ROW")
 
@@ -271,7 +271,7 @@ def test_r10_underpaying_a_build() -> None:
     assert 45 in s.players[0].gizmos
 
 
-def test_r10_multicolour_costs_seven_in_any_mix() -> None:
+def test_r10_multicolor_costs_seven_in_any_mix() -> None:
     s = table(gizmos={0: [80]}, rings={0: (2, 2, 2, 1)}, display=[92])
     options = [x for x in legal_steps(s) if x.kind == "build" and x.card == 92]
     assert [x.pay for x in options] == [(2, 2, 2, 1)]
@@ -392,7 +392,7 @@ def test_r14_each_gizmo_once_per_turn() -> None:
     illegal(s, use(98), "GIZMO_ALREADY_USED")
 
 
-def test_r14_two_colour_trigger_fires_once() -> None:
+def test_r14_two_color_trigger_fires_once() -> None:
     # #56: pick red or blue -> draw 1. A Pick (red), then #20's granted pick (blue).
     s = table(gizmos={0: [56, 32]}, rings={0: (1, 0, 0, 0)}, display=[4], row=(2, 2, 1, 1))
     s = play(s, build(4, (1, 0, 0, 0)), use(32), pick(R))
@@ -478,13 +478,13 @@ def test_r17_free_build_is_a_build_that_triggers() -> None:
     assert 36 in s.triggered
 
 
-def test_r18_multicolour_counts_as_every_colour() -> None:
+def test_r18_multicolor_counts_as_every_color() -> None:
     s = table(gizmos={0: [36, 37, 80]}, rings={0: (2, 2, 2, 1)}, display=[92])
     s = play(s, build(92, (2, 2, 2, 1)))
     assert {36, 37} <= s.triggered
 
 
-def test_r18_another_colour_does_not_trigger() -> None:
+def test_r18_another_color_does_not_trigger() -> None:
     s = play(table(gizmos={0: [37]}, rings={0: (1, 0, 0, 0)}, display=[4]), build(4, (1, 0, 0, 0)))
     illegal(s, use(37), "NOT_TRIGGERED")  # #37: Build a blue gizmo; #4 is red
 
@@ -519,7 +519,7 @@ def test_r20_level_two_converts_one_or_two() -> None:
     assert ls == {build(40, (2, 0, 0, 0), 42), build(40, (1, 1, 0, 0), 42)}
 
 
-def test_r20_level_three_converts_any_colour() -> None:
+def test_r20_level_three_converts_any_color() -> None:
     s = table(gizmos={0: [76]}, rings={0: (0, 1, 0, 1)}, display=[40])
     ls = {x.pay for x in legal_steps(s) if x.kind == "build" and x.card == 40}
     assert ls == {(0, 1, 0, 1)}
@@ -698,8 +698,8 @@ def test_r23_a_state_owing_a_forbidden_action_is_refused(gizmo: int, kind: str) 
         assert state_from_json(raw).pending is not None
 
 
-def test_r21_converter_feeds_a_doubler_on_a_multicolour_card() -> None:
-    # Ruling 21: yellow->red (#10), then double red (#44), pays 2 of the 7 for #92 (multicolour);
+def test_r21_converter_feeds_a_doubler_on_a_multicolor_card() -> None:
+    # Ruling 21: yellow->red (#10), then double red (#44), pays 2 of the 7 for #92 (multicolor);
     # #12/#52 only make room for the marbles (+1/+2 storage).
     s = table(gizmos={0: [10, 44, 12]}, rings={0: (0, 0, 5, 1)}, display=[92])
     step = build(92, (0, 0, 5, 1), 10, 44)

@@ -41,8 +41,8 @@ def warnings_of(feeder: Feeder, kind: str = "violation") -> list[RefereeWarning]
     return [w for w in feeder.tracker.warnings if w.kind == kind]
 
 
-def pick(seat: int, colour: int) -> Step:
-    return Step("pick", seat, color=colour)
+def pick(seat: int, color: int) -> Step:
+    return Step("pick", seat, color=color)
 
 
 def file(seat: int, card: int) -> Step:
@@ -111,7 +111,7 @@ BREAKS = [
     ),
     Break(
         "a converter used twice",
-        # #8 turns a red into any colour once a turn; #105 grants a Research on a blue Build.
+        # #8 turns a red into any color once a turn; #105 grants a Research on a blue Build.
         lambda: table(
             gizmos={0: [8, 105]}, rings={0: (2, 0, 0, 0)}, display=[14], deck_order={1: [29, 16, 17, 18]}
         ),

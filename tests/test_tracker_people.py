@@ -159,7 +159,7 @@ def test_undo_the_last_turn_recorded_and_replayed(tmp_path: object) -> None:
 
 
 def _blue_where_red_was(start: State) -> State:
-    """Ana's red marble is really blue (the dispenser keeps the colours adding up to 13)."""
+    """Ana's red marble is really blue (the dispenser keeps the colors adding up to 13)."""
     return dataclasses.replace(
         start,
         players=(dataclasses.replace(start.players[0], ring=(0, 1, 0, 0)), *start.players[1:]),

@@ -39,7 +39,7 @@ def _cover(img: np.ndarray, corners: np.ndarray) -> np.ndarray:
     out = img.copy()
     x0, y0 = corners.min(0).astype(int) - 6
     x1, y1 = corners.max(0).astype(int) + 6
-    out[max(y0, 0) : y1, max(x0, 0) : x1] = (60, 120, 170)  # a skin-coloured finger over the marker
+    out[max(y0, 0) : y1, max(x0, 0) : x1] = (60, 120, 170)  # a skin-colored finger over the marker
     return out
 
 

@@ -1,8 +1,8 @@
 """Enrolment of photographed cards: checked, and used for rendering and identification alike.
 
 A user's copy is printed differently from the drawn faces. Here the "real" cards are other
-cards' drawn faces re-coloured (a different printing), photographed for enrolment with a slight
-perspective, blur, a colour cast and JPEG; the camera then sees the real cards on the table.
+cards' drawn faces re-colored (a different printing), photographed for enrolment with a slight
+perspective, blur, a color cast and JPEG; the camera then sees the real cards on the table.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from vision.training.evaluate import content, oracle_detections
 from vision.training.synth import RenderSettings, TableLayout, render_table
 
 # The user's real card for each id looks like another level-1 card's drawn face, mirrored and
-# re-coloured: nothing like the drawn face of its own id.
+# re-colored: nothing like the drawn face of its own id.
 REAL_LOOKS_LIKE = {20: 33, 21: 9, 22: 27, 23: 13}
 
 
 def real_card(card: int) -> np.ndarray:
-    """The face of the user's copy: a different printing (another layout, other colours)."""
+    """The face of the user's copy: a different printing (another layout, other colors)."""
     face = cv2.flip(drawn_faces()[REAL_LOOKS_LIKE[card]], 1)
     hsv = cv2.cvtColor(face, cv2.COLOR_BGR2HSV)
     hsv[..., 0] = (hsv[..., 0].astype(int) + 40) % 180
@@ -35,7 +35,7 @@ def real_card(card: int) -> np.ndarray:
 
 
 def photograph(face: np.ndarray, seed: int) -> np.ndarray:
-    """A phone photo of a card, cropped to its edges by hand: keystone, blur, colour cast, JPEG."""
+    """A phone photo of a card, cropped to its edges by hand: keystone, blur, color cast, JPEG."""
     rng = np.random.default_rng(seed)
     h, w = 700, 500  # the photo is larger than the face and has its own proportions of pixels
     src = np.float32([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]])

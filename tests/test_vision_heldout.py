@@ -14,7 +14,7 @@ from vision.enrol import check
 from vision.faces import drawn_faces
 from vision.geometry import MARBLE_MM
 from vision.training.synth import random_layout, render_table
-from vision.whitebalance import balance, paper_colour
+from vision.whitebalance import balance, paper_color
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,7 @@ def test_other_deck_is_other_art_and_its_phone_photos_enrol(tmp_path: Path) -> N
 def test_white_balance_on_the_markers_paper_undoes_a_lamp() -> None:
     warm = replace(heldout.STYLE, hand_prob=0.0, camera=partial(heldout.webcam, kelvin=2700))
     scene = _scene(11, warm)
-    raw = paper_colour(scene.image, scene.homography)
+    raw = paper_color(scene.image, scene.homography)
     assert raw is not None and raw[2] / raw[0] > 1.1  # a warm lamp: the paper looks orange
-    fixed = paper_colour(balance(scene.image, scene.homography), scene.homography)
+    fixed = paper_color(balance(scene.image, scene.homography), scene.homography)
     assert fixed is not None and abs(fixed[2] / fixed[0] - 1) < 0.03

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from vision.faces import face_set
-from vision.identify import Identifier, apply_colour_map, colour_map
+from vision.identify import Identifier, apply_color_map, color_map
 from vision.training.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
 from vision.zones import default_zones
 
@@ -85,17 +85,17 @@ def _whole_cards(scene) -> list:
     ], faces
 
 
-def test_colour_map_undoes_a_colour_cast_from_the_cards_seen_whole() -> None:
+def test_color_map_undoes_a_color_cast_from_the_cards_seen_whole() -> None:
     """A cast the references were not taken under is measured on the whole cards and undone."""
     scene = render_table(random_layout(np.random.default_rng(5), 2), 5, RenderSettings(hand_prob=0))
     cards, faces = _whole_cards(scene)
     cast = np.array([[0.8, 0, 0, 10], [0, 1.0, 0, 0], [0, 0, 1.25, -5]], np.float32)  # B, G, R rows
     frame = cv2.transform(scene.image, cast)
     whole = [(c, _rotation(c[1]), faces[card]) for c, card in cards]
-    mat = colour_map(frame, scene.homography, whole)
+    mat = color_map(frame, scene.homography, whole)
     assert mat is not None and len(whole) >= 4
     assert mat[0, 0] > 1.1 and mat[2, 2] < 0.9  # blue raised, red lowered: the cast undone
-    mapped = apply_colour_map(frame, mat)
+    mapped = apply_color_map(frame, mat)
 
     def error(img: np.ndarray) -> float:
         errs = []
@@ -109,14 +109,14 @@ def test_colour_map_undoes_a_colour_cast_from_the_cards_seen_whole() -> None:
     assert error(mapped) < 0.5 * error(frame)
 
 
-def test_colour_map_ignores_a_misidentified_card_and_needs_two_cards() -> None:
+def test_color_map_ignores_a_misidentified_card_and_needs_two_cards() -> None:
     scene = render_table(random_layout(np.random.default_rng(6), 2), 6, RenderSettings(hand_prob=0))
     cards, faces = _whole_cards(scene)
     whole = [(c, _rotation(c[1]), faces[card]) for c, card in cards]
-    right = colour_map(scene.image, scene.homography, whole)
+    right = color_map(scene.image, scene.homography, whole)
     # one card named wrongly: the map is almost the same (that card fits far worse and is left out)
     wrong = [*whole[:-1], (whole[-1][0], whole[-1][1], faces[(cards[-1][1] + 37) % len(faces)])]
-    got = colour_map(scene.image, scene.homography, wrong)
+    got = color_map(scene.image, scene.homography, wrong)
     assert right is not None and got is not None
     assert np.abs(got[:, :3] - right[:, :3]).max() < 0.05
-    assert colour_map(scene.image, scene.homography, whole[:1]) is None
+    assert color_map(scene.image, scene.homography, whole[:1]) is None

@@ -1,4 +1,4 @@
-"""The marble colour stage: reads rendered marbles right, says "unknown" rather than guess."""
+"""The marble color stage: reads rendered marbles right, says "unknown" rather than guess."""
 
 from __future__ import annotations
 
@@ -10,25 +10,25 @@ import pytest
 
 from referee.gizmos.cards import COLORS
 from vision.errors import ModelFileError
-from vision.marbles import DEFAULT_PARAMS, ColourModel, MarbleColours, features, fit
+from vision.marbles import DEFAULT_PARAMS, ColorModel, MarbleColors, features, fit
 from vision.training.evaluate import Tally, scene_for_seed
 from vision.training.marbles import FIT_SEED_BASE, samples
 from vision.training.synth import RenderSettings
 
 
 @pytest.fixture(scope="module")
-def colours() -> MarbleColours:
-    return MarbleColours()
+def colors() -> MarbleColors:
+    return MarbleColors()
 
 
-def test_rendered_marbles_are_read_right(colours: MarbleColours) -> None:
+def test_rendered_marbles_are_read_right(colors: MarbleColors) -> None:
     right = Tally()
     for seed in range(8_600_000, 8_600_004):
         scene = scene_for_seed(seed, RenderSettings(hand_prob=0))
         for o in scene.objects:
             if o.color is not None:
                 c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
-                right.add(colours.classify(scene.image, scene.homography, c)[0] == o.color)
+                right.add(colors.classify(scene.image, scene.homography, c)[0] == o.color)
     assert right.n > 60
     assert right.rate >= 0.99, right
 
@@ -41,38 +41,38 @@ def _disc_patch(bgr: tuple[int, int, int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("bgr", [(40, 200, 40), (200, 40, 200), (0, 128, 255), (250, 250, 250)])
-def test_a_colour_no_marble_has_is_unknown(colours: MarbleColours, bgr: tuple[int, int, int]) -> None:
-    assert colours.classify_features(features(_disc_patch(bgr)))[0][0] == "unknown"
+def test_a_color_no_marble_has_is_unknown(colors: MarbleColors, bgr: tuple[int, int, int]) -> None:
+    assert colors.classify_features(features(_disc_patch(bgr)))[0][0] == "unknown"
 
 
-def test_a_plain_marble_colour_is_read(colours: MarbleColours) -> None:
-    red = colours.classify_features(features(_disc_patch((40, 35, 200))))[0]
+def test_a_plain_marble_color_is_read(colors: MarbleColors) -> None:
+    red = colors.classify_features(features(_disc_patch((40, 35, 200))))[0]
     assert red[0] == "red" and red[1] > 0.99
 
 
-def test_where_two_colours_are_alike_it_is_unknown(colours: MarbleColours) -> None:
-    m = colours.model.means
+def test_where_two_colors_are_alike_it_is_unknown(colors: MarbleColors) -> None:
+    m = colors.model.means
     red, yellow = m[COLORS.index("red")], m[COLORS.index("yellow")]
     line = [red + t * (yellow - red) for t in np.linspace(0, 1, 201)]
-    got = colours.classify_features(np.array(line))
+    got = colors.classify_features(np.array(line))
     assert got[0][0] == "red" and got[-1][0] == "yellow"
     # Where the line crosses from red to yellow, neither is clearly ahead.
     first_yellow = next(i for i, (c, _) in enumerate(got) if c == "yellow")
     assert got[first_yellow - 1][0] == "unknown"
 
 
-def test_fitting_recovers_the_colours() -> None:
+def test_fitting_recovers_the_colors() -> None:
     x, y = samples(FIT_SEED_BASE + 500_000, 3)
     assert len(y) > 40 and set(y) == set(COLORS)
-    got = [c for c, _ in MarbleColours(fit(x, y)).classify_features(x)]
+    got = [c for c, _ in MarbleColors(fit(x, y)).classify_features(x)]
     assert np.mean(np.array(got) == np.array(y)) >= 0.99
 
 
 def test_shipped_parameters_load_and_bad_files_are_named(tmp_path: Path) -> None:
-    assert ColourModel.load(DEFAULT_PARAMS).means.shape == (4, 3)
+    assert ColorModel.load(DEFAULT_PARAMS).means.shape == (4, 3)
     with pytest.raises(ModelFileError, match=r"cannot load .*missing\.json"):
-        MarbleColours(tmp_path / "missing.json")
+        MarbleColors(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "gizmos-marble-colours", "colours": ["red"]}))
     with pytest.raises(ModelFileError, match="not a marble colour model"):
-        MarbleColours(bad)
+        MarbleColors(bad)

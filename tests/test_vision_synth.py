@@ -52,7 +52,7 @@ def test_ground_truth_is_the_layout_as_an_observation() -> None:
     p0 = t.player(0)
     assert p0 is not None
     assert [c.card for c in p0.gizmos or ()] == [50, 0, 20, 30, 31, 32]
-    assert [m.color for m in p0.ring or ()] == ["red", "yellow"]  # ring in colour order
+    assert [m.color for m in p0.ring or ()] == ["red", "yellow"]  # ring in color order
     assert p0.vp_tokens == (7, 1.0)
     assert Observation.from_json(t.to_json()) == t  # valid in the shared format
     kinds = [o.cls for o in scene.objects]

@@ -53,7 +53,7 @@ def test_step_labels_name_the_card_never_a_bare_number() -> None:
     assert {"file", "build", "use", "bottom", "reveal", "pick", "research", "dispense"} <= seen
 
 
-def test_a_gizmo_that_draws_a_marble_is_used_and_the_colour_said_in_one_tap() -> None:
+def test_a_gizmo_that_draws_a_marble_is_used_and_the_color_said_in_one_tap() -> None:
     rng = random.Random(2)
     state = resolve_chance(new_game(2), rng)
     file = next(s for s in legal_steps(state) if s.kind == "file")
@@ -70,7 +70,7 @@ def test_a_gizmo_that_draws_a_marble_is_used_and_the_colour_said_in_one_tap() ->
 
 def test_a_file_from_a_research_hand_goes_on_to_its_file_gizmo_in_one_tap() -> None:
     """File, the other cards under the deck in the order drawn, the starting gizmo used, and
-    the colour it drew: the steps the page plays for one tap are exactly the engine's."""
+    the color it drew: the steps the page plays for one tap are exactly the engine's."""
     rng = random.Random(1)
     state = resolve_chance(new_game(2), rng)
     research = next(s for s in legal_steps(state) if s.kind == "research")

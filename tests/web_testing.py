@@ -90,10 +90,10 @@ def break_a_rule(game: LiveGame, seed: int = 3) -> None:
     with game.locked() as tracker:
         state = tracker.state
         seat = state.current
-        colours = [c for c, n in zip(COLORS, state.row, strict=True) if n]
-        first = apply(state, step_from_json({"kind": "pick", "player": seat, "color": colours[0]}), rng)
-        second_colour = next(c for c, n in zip(COLORS, first.row, strict=True) if n)
-        table, _ = force(first, step_from_json({"kind": "pick", "player": seat, "color": second_colour}))
+        colors = [c for c, n in zip(COLORS, state.row, strict=True) if n]
+        first = apply(state, step_from_json({"kind": "pick", "player": seat, "color": colors[0]}), rng)
+        second_color = next(c for c, n in zip(COLORS, first.row, strict=True) if n)
+        table, _ = force(first, step_from_json({"kind": "pick", "player": seat, "color": second_color}))
         table = resolve_chance(table, rng)
         for frame in range(tracker.settings.frames):
             tracker.observe(perfect_observation(table, time.time(), frame))

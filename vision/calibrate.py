@@ -315,12 +315,12 @@ def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) ->
     out = frame.copy()
     h = cal.homography
 
-    def poly(rect: tuple[float, float, float, float], colour: tuple[int, int, int], label: str) -> None:
+    def poly(rect: tuple[float, float, float, float], color: tuple[int, int, int], label: str) -> None:
         x, y, w, hh = rect
         pts = np.array([[[x, y], [x + w, y], [x + w, y + hh], [x, y + hh]]], np.float32)
         p = cv2.perspectiveTransform(pts, h)[0].astype(np.int32)
-        cv2.polylines(out, [p], True, colour, 2, cv2.LINE_AA)
-        cv2.putText(out, label, tuple(p[0] + [3, 14]), cv2.FONT_HERSHEY_SIMPLEX, 0.4, colour, 1, cv2.LINE_AA)
+        cv2.polylines(out, [p], True, color, 2, cv2.LINE_AA)
+        cv2.putText(out, label, tuple(p[0] + [3, 14]), cv2.FONT_HERSHEY_SIMPLEX, 0.4, color, 1, cv2.LINE_AA)
 
     poly((0, 0, *z.size), (0, 255, 0), "play area")
     for key, rect in zone_rects(z, tuple(s.seat for s in z.seats)).items():

@@ -16,9 +16,8 @@ import numpy as np
 from vision.errors import FrameError, ModelFileError
 from vision.frames import native_stderr
 from vision.geometry import CANON_SIZE, CLASSES
-from vision.paths import DETECTOR_ONNX
+from vision.paths import LOCATIONS
 
-COMMITTED_MODEL = DETECTOR_ONNX
 #: Runtimes for the ONNX export, the shipped one first: OpenVINO measured fastest on this CPU
 #: (benchmarks/vision.py: 31 ms against onnxruntime 38 ms and OpenCV DNN 64 ms, 2 threads,
 #: idle; 54 against 60 ms with the other core busy). onnxruntime and OpenCV stay selectable.
@@ -27,9 +26,10 @@ DEFAULT_BACKEND = BACKENDS[0]
 
 
 def default_model() -> Path:
-    """The committed detector. Another (say, a model in training) is passed in: ``Detector(path)``,
-    ``--model``, or ``$GIZMOS_DETECTOR``, which only the application reads (referee/app/settings.py)."""
-    return COMMITTED_MODEL
+    """The committed detector (of the default locations: vision/paths.py). Another (say, a model
+    in training) is passed in: ``Detector(path)``, ``--model``, or ``$GIZMOS_DETECTOR``, which only
+    the application reads (referee/app/settings.py)."""
+    return LOCATIONS.detector
 
 
 @dataclass(frozen=True, slots=True)

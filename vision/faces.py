@@ -1,7 +1,7 @@
 """Original card faces drawn from the card data (no publisher art), and the face set in use.
 
 Each of the 112 cards gets a face at real proportions (63 × 88 mm, drawn at 4 px/mm): a frame by
-level, the energy colour, cost and VP, the type icon and the effect as a pictogram with a short
+level, the energy color, cost and VP, the type icon and the effect as a pictogram with a short
 text. Everything a stacked card leaves visible sits in the top band (the top 20 mm), including a
 7-bit collector code, so that visually identical cards (the four Starting Gizmos, #92/#93, #94/#95)
 stay distinguishable on drawn faces. Enrolled photos replace drawn faces (see :mod:`vision.enrol`).
@@ -28,7 +28,7 @@ N_CARDS = 112
 CODE_BITS = 7
 
 Color = tuple[int, int, int]
-#: Energy colours in BGR, shared with the marble renderer.
+#: Energy colors in BGR, shared with the marble renderer.
 ENERGY_BGR: dict[str, Color] = {
     "red": (40, 35, 205),
     "blue": (205, 110, 25),
@@ -240,7 +240,7 @@ def draw_face(card: Card) -> np.ndarray:
     energy = ENERGY_BGR.get(card.color, (185, 185, 185))
     body = tuple(int(0.25 * c + 0.75 * 235) for c in energy)
     cv2.rectangle(img, (inset, inset), (FACE_W - inset, FACE_H - inset), body, -1)
-    # Top band: energy colour, type icon, pictogram, cost and VP, collector code.
+    # Top band: energy color, type icon, pictogram, cost and VP, collector code.
     if card.color == "any":
         qw = (FACE_W - 2 * inset) // 4
         for i, name in enumerate(COLORS):

@@ -20,12 +20,11 @@ import numpy as np
 
 from vision.errors import ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE
-from vision.paths import HANDS_ONNX
+from vision.paths import LOCATIONS
 
 HAND_SCALE = 2  # canonical pixels per mask pixel
 MASK_SIZE = (CANON_SIZE[0] // HAND_SCALE, CANON_SIZE[1] // HAND_SCALE)  # (w, h)
 MASK_PX_PER_MM = CANON_PX_PER_MM / HAND_SCALE
-COMMITTED_HANDS = HANDS_ONNX
 #: A mask pixel is hand when the hand covers more than this share of it: any part at all, so
 #: that the mask's box holds the whole hand (a fingertip is narrower than a mask pixel).
 TOUCHED = 0.0
@@ -38,7 +37,7 @@ class HandSegmenter:
     """The exported hand network on OpenCV's DNN module: canonical table image -> hand mask."""
 
     def __init__(self, model: str | Path | None = None) -> None:
-        path = Path(model) if model else COMMITTED_HANDS
+        path = Path(model) if model else LOCATIONS.hands
         if not path.is_file():
             raise ModelFileError(f"hand model file {path} not found")
         try:

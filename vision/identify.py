@@ -84,11 +84,11 @@ class Identifier:
     """Reference descriptors of the 112 faces and the matcher.
 
     Options (measured in ``benchmarks/identify_methods.py``; docs/vision.md has the figures):
-    ``colour_norm`` normalises each colour channel of a window on its own (a lamp's tint or a
-    photo's colour cast scales channels, and is gone); ``soften_mm`` blurs patches and references
+    ``color_norm`` normalises each color channel of a window on its own (a lamp's tint or a
+    photo's color cast scales channels, and is gone); ``soften_mm`` blurs patches and references
     by that much more (a phone photo's keystone and a hand-placed card move detail by about a
     millimetre); ``angles`` are the card rotations searched (degrees); ``gradients`` correlates
-    edge strength instead of colour; ``band_ppm`` is the top band's resolution (px/mm).
+    edge strength instead of color; ``band_ppm`` is the top band's resolution (px/mm).
     """
 
     def __init__(
@@ -96,7 +96,7 @@ class Identifier:
         faces: tuple[np.ndarray, ...] | None = None,
         enrol_dir: str | None = None,
         *,
-        colour_norm: bool = False,
+        color_norm: bool = False,
         soften_mm: float = 0.0,
         angles: tuple[float, ...] = (0.0,),
         gradients: bool = False,
@@ -105,8 +105,8 @@ class Identifier:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
         self.faces = faces
-        self.colour_norm, self.soften_mm, self.angles, self.gradients = (
-            colour_norm,
+        self.color_norm, self.soften_mm, self.angles, self.gradients = (
+            color_norm,
             soften_mm,
             angles,
             gradients,
@@ -139,13 +139,13 @@ class Identifier:
 
     def _windows(self, patch: np.ndarray, tw: int, th: int) -> np.ndarray:
         """All ``tw × th`` windows of a patch at 1 px, flattened and normalised (per channel first
-        when ``colour_norm``)."""
+        when ``color_norm``)."""
         h, w = patch.shape[:2]
         rows = np.asarray(
             [patch[y : y + th, x : x + tw] for y in range(0, h - th + 1) for x in range(0, w - tw + 1)],
             np.float32,
         )
-        if self.colour_norm and rows.ndim == 4:
+        if self.color_norm and rows.ndim == 4:
             rows = rows.reshape(len(rows), -1, rows.shape[-1])
             rows = rows - rows.mean(axis=1, keepdims=True)
             rows = rows / (rows.std(axis=1, keepdims=True) + 2.0)  # +2: a flat channel stays flat
@@ -286,9 +286,9 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
     return [m for m in out if m is not None]
 
 
-# ------------------------------------------------------------------------ colour from cards seen whole
+# ------------------------------------------------------------------------ color from cards seen whole
 
-#: Resolution and blur of the patches a colour map is fitted on: the map is a property of the
+#: Resolution and blur of the patches a color map is fitted on: the map is a property of the
 #: lamp and the camera, smooth over the card, so coarse, blurred patches suffice and a few
 #: millimetres of misalignment between the detected box and the card do not matter.
 MAP_PPM = 0.5
@@ -297,12 +297,12 @@ MAP_BORDER_MM = 6.0  # left out at the card's edge (placement, the table around 
 MIN_MAP_CARDS = 2  # fewer cards seen whole than this: no map (one wrong card would decide it)
 
 
-def colour_map(
+def color_map(
     frame: np.ndarray,
     h_img: np.ndarray,
     cards: Sequence[tuple[tuple[float, float], int, np.ndarray]],
 ) -> np.ndarray | None:
-    """The affine colour map (3 × 4, BGR -> BGR) that takes this frame's colours to the reference
+    """The affine color map (3 × 4, BGR -> BGR) that takes this frame's colors to the reference
     faces', fitted on cards identified whole: ``(centre_mm, rotation, reference face)`` each.
 
     An enrolled deck was photographed under another lamp and camera than the table's; the cards
@@ -341,6 +341,6 @@ def colour_map(
     return mat
 
 
-def apply_colour_map(frame: np.ndarray, mat: np.ndarray) -> np.ndarray:
-    """The frame with a :func:`colour_map` applied (a new image)."""
+def apply_color_map(frame: np.ndarray, mat: np.ndarray) -> np.ndarray:
+    """The frame with a :func:`color_map` applied (a new image)."""
     return cv2.transform(frame, mat)

@@ -1,13 +1,13 @@
-"""Marble colour as its own stage: a Gaussian classifier in CIELAB on the rectified marble.
+"""Marble color as its own stage: a Gaussian classifier in CIELAB on the rectified marble.
 
-The detector finds marbles and also guesses their colour; this stage re-reads the colour from
+The detector finds marbles and also guesses their color; this stage re-reads the color from
 the full-resolution frame, which the canonical 0.8 px/mm image the detector sees has thrown
 away. Each detected marble is rectified through the calibration into a small patch at 2 px/mm;
 the median L*, a*, b* of its central disc, without the brightest 15 % (the specular highlight),
-is scored against one Gaussian per colour fitted on marbles of rendered tables
+is scored against one Gaussian per color fitted on marbles of rendered tables
 (:mod:`vision.training.marbles`, ``gizmos-referee vision fit-marbles``; seeds of their own,
-never the benchmark's). A marble whose best colour is not clearly ahead, or that looks like no
-marble colour at all, is ``"unknown"`` rather than a guess.
+never the benchmark's). A marble whose best color is not clearly ahead, or that looks like no
+marble color at all, is ``"unknown"`` rather than a guess.
 """
 
 from __future__ import annotations
@@ -62,15 +62,15 @@ def features(patch: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class ColourModel:
-    """One Gaussian per colour (mean, covariance) and the outlier limit (squared Mahalanobis)."""
+class ColorModel:
+    """One Gaussian per color (mean, covariance) and the outlier limit (squared Mahalanobis)."""
 
-    means: np.ndarray  # (colours, 3)
-    covs: np.ndarray  # (colours, 3, 3)
+    means: np.ndarray  # (colors, 3)
+    covs: np.ndarray  # (colors, 3, 3)
     outlier: float
 
     def log_likelihoods(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per colour: Gaussian log-likelihoods and squared Mahalanobis distances of features ``x`` (n, 3)."""
+        """Per color: Gaussian log-likelihoods and squared Mahalanobis distances of features ``x`` (n, 3)."""
         d = x[:, None, :] - self.means[None]
         inv = np.linalg.inv(self.covs)
         m2 = np.einsum("ncj,cjk,nck->nc", d, inv, d)
@@ -89,7 +89,7 @@ class ColourModel:
         }
 
     @classmethod
-    def load(cls, path: str | Path = DEFAULT_PARAMS) -> ColourModel:
+    def load(cls, path: str | Path = DEFAULT_PARAMS) -> ColorModel:
         """Read a parameter file, with a clear error when it is missing or malformed."""
         p = Path(path)
         try:
@@ -108,9 +108,9 @@ class ColourModel:
         return model
 
 
-def fit(x: np.ndarray, colours: list[str], ridge: float = 1.0) -> ColourModel:
-    """Fit the Gaussians on features ``x`` (n, 3) with their true colours."""
-    y = np.array(colours)
+def fit(x: np.ndarray, colors: list[str], ridge: float = 1.0) -> ColorModel:
+    """Fit the Gaussians on features ``x`` (n, 3) with their true colors."""
+    y = np.array(colors)
     means, covs = [], []
     for c in COLORS:
         xc = x[y == c]
@@ -118,21 +118,21 @@ def fit(x: np.ndarray, colours: list[str], ridge: float = 1.0) -> ColourModel:
             raise ValueError(f"marble colours: only {len(xc)} {c} samples to fit on")
         means.append(xc.mean(0))
         covs.append(np.cov(xc.T) + ridge * np.eye(3))
-    model = ColourModel(np.array(means), np.array(covs), 0.0)
+    model = ColorModel(np.array(means), np.array(covs), 0.0)
     _, m2 = model.log_likelihoods(x)
-    own = m2[np.arange(len(y)), [COLORS.index(c) for c in colours]]
-    # Beyond half as far again as all but the rarest 0.1 % of real marbles: not a marble colour.
-    return ColourModel(model.means, model.covs, float(1.5 * np.percentile(own, 99.9)))
+    own = m2[np.arange(len(y)), [COLORS.index(c) for c in colors]]
+    # Beyond half as far again as all but the rarest 0.1 % of real marbles: not a marble color.
+    return ColorModel(model.means, model.covs, float(1.5 * np.percentile(own, 99.9)))
 
 
-class MarbleColours:
-    """The colour stage: ``classify`` reads one marble's colour from the frame."""
+class MarbleColors:
+    """The color stage: ``classify`` reads one marble's color from the frame."""
 
-    def __init__(self, params: str | Path | ColourModel = DEFAULT_PARAMS) -> None:
-        self.model = params if isinstance(params, ColourModel) else ColourModel.load(params)
+    def __init__(self, params: str | Path | ColorModel = DEFAULT_PARAMS) -> None:
+        self.model = params if isinstance(params, ColorModel) else ColorModel.load(params)
 
     def classify_features(self, x: np.ndarray) -> list[tuple[str, float]]:
-        """(colour or "unknown", posterior) for each feature row."""
+        """(color or "unknown", posterior) for each feature row."""
         ll, m2 = self.model.log_likelihoods(np.atleast_2d(x))
         p = np.exp(ll - ll.max(1, keepdims=True))
         p /= p.sum(1, keepdims=True)
@@ -146,5 +146,5 @@ class MarbleColours:
     def classify(
         self, frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]
     ) -> tuple[str, float]:
-        """The colour of the marble at ``center_mm`` and its posterior probability."""
+        """The color of the marble at ``center_mm`` and its posterior probability."""
         return self.classify_features(features(marble_patch(frame, h_img, center_mm)))[0]

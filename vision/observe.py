@@ -1,11 +1,14 @@
 """Frame -> table observation, in stages: calibrate, rectify, detect, zones, identify, assemble.
 
-:class:`Observer` runs the whole pipeline on a camera frame. Its last stages live in
-:class:`Assembler`, which takes detections already made (by the detector, or by the oracle of
-:mod:`vision.training.evaluate`) so that they can be measured on their own.
+:class:`Observer` is the one composed pipeline: its still-frame gate, then each stage timed. It
+returns a :class:`Sight`: the observation and what the stages made on the way (the homography,
+the detections, the hand mask, seconds per stage) that the run loop draws and keeps. Its last
+stages live in :class:`Assembler`, which takes detections already made (by the detector, or by an
+oracle's known boxes: :mod:`vision.training.evaluate`, a recording's) so that they can be measured
+on their own.
 
 Zones a detected hand overlaps are reported as not seen (``None``), never guessed. Marbles in the
-Energy Row are listed left to right, ring marbles in colour order, built gizmos column by column
+Energy Row are listed left to right, ring marbles in color order, built gizmos column by column
 (upgrade, converter, file, pick, build) from the top band down, the Archive likewise. Every
 sighting carries a confidence: the detector's, times the identifier's for cards.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,14 +36,14 @@ from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import (
     STARTING,
     Identifier,
-    apply_colour_map,
+    apply_color_map,
     assign,
     built_cards,
-    colour_map,
+    color_map,
     column_cards,
     level_cards,
 )
-from vision.marbles import MarbleColours
+from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
 from vision.whitebalance import balance
@@ -73,28 +76,28 @@ class Seen:
 
 
 class Assembler:
-    """Zones, card identification and marble colour: detections -> the Observation."""
+    """Zones, card identification and marble color: detections -> the Observation."""
 
     def __init__(
         self,
         zones: Zones | None = None,
         identifier: Identifier | None = None,
-        colours: MarbleColours | None = None,
+        colors: MarbleColors | None = None,
         white_balance: bool = True,
-        colour_from_cards: bool = True,
+        color_from_cards: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.identifier = identifier or Identifier()
-        self.colours = colours  # None: the detector's marble class is the colour
-        #: Identification and marble colour read the frame white-balanced on the markers' paper
+        self.colors = colors  # None: the detector's marble class is the color
+        #: Identification and marble color read the frame white-balanced on the markers' paper
         #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
         self.white_balance = white_balance
         #: Cards are identified a second time on the frame colour-mapped to the references by
-        #: the cards this frame shows whole (:func:`vision.identify.colour_map`): enrolled photos
+        #: the cards this frame shows whole (:func:`vision.identify.color_map`): enrolled photos
         #: were taken under another lamp and camera than the table's.
-        self.colour_from_cards = colour_from_cards
-        #: The colour map of the last frame (3 x 4), or None when none was fitted.
-        self.last_colour_map: np.ndarray | None = None
+        self.color_from_cards = color_from_cards
+        #: The color map of the last frame (3 x 4), or None when none was fitted.
+        self.last_color_map: np.ndarray | None = None
         #: What the referee remembers (set by the application layer, which follows the game):
         #: per seat, the cards it knows that seat built or archived. A card in a seat's area is
         #: then one of that seat's cards (a card that moves keeps its identity: it was seen whole
@@ -105,11 +108,11 @@ class Assembler:
         self.last_cards: list[tuple[Seen, int]] = []
 
     def marble(self, frame: np.ndarray, h: np.ndarray, s: Seen) -> MarbleSighting:
-        """A detected marble's colour: from the colour stage when there is one, else the detector's class."""
-        if self.colours is None:
+        """A detected marble's color: from the color stage when there is one, else the detector's class."""
+        if self.colors is None:
             return MarbleSighting(s.cls.removeprefix("marble_"), round(s.confidence, 4))
-        colour, p = self.colours.classify(frame, h, s.center)
-        return MarbleSighting(colour, round(s.confidence * p, 4))
+        color, p = self.colors.classify(frame, h, s.center)
+        return MarbleSighting(color, round(s.confidence * p, 4))
 
     def assemble(
         self,
@@ -161,7 +164,7 @@ class Assembler:
             if not unseen("ring"):
                 ring = tuple(
                     sorted(
-                        (self.marble(frame, h, s) for s in within(sz.ring, MARBLE_CLASSES)), key=_colour_order
+                        (self.marble(frame, h, s) for s in within(sz.ring, MARBLE_CLASSES)), key=_color_order
                     )
                 )
             vp = None
@@ -179,14 +182,14 @@ class Assembler:
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
         matches = assign([a.scores for a in asks], [a.allowed for a in asks])
-        self.last_colour_map = None
-        if self.colour_from_cards:
+        self.last_color_map = None
+        if self.color_from_cards:
             faces = self.identifier.faces
             whole = [(a.seen.center, a.rotation, faces[m.card]) for a, m in zip(asks, matches, strict=True)]
-            mat = colour_map(frame, h, [w for w, a in zip(whole, asks, strict=True) if a.seen.cls == "card"])
+            mat = color_map(frame, h, [w for w, a in zip(whole, asks, strict=True) if a.seen.cls == "card"])
             if mat is not None:
-                self.last_colour_map = mat
-                mapped = apply_colour_map(frame, mat)
+                self.last_color_map = mat
+                mapped = apply_color_map(frame, mat)
                 for a in asks:
                     a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
                 matches = assign([a.scores for a in asks], [a.allowed for a in asks])
@@ -307,8 +310,32 @@ class _Ask:
         return SlotSighting(*self.slot, self.card, self.confidence)
 
 
+#: Known boxes standing in for the detector and the hand network, by frame number: the canonical
+#: frame's detections (a recording's true boxes, to measure everything but the detector).
+Boxes = Callable[[int | None], Sequence[Detection]]
+
+
+@dataclass(frozen=True, slots=True)
+class Sight:
+    """One frame through the pipeline: the observation, and what the stages made on the way that
+    the run loop needs besides it (the camera view's drawing, a warning's evidence crops, the
+    self-labelled frames): the homography (table mm -> frame px), the detections in the canonical
+    frame (hands and occluders included), the hand network's mask (None without it) and the
+    seconds each stage took."""
+
+    observation: Observation
+    homography: np.ndarray
+    detections: list[Detection]
+    hand_mask: np.ndarray | None
+    timings: Mapping[str, float]
+
+
 class Observer:
-    """The whole pipeline, holding the calibration, detector, assembler and motion gate."""
+    """The whole pipeline, holding the calibration, detector, assembler and motion gate.
+
+    ``gate``: the still-frame gate of :meth:`process` (default: each settled table once).
+    ``boxes``: known boxes instead of the detector and the hand network (neither is loaded).
+    """
 
     def __init__(
         self,
@@ -318,25 +345,28 @@ class Observer:
         enrol_dir: str | None = None,
         backend: str = DEFAULT_BACKEND,
         conf: float = 0.35,
-        colour_stage: bool = True,
+        color_stage: bool = True,
         hand_model: str | Path | None = None,
         hand_conf: float = 0.1,
+        gate: MotionGate | None = None,
+        boxes: Boxes | None = None,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
         for s in self.seats:
             self.zones.seat(s)  # raises ZonesError for an unknown seat
-        self.detector = Detector(model, backend)
-        colours = MarbleColours() if colour_stage else None
-        self.assembler = Assembler(self.zones, Identifier(enrol_dir=enrol_dir), colours)
+        self.boxes = boxes
+        self.detector = Detector(model, backend) if boxes is None else None
+        colors = MarbleColors() if color_stage else None
+        self.assembler = Assembler(self.zones, Identifier(enrol_dir=enrol_dir), colors)
         self.calibrator = Calibrator(self.zones)
-        self.gate = MotionGate()
+        self.gate = gate or MotionGate()
         self.conf = conf
         #: Where hands are found: the hand network (``hand_model``: a path, default the committed
         #: one), or with ``hand_model="detector"`` the detector's own hand class (measured worse:
         #: a hand is bigger than its training tiles and comes out as several weak partial boxes,
         #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
-        self.hands = None if hand_model == "detector" else HandSegmenter(hand_model)
+        self.hands = None if hand_model == "detector" or boxes is not None else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
         #: The hand mask of the last frame (network resolution), when the hand network is in use.
         self.last_hand_mask: np.ndarray | None = None
@@ -358,19 +388,35 @@ class Observer:
         """The card identifier in use."""
         return self.assembler.identifier
 
-    def process(self, frame: np.ndarray, t: float | None = None) -> Observation | None:
-        """Stream entry point: an observation for a settled frame, ``None`` while things move."""
+    def process(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight | None:
+        """Stream entry point: the sight of a settled frame (the gate's), ``None`` while things
+        move; ``frame_no`` defaults to the count of frames given."""
         self.frames += 1
         if not self.gate.update(frame):
             return None
-        return self.observe(frame, t, self.frames)
+        return self.sight(frame, t, self.frames if frame_no is None else frame_no, seats)
 
-    def detect(self, frame: np.ndarray) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
-        """Calibrate, rectify and detect: the homography, the detections and calibration notes."""
+    def detect(
+        self, frame: np.ndarray, frame_no: int | None = None
+    ) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
+        """Calibrate, rectify and detect: the homography, the detections and calibration notes
+        (``frame_no`` picks the known boxes of an observer given ``boxes``)."""
         check_frame(frame, SUPPORTED_SIZES)
         t0 = time.perf_counter()
         cal = self.calibrator.update(frame)
         t1 = time.perf_counter()
+        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
+        if self.boxes is not None:
+            self.last_canon, self.last_detections = None, list(self.boxes(frame_no))
+            self.timings = {"calibration": t1 - t0, "boxes": time.perf_counter() - t1}
+            return cal.homography, self.last_detections, notes
+        assert self.detector is not None
         canon = cv2.warpPerspective(
             frame, canonical_from_image(cal.homography), CANON_SIZE, flags=cv2.INTER_LINEAR
         )
@@ -400,7 +446,6 @@ class Observer:
                     dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
             self.timings["hands"] = time.perf_counter() - t3
         self.last_canon, self.last_detections = canon, dets
-        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
         return cal.homography, dets, notes
 
     def learn_empty_table(self, frame: np.ndarray) -> None:
@@ -417,7 +462,17 @@ class Observer:
         seats: Sequence[int] | None = None,
     ) -> Observation:
         """Observe one frame (no motion gating); ``seats`` overrides the seats in play."""
-        h, dets, notes = self.detect(frame)
+        return self.sight(frame, t, frame_no, seats).observation
+
+    def sight(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight:
+        """One frame through every stage (no motion gating), each timed: the :class:`Sight`."""
+        h, dets, notes = self.detect(frame, frame_no)
         t0 = time.perf_counter()
         obs = self.assembler.assemble(
             frame,
@@ -429,7 +484,8 @@ class Observer:
             notes,
         )
         self.timings["assemble"] = time.perf_counter() - t0
-        return obs
+        mask = self.last_hand_mask if self.hands is not None else None
+        return Sight(obs, h, dets, mask, dict(self.timings))
 
 
 def one_per_object(seen: list[Seen]) -> list[Seen]:
@@ -470,5 +526,5 @@ def rotation_at(zones: Zones, x: float, y: float) -> int:
     return 0
 
 
-def _colour_order(m: MarbleSighting) -> int:
+def _color_order(m: MarbleSighting) -> int:
     return COLORS.index(m.color) if m.color in COLORS else len(COLORS)

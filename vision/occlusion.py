@@ -10,7 +10,7 @@ hands on table materials it never saw).
 
 Everything is compared at the hand network's resolution (2.5 mm a pixel) in CIELAB, brightness
 normalised by the frame's overall brightness against the empty table's (a lamp that drifts);
-a change that only darkens the table without changing its colour is a shadow and hides nothing.
+a change that only darkens the table without changing its color is a shadow and hides nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from vision.detect import Detection
 from vision.geometry import CANON_SIZE, canonical_from_image
 from vision.hands import HAND_SCALE, MASK_PX_PER_MM, MASK_SIZE
 
-#: Colour distance (CIELAB units, brightness weighted by LIGHTNESS_WEIGHT) above which a pixel
+#: Color distance (CIELAB units, brightness weighted by LIGHTNESS_WEIGHT) above which a pixel
 #: differs from the empty table.
 CHANGED_DISTANCE = 10.0
 LIGHTNESS_WEIGHT = 1.0
@@ -66,7 +66,7 @@ class TableBackground:
 
     def changed(self, canon: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per mask pixel (MASK_SIZE, bool): does the table look different from when it was
-        empty, and is that difference only a shadow (darker by SHADOW_RATIO, same colour)?"""
+        empty, and is that difference only a shadow (darker by SHADOW_RATIO, same color)?"""
         lab, bgr = _small(canon)
         gain = np.median((lab[..., 0] + 1.0) / (self.lab[..., 0] + 1.0))
         d = lab - self.lab * np.array([gain, 1.0, 1.0], np.float32)

@@ -1,11 +1,11 @@
-"""White balance from the markers' white paper: colour under any lamp (issue 14, item 5).
+"""White balance from the markers' white paper: color under any lamp (issue 14, item 5).
 
 A warm 2700 K bulb or a cold daylight lamp tints the whole frame, and a webcam's automatic
 white balance corrects only part of it. The four marker tiles are the one thing on every table
 known to be white, and the calibration says exactly where they are: the ring of paper between
 the black square and the tile's edge (the 9 mm quiet zone) is sampled in all four tiles, a tile
-much darker than the others (a hand or a shadow on it) is left out, and each colour channel is
-scaled so that the paper comes out grey at its own brightness. Identification and marble colour
+much darker than the others (a hand or a shadow on it) is left out, and each color channel is
+scaled so that the paper comes out grey at its own brightness. Identification and marble color
 then read the balanced frame.
 """
 
@@ -40,8 +40,8 @@ def _ring_points(zones: Zones, step_mm: float = 1.0) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def paper_colour(frame: np.ndarray, h_img: np.ndarray, zones: Zones | None = None) -> np.ndarray | None:
-    """The BGR colour of the markers' white paper in this frame, or None when it cannot be seen."""
+def paper_color(frame: np.ndarray, h_img: np.ndarray, zones: Zones | None = None) -> np.ndarray | None:
+    """The BGR color of the markers' white paper in this frame, or None when it cannot be seen."""
     z = zones or default_zones()
     ih, iw = frame.shape[:2]
     tiles = []
@@ -62,7 +62,7 @@ def paper_colour(frame: np.ndarray, h_img: np.ndarray, zones: Zones | None = Non
 
 def white_gains(frame: np.ndarray, h_img: np.ndarray, zones: Zones | None = None) -> np.ndarray:
     """Per-channel (BGR) gains that make the paper grey at its brightness; ones when unknown."""
-    paper = paper_colour(frame, h_img, zones)
+    paper = paper_color(frame, h_img, zones)
     if paper is None or paper.min() < 20 or paper.max() >= 254:  # too dark, or clipped: no measure
         return np.ones(3, np.float32)
     gains = paper.mean() / paper

@@ -33,10 +33,9 @@ from vision.errors import FrameError, ModelFileError
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import rectify
 from vision.hands import MASK_PX_PER_MM, HandSegmenter
-from vision.paths import MODELS_DIR
+from vision.paths import LOCATIONS
 from vision.zones import Rect
 
-WORKBENCH_ONNX = MODELS_DIR / "workbench.onnx"
 #: What the network says lies on a square; index order of its first head.
 CONTENTS: tuple[str, ...] = ("hand", "empty", *BUILDERS)
 CROP_PX = 64  #: side of a square's crop (pixels)
@@ -170,7 +169,7 @@ class WorkbenchReader:
             raise ValueError(
                 f"workbench: rows must be {ROWS_PER_MAT} (one mat) or {2 * ROWS_PER_MAT}, got {rows!r}"
             )
-        path = Path(model) if model else WORKBENCH_ONNX
+        path = Path(model) if model else LOCATIONS.workbench
         if not path.is_file():
             raise ModelFileError(f"workbench model file {path} not found")
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.game import get_game
 from referee.gizmos import COLORS
 
 MAX_SEED = 2**63 - 1
@@ -14,6 +15,13 @@ BOOL = {"type": "boolean"}
 OBJ: dict[str, Any] = {"type": "object"}
 STR_LIST = {"type": "array", "items": STR}
 MARBLES = {"type": "object", "required": list(COLORS), "properties": {c: INT for c in COLORS}}
+
+
+def player_names(game: str) -> dict[str, Any]:
+    """A new game's player names: as many as the game allows (its ``min_players`` to
+    ``max_players``, from the game interface, referee/game.py)."""
+    rules = get_game(game)
+    return {"type": "array", "items": STR, "minItems": rules.min_players, "maxItems": rules.max_players}
 
 
 def obj(required: list[str], props: dict[str, Any], closed: bool = False) -> dict[str, Any]:
@@ -99,7 +107,7 @@ GAMES = obj(
 NEW_GAME = obj(
     ["names"],
     {
-        "names": {"type": "array", "items": STR, "minItems": 2, "maxItems": 4},
+        "names": player_names("gizmos"),
         "deal": {"type": "boolean", "description": "the referee deals the setup from a seed"},
         "seed": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEED},
     },

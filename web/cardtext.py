@@ -1,6 +1,6 @@
 """A card in a few words, for buttons and captions: "Red Converter (black → any)".
 
-Cards in Gizmos have no printed names; players call them by colour and kind and by what they
+Cards in Gizmos have no printed names; players call them by color and kind and by what they
 do. The dashboard does the same, from the engine's card data (``referee.gizmos.cards``), so a
 step button says what the card does instead of ``#12``. The whole effect in words is the
 card's ``text``; these are its short forms.
@@ -33,16 +33,16 @@ DISCOUNTS = {
 }
 
 
-def _colours(colors: tuple[int, ...]) -> str:
+def _color_names(colors: tuple[int, ...]) -> str:
     return "/".join(COLORS[c] for c in colors)
 
 
 def card_name(card: Card) -> str:
-    """Colour and kind: "Red Converter"; the four starting gizmos are "Starting gizmo"."""
+    """Color and kind: "Red Converter"; the four starting gizmos are "Starting gizmo"."""
     if card.level == 0:
         return "Starting gizmo"
-    colour = "Multicolour" if card.color == "any" else card.color.capitalize()
-    return f"{colour} {TYPE_NAMES.get(card.type, card.type)}"
+    color = "Multicolour" if card.color == "any" else card.color.capitalize()
+    return f"{color} {TYPE_NAMES.get(card.type, card.type)}"
 
 
 def card_gist(card: Card) -> str:
@@ -53,9 +53,9 @@ def card_gist(card: Card) -> str:
     if k == "on_file":
         return f"File: {reward}"
     if k == "on_pick":
-        return f"Pick {_colours(e.colors)}: {reward}"
+        return f"Pick {_color_names(e.colors)}: {reward}"
     if k == "on_build":
-        return f"Build {_colours(e.colors)}: {reward}"
+        return f"Build {_color_names(e.colors)}: {reward}"
     if k == "on_build_from_archive":
         return f"Build from Archive: {reward}"
     if k == "on_build_level":
@@ -64,7 +64,7 @@ def card_gist(card: Card) -> str:
         source = COLORS[e.source] if e.source >= 0 else "any"
         return f"{source} → any" + (f", {e.uses}× a turn" if e.uses > 1 else "")
     if k == "convert_double":
-        return f"{_colours(e.colors)} counts double"
+        return f"{_color_names(e.colors)} counts double"
     if k == "upgrade_limits":
         parts = [(e.energy, "storage"), (e.file, "File"), (e.research, "Research")]
         return ", ".join(f"+{n} {what}" for n, what in parts if n)

@@ -38,7 +38,8 @@ from referee.contrivance import (
     score,
     score_workbench,
 )
-from referee.contrivance.data import COLUMNS, EDGES, MAX_PLAYERS, MAX_VALUE, MIN_PLAYERS, MIN_VALUE
+from referee.contrivance.data import COLUMNS, EDGES, MAX_VALUE, MIN_VALUE
+from referee.game import players_problem
 from referee.tracker.record import RecordError
 from referee.tracker.scorekeeper import Scorekeeper, ScorekeeperError
 from web import api_schemas as S
@@ -239,10 +240,9 @@ def workbench_from_json(raw: Any) -> tuple[list[str], tuple[tuple[Tile | None, .
     """A finished table as entered: ``builders`` (row k + 1 is seat k's) and ``workbench``, rows
     of 5 squares each ``null`` or ``{"builder", "double", "value", "facing"}``."""
     builders = raw.get("builders")
-    if not isinstance(builders, list) or not MIN_PLAYERS <= len(builders) <= MAX_PLAYERS:
-        raise ApiError(
-            400, f"builders: expected the Builder of each row, {MIN_PLAYERS} to {MAX_PLAYERS} rows"
-        )
+    if not isinstance(builders, list) or players_problem(CONTRIVANCE, len(builders)):
+        rows = f"{CONTRIVANCE.min_players} to {CONTRIVANCE.max_players} rows"
+        raise ApiError(400, f"builders: expected the Builder of each row, {rows}")
     for i, b in enumerate(builders):
         if b not in BUILDERS:
             raise ApiError(400, f"builders[{i}]: expected one of {list(BUILDERS)}, got {b!r}")
@@ -342,7 +342,7 @@ FINISHED_TABLE = S.obj(
 NEW_GAME = S.obj(
     ["names"],
     {
-        "names": {"type": "array", "items": S.STR, "minItems": MIN_PLAYERS, "maxItems": MAX_PLAYERS},
+        "names": S.player_names("contrivance"),
         "deal": {"type": "boolean", "description": "Builders and hands dealt from a seed"},
         "seed": {"type": ["integer", "null"], "minimum": 0, "maximum": MAX_SEED},
     },

@@ -55,8 +55,8 @@ def gizmo_name(gizmo: int) -> str:
     return f"{card.type.capitalize()} gizmo #{gizmo}"
 
 
-def _a(colour: int) -> str:
-    return f"a {COLORS[colour]}"
+def _a(color: int) -> str:
+    return f"a {COLORS[color]}"
 
 
 @dataclass
@@ -87,8 +87,8 @@ class _Gift:
     gizmo: int
     reward: str
     vp: int = 0
-    drawn: list[int] = field(default_factory=list)  # colours drawn from the dispenser
-    picked: list[int] = field(default_factory=list)  # colours picked from the Row
+    drawn: list[int] = field(default_factory=list)  # colors drawn from the dispenser
+    picked: list[int] = field(default_factory=list)  # colors picked from the Row
     action: str | None = None  # the granted File/Build, in the infinitive
     research: _Research | None = None
     declined: bool = False

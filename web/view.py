@@ -43,7 +43,7 @@ STEP_GROUPS = {
 
 
 def counts(c: tuple[int, ...]) -> dict[str, int]:
-    """Marbles by colour name."""
+    """Marbles by color name."""
     return {COLORS[i]: n for i, n in enumerate(c)}
 
 
@@ -112,8 +112,8 @@ def step_label(step: Step) -> str:
 
 def then_drawn(state: State, step: Step) -> list[dict[str, Any]] | None:
     """For a step whose very next event is a random marble drawn from the dispenser (using a
-    "File: draw 1" gizmo, say): the colours it can be, so the page can take the step and the
-    marble's colour in one tap. None for any other step."""
+    "File: draw 1" gizmo, say): the colors it can be, so the page can take the step and the
+    marble's color in one tap. None for any other step."""
     if step.kind != "use":
         return None
     after = apply(state, step)
@@ -126,7 +126,7 @@ def then_use(state: State, step: Step) -> dict[str, Any] | None:
     """For a File out of a Research hand that triggers a File gizmo drawing a marble: the steps
     that follow when the player goes on at once (the other cards under the deck in the order
     drawn, as the page does by itself, then that gizmo used) and the draw's outcomes, so the
-    page can File, use the gizmo and say the colour drawn in one tap. None otherwise (no such
+    page can File, use the gizmo and say the color drawn in one tap. None otherwise (no such
     gizmo, or more than one to choose between)."""
     pending = state.pending
     if step.kind != "file" or pending is None or pending.kind != "research" or pending.chosen:

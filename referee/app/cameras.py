@@ -2,7 +2,7 @@
 
 A webcam's automatic exposure, white balance and focus keep adjusting while hands move over the
 table; each adjustment changes every pixel a little, which the still-frame gate reads as motion
-and the colour of the marbles drifts. So ``run --camera N`` *locks* them by default: it lets the
+and the color of the marbles drifts. So ``run --camera N`` *locks* them by default: it lets the
 automatics settle for a second, reads the values they chose, turns them off and sets those values
 (``lock``). Each can instead be left automatic (``auto``) or set to a number (exposure in the
 driver's units, white balance in kelvin, focus in the driver's units). The resolution and the

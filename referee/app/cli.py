@@ -251,7 +251,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from referee.app.dashboard import serve_runner
     from web.serve import run
 
-    return run(args, card_art=DrawnCardArt(), live=lambda: serve_runner(args.enrol))
+    detector = args.locations.detector  # the settings' (referee/app/settings.py)
+    return run(args, card_art=DrawnCardArt(), live=lambda: serve_runner(args.enrol, model=detector))
 
 
 def cmd_hub(args: argparse.Namespace) -> int:

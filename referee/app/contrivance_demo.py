@@ -50,6 +50,7 @@ class ContrivanceDemoOptions:
     seed: int = RecordingSpec().seed
     source: str = "truth"  # where observations come from (SOURCES)
     model: Path | None = None  # the Workbench reader's model (source "camera")
+    frames_root: Path | None = None  # where its frames are rendered (default data/contrivance-recording)
     workers: int = 2  # processes rendering the frames on first use (source "camera")
     steps: bool = False  # print every accepted step as it happens
 
@@ -74,7 +75,11 @@ class ContrivanceDemoResult:
 
 
 def recording_camera(
-    recording: Recording, source: str, model: Path | None = None, workers: int = 2
+    recording: Recording,
+    source: str,
+    model: Path | None = None,
+    workers: int = 2,
+    frames_root: Path | None = None,
 ) -> Camera:
     """The camera the demo films the recording with: the ground truth with noise, or the frames
     rendered on first use and read by the Workbench reader (``model``: default
@@ -86,7 +91,7 @@ def recording_camera(
         raise ValueError(f"source: expected one of {list(SOURCES)}, got {source!r}")
     from referee.app.errors import LiveError
     from vision.errors import CalibrationError, ModelFileError
-    from vision.training.contrivance_recording import ROWS, ensure_frames, load_frame
+    from vision.training.contrivance_recording import FRAMES_ROOT, ROWS, ensure_frames, load_frame
     from vision.workbench import WorkbenchObserver
 
     try:  # a missing model is one line, before any rendering
@@ -96,7 +101,7 @@ def recording_camera(
             f"{exc}: train the Workbench reader (python -m vision.training.workbench) or pass "
             "--workbench-model; --source truth needs no model"
         ) from None
-    folder = ensure_frames(recording, workers=workers)
+    folder = ensure_frames(recording, frames_root or FRAMES_ROOT, workers=workers)
 
     def camera(m: Moment) -> WorkbenchObservation:
         try:
@@ -122,7 +127,7 @@ def play_contrivance_demo(
     recording = play_recording(RecordingSpec(seed=options.seed))
     names = list(recording.names)
     tracker = WorkbenchTracker(names, recording.builders)
-    camera = recording_camera(recording, options.source, options.model, options.workers)
+    camera = recording_camera(recording, options.source, options.model, options.workers, options.frames_root)
     seats = ", ".join(
         f"{n} ({b}, row {k + 1})" for k, (n, b) in enumerate(zip(names, recording.builders, strict=True))
     )
@@ -209,13 +214,18 @@ def run_contrivance_demo(args: Any) -> int:
     """``gizmos-referee demo --game contrivance``."""
     speed = args.speed if args.speed is not None else (0.0 if args.headless else 1.0)
     seed = args.seed if args.seed is not None else RecordingSpec().seed
+    locations = getattr(args, "locations", None)  # the settings' folders (referee/app/settings.py)
+    workbench = Path(args.workbench_model) if args.workbench_model else None
+    if workbench is None and locations is not None:
+        workbench = locations.workbench
     options = ContrivanceDemoOptions(
         speed=speed,
         seed=seed,
         source=args.source,
         steps=not args.headless,
-        model=Path(args.workbench_model) if args.workbench_model else None,
+        model=workbench,
         workers=args.workers,
+        frames_root=None if locations is None else locations.data / "contrivance-recording",
     )
     result = play_contrivance_demo(options)
     return 0 if not result.problems else 1

@@ -103,14 +103,16 @@ def serve_dashboard(
     return app, server, url
 
 
-def serve_runner(enrol: str | None = None, fps: float = 10.0) -> tuple[LiveReferee, FrameBuffer]:
+def serve_runner(
+    enrol: str | None = None, fps: float = 10.0, model: Path | None = None
+) -> tuple[LiveReferee, FrameBuffer]:
     """The live runner and frame source ``gizmos-referee serve`` attaches to the dashboard: the
     setup page's Start opens the camera source and the serial port of the settings (saved beside
     the game records) and referees the game from the camera, as ``run`` does."""
     from web.live import FrameBuffer
 
     frames = FrameBuffer("camera (not started)")
-    vision = LazyVision(enrol=enrol)
+    vision = LazyVision(model, enrol=enrol)
 
     def opener(settings: Any = None) -> Feed:
         camera = str(getattr(settings, "camera_source", "") or "").strip()

@@ -22,7 +22,7 @@ from referee.app.dashboard import serve_dashboard
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser
 from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings
-from referee.app.pipeline import OraclePipeline, Pipeline, VisionPipeline
+from referee.app.pipeline import Pipeline, oracle_observer
 from referee.app.sources import RecordingFrames
 from referee.app.summary import change_printer, write_comparison, write_summary
 from referee.tracker import Tracker
@@ -187,7 +187,7 @@ def recording_pipeline(recording: Any, model: Path | None = None, oracle: bool =
     """The vision pipeline for a recording: the detector (default the committed one), or the
     recording's own true boxes (``oracle``) to measure everything but the detector."""
     if oracle:
-        return OraclePipeline(recording)
+        return oracle_observer(recording)
     from vision.detect import default_model
     from vision.observe import Observer
 
@@ -196,7 +196,7 @@ def recording_pipeline(recording: Any, model: Path | None = None, oracle: bool =
         raise LiveError(
             f"detector model {model} not found: train and export it (docs/vision.md), or pass --model"
         )
-    return VisionPipeline(Observer(model, seats=tuple(range(len(recording.names)))))
+    return Observer(model, seats=tuple(range(len(recording.names))))
 
 
 def recording_feed(recording: Any, runner: LiveReferee, lockstep: bool, camera_only: bool = False) -> Feed:
@@ -236,6 +236,7 @@ def run_demo(args: Any) -> int:
         workers=args.workers,
         keep_serving=serve and not args.exit,
         camera_only=args.camera_only,
+        recording_root=args.locations.data / "recording" if hasattr(args, "locations") else None,
     )
     result = play_demo(options)
     return 0 if not result.problems else 1

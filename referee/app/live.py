@@ -1,8 +1,8 @@
 """The live referee: camera (or recording) and dispenser board in, the tracker and the dashboard out.
 
 One thread owns the loop: read a frame, hand the dispenser board's events to the tracker,
-pass the frame through the still-frame gate, and for settled frames run the vision pipeline
-(:class:`vision.observe.Observer`) and give the observation to the tracker. Every tracker call
+and pass the frame to the vision pipeline (:class:`vision.observe.Observer`: its still-frame gate,
+then its stages on settled frames), giving each observation to the tracker. Every tracker call
 goes through the game's lock (:meth:`web.hub.LiveGame.locked`, or :class:`LocalGame` without a
 dashboard), so the dashboard publishes each change as soon as the call returns.
 
@@ -45,6 +45,7 @@ from vision.framing import assess
 from vision.motion import MOTION_THRESHOLD, MotionGate
 
 if TYPE_CHECKING:
+    from vision.observe import Sight
     from web.live import FrameBuffer
 
 
@@ -282,7 +283,6 @@ class LiveReferee:
         """The loop (blocking, in the calling thread); closes the feed when done."""
         opt = self.options
         stats = self.stats = RunStats()
-        gate = MotionGate(threshold=opt.motion, settle=opt.settle, burst=opt.burst)
         saver = FrameSaver(opt.save_frames) if opt.save_frames else None
         seats = tuple(range(len(game.tracker.names)))
         shown = framed = 0.0
@@ -291,7 +291,8 @@ class LiveReferee:
         first = next(source, None)  # a phone or stream may send nothing until the referee stops
         zones = None  # the table's zones, once a frame has come (a pipeline without zones has none)
         if first is not None:
-            zones = getattr(self.pipeline.assembler, "zones", None)
+            self.pipeline.gate = MotionGate(threshold=opt.motion, settle=opt.settle, burst=opt.burst)
+            zones = self.pipeline.zones
             self.evidence = EvidenceKeeper(zones, len(seats)) if zones is not None else None
             self._warm_up(first, seats)
         if feed.board is not None and feed.dispenser is not None:
@@ -322,7 +323,7 @@ class LiveReferee:
                     events = self._unwritten + events
                     self._unwritten = []
                     if events:
-                        gate.rearm()
+                        self.pipeline.gate.rearm()
                         for i, event in enumerate(events):
                             try:
                                 with game.locked() as tracker:
@@ -345,8 +346,16 @@ class LiveReferee:
                 ):
                     framed = time.monotonic()
                     self.frame_buffer.set_framing(assess(frame.image, zones).to_json())
-                if gate.update(frame.image):
-                    self._observe(game, frame, seats, saver)
+                t0 = time.perf_counter()
+                try:
+                    sight = self.pipeline.process(frame.image, frame.time, frame.index, seats)
+                except CalibrationError as exc:
+                    self._uncalibrated(frame, exc)
+                    shown = time.monotonic()
+                    continue
+                if sight is not None:
+                    stats.observe_seconds += time.perf_counter() - t0
+                    self._observe(game, frame, sight, saver)
                     shown = time.monotonic()
                 elif self.frame_buffer is not None and time.monotonic() - shown >= opt.show_every:
                     self.frame_buffer.publish_image(frame.image)
@@ -363,29 +372,19 @@ class LiveReferee:
         """Run the pipeline once before the clock starts: the first observation builds the card
         references and loads the model, and must not make a live feed fall behind its sensors."""
         with contextlib.suppress(VisionError):
-            h, detections, notes = self.pipeline.detect(frame)
-            self.pipeline.assembler.assemble(
-                frame.image, h, detections, seats, frame.time, frame.index, notes
-            )
+            self.pipeline.sight(frame.image, frame.time, frame.index, seats)
 
-    def _observe(
-        self, game: GameAccess, frame: Frame, seats: tuple[int, ...], saver: FrameSaver | None
-    ) -> None:
-        stats = self.stats
-        t0 = time.perf_counter()
-        try:
-            h, detections, notes = self.pipeline.detect(frame)
-        except CalibrationError as exc:
-            stats.calibration_failures += 1
-            if self.frame_buffer is not None:
-                self.frame_buffer.set_status(False, str(exc))
-                self.frame_buffer.publish_image(frame.image)
-            return
-        obs = self.pipeline.assembler.assemble(
-            frame.image, h, detections, seats, frame.time, frame.index, notes
-        )
-        stats.observe_seconds += time.perf_counter() - t0
-        stats.observed += 1
+    def _uncalibrated(self, frame: Frame, exc: CalibrationError) -> None:
+        """A settled frame whose table could not be calibrated: counted, and said on the dashboard."""
+        self.stats.calibration_failures += 1
+        if self.frame_buffer is not None:
+            self.frame_buffer.set_status(False, str(exc))
+            self.frame_buffer.publish_image(frame.image)
+
+    def _observe(self, game: GameAccess, frame: Frame, sight: Sight, saver: FrameSaver | None) -> None:
+        obs, h, detections = sight.observation, sight.homography, sight.detections
+        notes = obs.extra  # the calibration's notes, and the zones covered
+        self.stats.observed += 1
         try:
             with game.locked() as tracker:
                 logged, warned = len(tracker.log), len(tracker.warnings)

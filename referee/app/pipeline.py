@@ -1,12 +1,13 @@
-"""The vision pipeline as the run loop sees it (:class:`Pipeline`): the real one over
-:class:`vision.observe.Observer`, one with a recording's true boxes for a perfect detector, one
-loaded on first use for the dashboard; the camera view's drawing; and the saver of self-labelled
-frames for fine-tuning.
+"""The vision pipeline as the run loop sees it (:class:`Pipeline`): :class:`vision.observe.Observer`
+itself, with the detector or with a recording's true boxes for a perfect detector
+(:func:`oracle_observer`), or one loaded on first use for the dashboard (:class:`LazyVision`); the
+camera view's drawing; and the saver of self-labelled frames for fine-tuning.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -14,7 +15,6 @@ import cv2
 import numpy as np
 
 from referee.app.errors import LiveError
-from referee.app.sources import Frame
 from referee.gizmos import State
 from referee.observation import Observation
 from referee.tracker.view import matches, view_of_observation
@@ -22,54 +22,56 @@ from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 
 if TYPE_CHECKING:
-    from vision.observe import Assembler, Observer
+    from vision.motion import MotionGate
+    from vision.observe import Observer, Sight
+    from vision.zones import Zones
 
 
 # ============================================================================ the pipeline
 
 
 class Pipeline(Protocol):
-    """The vision stages the loop runs on a settled frame: detection (calibrate, rectify, detect),
-    then assembly into an observation (zones, identification)."""
+    """What the loop runs on each frame: :class:`vision.observe.Observer`'s still-frame gate, then
+    its stages (calibrate, rectify, detect; zones, identification) on a settled frame. The loop
+    gives it a fresh ``gate`` for each run and re-arms it on each sensor event."""
+
+    gate: MotionGate
 
     @property
-    def assembler(self) -> Assembler: ...
+    def zones(self) -> Zones | None: ...
 
-    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]: ...
+    def process(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight | None: ...
+
+    def sight(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight: ...
 
 
-class VisionPipeline:
-    """The real thing: :class:`vision.observe.Observer` (ArUco calibration and the YOLO detector)."""
-
-    def __init__(self, observer: Observer) -> None:
-        self.observer = observer
-        self.assembler = observer.assembler
-
-    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
-        return self.observer.detect(frame.image)
-
-
-class OraclePipeline:
+def oracle_observer(recording: Any) -> Observer:
     """The pipeline with a perfect detector: a recording's true boxes stand in for YOLO (real
-    calibration, zones and identification). It measures everything but the detector, as
-    :func:`vision.training.evaluate.oracle_detections` does for single scenes."""
+    calibration, zones and identification; marble colors from the boxes' classes). It measures
+    everything but the detector, as :func:`vision.training.evaluate.oracle_detections` does for
+    single scenes."""
+    from vision.observe import Observer
 
-    def __init__(self, recording: Any) -> None:
-        from vision.calibrate import Calibrator
-        from vision.observe import Assembler
-
-        self.recording = recording
-        self.calibrator = Calibrator()
-        self.assembler = Assembler()
-
-    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
-        cal = self.calibrator.update(frame.image)
-        dets = [
+    def boxes(frame_no: int | None) -> list[Detection]:
+        assert frame_no is not None, "the oracle needs the recording's frame number"
+        return [
             Detection(cls, 1.0, tuple(v * CANON_PX_PER_MM for v in box))
-            for cls, box in self.recording.objects(frame.index)
+            for cls, box in recording.objects(frame_no)
         ]
-        notes = {"calibration": cal.state, "markers": list(cal.markers_seen)}
-        return cal.homography, dets, notes
+
+    return Observer(seats=tuple(range(len(recording.names))), color_stage=False, boxes=boxes)
 
 
 class LazyVision:
@@ -77,12 +79,12 @@ class LazyVision:
     refereeing first starts, not when the server does (most game nights may never use it)."""
 
     def __init__(self, model: Path | None = None, zones: str | None = None, enrol: str | None = None) -> None:
-        self.model, self.zones, self.enrol = model, zones, enrol
-        self._pipeline: VisionPipeline | None = None
+        self.model, self.zones_file, self.enrol = model, zones, enrol
+        self._observer: Observer | None = None
 
-    def build(self) -> VisionPipeline:
+    def build(self) -> Observer:
         """The pipeline, made on first use; a missing model is a :class:`LiveError` naming it."""
-        if self._pipeline is None:
+        if self._observer is None:
             from vision.detect import default_model
             from vision.observe import Observer
             from vision.zones import load_zones
@@ -90,16 +92,40 @@ class LazyVision:
             model = self.model or default_model()
             if not Path(model).is_file():
                 raise LiveError(f"detector model {model} not found: train and export it (docs/vision.md)")
-            observer = Observer(model, seats=(0, 1, 2, 3), zones=load_zones(self.zones), enrol_dir=self.enrol)
-            self._pipeline = VisionPipeline(observer)
-        return self._pipeline
+            self._observer = Observer(
+                model, seats=(0, 1, 2, 3), zones=load_zones(self.zones_file), enrol_dir=self.enrol
+            )
+        return self._observer
 
     @property
-    def assembler(self) -> Assembler:
-        return self.build().assembler
+    def gate(self) -> MotionGate:
+        return self.build().gate
 
-    def detect(self, frame: Frame) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
-        return self.build().detect(frame)
+    @gate.setter
+    def gate(self, gate: MotionGate) -> None:
+        self.build().gate = gate
+
+    @property
+    def zones(self) -> Zones | None:
+        return self.build().zones
+
+    def process(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight | None:
+        return self.build().process(frame, t, frame_no, seats)
+
+    def sight(
+        self,
+        frame: np.ndarray,
+        t: float | None = None,
+        frame_no: int | None = None,
+        seats: Sequence[int] | None = None,
+    ) -> Sight:
+        return self.build().sight(frame, t, frame_no, seats)
 
 
 # ============================================================================ self-labelled frames
@@ -110,7 +136,7 @@ class FrameSaver:
 
     A frame qualifies when nothing is hidden and everything the pipeline saw agrees with the
     game state the tracker holds after it (every card where the state puts one, every marble's
-    colour): then each detection's class is right, and its box is the detector's own. One frame
+    color): then each detection's class is right, and its box is the detector's own. One frame
     is kept per accepted table. Images are the rectified table (960 × 608), the detector's input;
     labels are YOLO text files in the same frame.
     """
@@ -150,7 +176,7 @@ def yolo_lines(detections: list[Detection]) -> str:
 # ============================================================================ the camera view
 
 
-CLASS_COLOURS: dict[str, tuple[int, int, int]] = {
+CLASS_COLORS: dict[str, tuple[int, int, int]] = {
     "card": (255, 200, 0),
     "card_band": (255, 140, 0),
     "card_back": (160, 160, 160),
@@ -175,8 +201,8 @@ def annotate(image: np.ndarray, h: np.ndarray, detections: list[Detection], obs:
         x1, y1, x2, y2 = d.box
         box = np.array([[[x1, y1], [x2, y1], [x2, y2], [x1, y2]]], np.float32)
         pts = cv2.perspectiveTransform(box, to_image)[0].astype(np.int32)
-        colour = CLASS_COLOURS.get(d.cls, (255, 255, 255))
-        cv2.polylines(out, [pts], True, colour, 2 if d.cls == "hand" else 1, cv2.LINE_AA)
+        color = CLASS_COLORS.get(d.cls, (255, 255, 255))
+        cv2.polylines(out, [pts], True, color, 2 if d.cls == "hand" else 1, cv2.LINE_AA)
     hidden = obs.extra.get("covered", [])
     text = f"frame {obs.frame}: {len(detections)} detections" + (
         f", not seen: {len(hidden)} zones" if hidden else ""

@@ -211,10 +211,10 @@ def _run(a: argparse.Namespace) -> int:
             cfg = HandTrainConfig(a.data, a.out, a.epochs, a.batch, threads=a.threads)
             print(f"train-hands: best weights at {train_hands(cfg, resume=a.resume)}")
     elif a.cmd == "export-hands":
-        from vision.hands import COMMITTED_HANDS
+        from vision.paths import LOCATIONS
         from vision.training.hands import export_hands
 
-        print(f"export-hands: wrote {export_hands(a.weights, a.out or COMMITTED_HANDS)}")
+        print(f"export-hands: wrote {export_hands(a.weights, a.out or LOCATIONS.hands)}")
     elif a.cmd == "fit-marbles":
         from vision.marbles import DEFAULT_PARAMS
         from vision.training.marbles import fit_from_renders
@@ -409,9 +409,9 @@ def _observe(a: argparse.Namespace) -> None:
     obs = Observer(a.model, seats, load_zones(a.zones), str(a.enrol) if a.enrol else None)
     for i, path in enumerate(a.images):
         frame = read_frame(path)
-        result = obs.process(frame) if a.stream else obs.observe(frame, frame_no=i)
-        if result is not None:
-            print(result.dumps())
+        sight = obs.process(frame) if a.stream else obs.sight(frame, frame_no=i)
+        if sight is not None:
+            print(sight.observation.dumps())
 
 
 def main(argv: list[str] | None = None) -> int:

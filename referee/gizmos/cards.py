@@ -16,7 +16,7 @@ from typing import Any
 
 from referee.gizmos.errors import GizmosError
 
-#: Energy colours in a fixed order; every per-colour count in the engine uses this order.
+#: Energy colors in a fixed order; every per-colour count in the engine uses this order.
 COLORS: tuple[str, ...] = ("red", "blue", "black", "yellow")
 COLOR_INDEX: dict[str, int] = {c: i for i, c in enumerate(COLORS)}
 #: The official energy names, for messages.
@@ -55,8 +55,8 @@ class Effect:
     kind: str
     reward: str = ""
     count: int = 0
-    colors: tuple[int, ...] = ()  # trigger colours (on_pick/on_build) or doubled colours
-    source: int = -1  # convert_to_any: colour index converted from; -1 means any colour
+    colors: tuple[int, ...] = ()  # trigger colors (on_pick/on_build) or doubled colors
+    source: int = -1  # convert_to_any: color index converted from; -1 means any color
     uses: int = 0
     energy: int = 0
     file: int = 0
@@ -70,7 +70,7 @@ class Effect:
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """One Gizmo card. ``color`` is a colour name, ``"any"`` (multicolour) or ``"none"``."""
+    """One Gizmo card. ``color`` is a color name, ``"any"`` (multicolor) or ``"none"``."""
 
     id: int
     level: int
@@ -83,7 +83,7 @@ class Card:
 
     @property
     def color_index(self) -> int:
-        """Index into :data:`COLORS`, or -1 for multicolour / no colour."""
+        """Index into :data:`COLORS`, or -1 for multicolor / no color."""
         return COLOR_INDEX.get(self.color, -1)
 
     def label(self) -> str:
@@ -138,7 +138,7 @@ def _int(raw: dict[str, Any], field: str, card_id: object, lo: int, hi: int, pre
     return value
 
 
-def _colour_list(raw: dict[str, Any], field: str, card_id: object) -> tuple[int, ...]:
+def _color_list(raw: dict[str, Any], field: str, card_id: object) -> tuple[int, ...]:
     value = raw.get(field)
     if (
         not isinstance(value, list)
@@ -171,7 +171,7 @@ def _parse_effect(raw: Any, card_id: object) -> Effect:
         if reward not in REWARDS:
             raise _fail(card_id, "effect.reward", f"unknown reward {reward!r}")
         count = num("count", 1, 5)
-        colors = _colour_list(raw, "colors", card_id) if kind in ("on_pick", "on_build") else ()
+        colors = _color_list(raw, "colors", card_id) if kind in ("on_pick", "on_build") else ()
         level = 0
         if reward == "build_free":
             level = num("build_level", 1, 3)
@@ -184,7 +184,7 @@ def _parse_effect(raw: Any, card_id: object) -> Effect:
             raise _fail(card_id, "effect.from", f"expected a colour or 'any', got {src!r}")
         return Effect(kind=kind, source=COLOR_INDEX.get(src, -1), uses=num("uses", 1, 2))
     if kind == "convert_double":
-        return Effect(kind=kind, colors=_colour_list(raw, "colors", card_id))
+        return Effect(kind=kind, colors=_color_list(raw, "colors", card_id))
     if kind == "upgrade_limits":
         return Effect(
             kind=kind, energy=num("energy", 0, 10), file=num("file", 0, 5), research=num("research", 0, 5)

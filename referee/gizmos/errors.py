@@ -15,7 +15,7 @@ class GizmosError(EngineError):
 
 
 class InvalidStep(GizmosError, ValueError):
-    """A step that is malformed (unknown kind, missing field, unknown card id, bad colour)."""
+    """A step that is malformed (unknown kind, missing field, unknown card id, bad color)."""
 
 
 class StateError(GizmosError, ValueError):

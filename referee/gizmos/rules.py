@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from referee.gizmos.cards import COLORS, Card, default_cards
 from referee.gizmos.errors import IllegalStep
-from referee.gizmos.payments import ANY_COLOUR, FREE, Payment, most_energy, payments
+from referee.gizmos.payments import ANY_COLOR, FREE, Payment, most_energy, payments
 from referee.gizmos.state import (
     DISPLAY_SLOTS,
     END_GIZMOS,
@@ -39,7 +39,7 @@ CARDS: tuple[Card, ...] = default_cards()
 # =========================================================================== helpers
 
 
-def _colour_name(c: int) -> str:
+def _color_name(c: int) -> str:
     return COLORS[c]
 
 
@@ -60,8 +60,8 @@ def _unused_converters(state: State, prof: Profile) -> tuple[Converter, ...]:
     return tuple(c for c in prof.converters if c.id not in used)
 
 
-#: What each card is paid in: its colour index, or ANY_COLOUR for a multicolour card.
-_TARGET: tuple[int, ...] = tuple(c.color_index if c.color_index >= 0 else ANY_COLOUR for c in CARDS)
+#: What each card is paid in: its color index, or ANY_COLOR for a multicolor card.
+_TARGET: tuple[int, ...] = tuple(c.color_index if c.color_index >= 0 else ANY_COLOR for c in CARDS)
 
 
 def _card_payments(state: State, player: Player, card: Card, source: str) -> tuple[Payment, ...]:
@@ -121,12 +121,10 @@ def _check_file(ck: _Checks, state: State, player: Player, card: int | None, fro
         ck.fail("CARD_NOT_AVAILABLE", f"#{card} is not face up in the Display")
 
 
-def _check_pick(ck: _Checks, state: State, player: Player, colour: int) -> None:
+def _check_pick(ck: _Checks, state: State, player: Player, color: int) -> None:
     prof = player.profile
-    if state.row[colour] == 0:
-        ck.fail(
-            "COLOR_NOT_IN_ROW", f"there is no {_colour_name(colour)} marble in the Energy Row", fatal=True
-        )
+    if state.row[color] == 0:
+        ck.fail("COLOR_NOT_IN_ROW", f"there is no {_color_name(color)} marble in the Energy Row", fatal=True)
     if sum(player.ring) >= prof.energy_limit:
         ck.fail("RING_FULL", f"your ring holds {sum(player.ring)} of {prof.energy_limit}: you cannot Pick")
 
@@ -213,8 +211,8 @@ def _check_payment(ck: _Checks, state: State, player: Player, step: Step, source
 
 def _cost_text(card: Card, prof: Profile, source: str) -> str:
     need = _build_need(card, prof, source)
-    colour = "energy of any colours" if card.color == "any" else card.color
-    return f"costs {need} {colour}" + (f" after discounts (printed {card.cost})" if need != card.cost else "")
+    color = "energy of any colours" if card.color == "any" else card.color
+    return f"costs {need} {color}" + (f" after discounts (printed {card.cost})" if need != card.cost else "")
 
 
 def _use_blocker(state: State, player: Player, gizmo: int) -> IllegalStep | None:
@@ -492,14 +490,14 @@ class _Table:
         self.set_player(seat, archive=(*p.archive, card))
         self.trigger(seat, p.profile.file_gizmos, lambda g: True)
 
-    def do_pick(self, seat: int, colour: int) -> None:
+    def do_pick(self, seat: int, color: int) -> None:
         p = self.players[seat]
-        self.row[colour] -= 1
+        self.row[color] -= 1
         ring = list(p.ring)
-        ring[colour] += 1
+        ring[color] += 1
         self.set_player(seat, ring=tuple(ring))
         self.chance.append(("row",))
-        self.trigger(seat, p.profile.pick_gizmos, lambda g: colour in g.effect.colors)
+        self.trigger(seat, p.profile.pick_gizmos, lambda g: color in g.effect.colors)
 
     def do_build(self, seat: int, step: Step, source: str) -> None:
         card_id = step.card or 0
@@ -521,12 +519,12 @@ class _Table:
         prof = self.players[seat].profile
         if prof.count >= END_GIZMOS or prof.level3 >= END_LEVEL3:
             self.end_triggered = True
-        colour = card.color_index
+        color = card.color_index
 
         def fires(g: Card) -> bool:
             e = g.effect
             if e.kind == "on_build":
-                return colour < 0 or colour in e.colors  # multicolour counts as every colour (18)
+                return color < 0 or color in e.colors  # multicolor counts as every color (18)
             if e.kind == "on_build_from_archive":
                 return source == "archive"
             return card.level == e.level  # on_build_level
@@ -845,15 +843,15 @@ def _resolve(t: _Table, step: Step) -> None:
             assert t.pending is not None
             t.pending = Pending("research", level=e[1], hand=(*t.pending.hand, card))
         return
-    colour = step.color or 0
-    t.dispenser[colour] -= 1
+    color = step.color or 0
+    t.dispenser[color] -= 1
     if e[0] == "row":
-        t.row[colour] += 1
+        t.row[color] += 1
     else:
         seat = e[1]
         p = t.players[seat]
         ring = list(p.ring)
-        ring[colour] += 1
+        ring[color] += 1
         t.set_player(seat, ring=tuple(ring))
 
 

@@ -49,9 +49,9 @@ class Converter:
 
     id: int
     double: bool  # True: convert_double; False: convert_to_any
-    source: int  # convert_to_any: colour converted from, -1 any
+    source: int  # convert_to_any: color converted from, -1 any
     uses: int  # convert_to_any: marbles per turn
-    colors: tuple[int, ...]  # convert_double: colours doubled
+    colors: tuple[int, ...]  # convert_double: colors doubled
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +138,7 @@ def profile_of(gizmos: tuple[int, ...]) -> Profile:
 
 @dataclass(frozen=True, slots=True)
 class Player:
-    """One player's area: ring (marbles by colour), Archive, built gizmos (build order), VP tokens."""
+    """One player's area: ring (marbles by color), Archive, built gizmos (build order), VP tokens."""
 
     ring: Counts
     archive: tuple[int, ...]
@@ -631,6 +631,6 @@ def _check_chance(s: State) -> None:
         )
 
 
-def colour_index(name: str) -> int:
-    """Index of a colour name (raises KeyError for unknown names)."""
+def color_index(name: str) -> int:
+    """Index of a color name (raises KeyError for unknown names)."""
     return COLOR_INDEX[name]

@@ -3,7 +3,7 @@
 Player steps: ``file``, ``pick``, ``build``, ``research``, ``use`` (a triggered gizmo), ``skip``
 (decline an owed choice), ``bottom`` (put a Research card under its deck), ``end_turn``.
 Chance steps (the random source or the camera supplies them): ``reveal`` (the card that came
-off a deck) and ``dispense`` (the colour of a marble that left the dispenser).
+off a deck) and ``dispense`` (the color of a marble that left the dispenser).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
 class Step:
     """One step. ``player`` is the seat acting (``None`` for chance steps).
 
-    ``pay`` (build) is the marbles spent by colour in :data:`COLORS` order and ``converters``
+    ``pay`` (build) is the marbles spent by color in :data:`COLORS` order and ``converters``
     the converter gizmos used, sorted; a free or fully discounted Build pays ``(0, 0, 0, 0)``.
     """
 
@@ -86,7 +86,7 @@ def _card(v: Any, field: str) -> int:
     return v
 
 
-def _colour(v: Any, field: str) -> int:
+def _color(v: Any, field: str) -> int:
     if not isinstance(v, str) or v not in COLOR_INDEX:
         raise InvalidStep(f"step.{field}: expected one of {list(COLORS)}, got {v!r}")
     return COLOR_INDEX[v]
@@ -115,7 +115,7 @@ def step_from_json(raw: Any) -> Step:
     elif player is not None:
         raise InvalidStep(f"step.player: a '{kind}' step is a random outcome and has no player")
     card = _card(raw["card"], "card") if "card" in raw else None
-    colour = _colour(raw["color"], "color") if "color" in raw else None
+    color = _color(raw["color"], "color") if "color" in raw else None
     level = raw.get("level")
     if level is not None and level not in (1, 2, 3):
         raise InvalidStep(f"step.level: expected a deck level 1, 2 or 3, got {level!r}")
@@ -140,7 +140,7 @@ def step_from_json(raw: Any) -> Step:
             raise InvalidStep("step.converters: a converter is listed twice")
     elif "converters" in raw:
         raise InvalidStep(f"step: field(s) ['converters'] do not belong to a '{kind}' step")
-    return Step(kind, player, card, colour, level, gizmo, pay, converters)
+    return Step(kind, player, card, color, level, gizmo, pay, converters)
 
 
 def check_shape(step: Step, players: int = 4) -> None:
@@ -230,10 +230,10 @@ def describe(step: Step, name: str | None = None, past: bool = False) -> str:
     if k == "file":
         return f"{who} {'filed' if past else 'files'} #{step.card}"
     if k == "pick":
-        colour = COLORS[step.color or 0]
+        color = COLORS[step.color or 0]
         if past:
-            return f"{who} took a {colour} marble from the Energy Row"
-        return f"{who} picks a {colour} marble from the Energy Row"
+            return f"{who} took a {color} marble from the Energy Row"
+        return f"{who} picks a {color} marble from the Energy Row"
     if k == "build":
         paid = marbles(step.pay or (0, 0, 0, 0))
         text = f"{who} {'built' if past else 'builds'} #{step.card} paying {paid}"

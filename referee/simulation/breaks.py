@@ -116,8 +116,8 @@ def start_break(state: State, code: str, rng: random.Random) -> tuple[Step, Stat
     elif code == "UNDERPAID":
         for b in _main_actions(state):
             if b.kind == "build" and not b.converters and b.pay and sum(b.pay) >= 1:
-                colour = max(range(4), key=lambda i: (b.pay or (0, 0, 0, 0))[i])
-                pay = tuple(n - (i == colour) for i, n in enumerate(b.pay))
+                color = max(range(4), key=lambda i: (b.pay or (0, 0, 0, 0))[i])
+                pay = tuple(n - (i == color) for i, n in enumerate(b.pay))
                 steps.append(replace(b, pay=pay))  # type: ignore[arg-type]
     rng.shuffle(steps)
     for step in steps:
@@ -156,7 +156,7 @@ def end_break(state: State, code: str, rng: random.Random) -> tuple[Step, State]
 
 
 def hidden_pick(before: State, step: Step, settled: State) -> bool:
-    """A Pick whose refill brought back the colour taken: the Row looks untouched, so the table
+    """A Pick whose refill brought back the color taken: the Row looks untouched, so the table
     reads as a marble drawn blind, or paid one short; no camera can tell which rule broke."""
     return step.kind == "pick" and settled.row == before.row
 
@@ -198,7 +198,7 @@ class _Game:
 
     def play(self, step: Step, forced: bool = False, avoid: int | None = None) -> tuple[str, ...]:
         """Apply (or force) a step, then every random outcome it causes; returns the rules broken.
-        ``avoid``: a colour the next Row refill should not be (an injected turn stays unambiguous)."""
+        ``avoid``: a color the next Row refill should not be (an injected turn stays unambiguous)."""
         before = self.state
         if forced:
             after, errs = force(before, step)
@@ -241,22 +241,22 @@ def break_turn(game: _Game, code: str) -> Step | None:
     p = s.players[seat]
     room = p.profile.energy_limit - sum(p.ring)
     if code == "RING_FULL":
-        colours = [c for c in range(4) if s.row[c]]
-        if room != 0 or not colours or s.pending is not None:
+        colors = [c for c in range(4) if s.row[c]]
+        if room != 0 or not colors or s.pending is not None:
             return None
-        step = Step("pick", seat, color=colours[0])
+        step = Step("pick", seat, color=colors[0])
         if breaks_only(s, step, code) is None:
             return None
         game.play(step, forced=True)
     elif code == "SECOND_MAIN_ACTION":
-        # A Pick, then a second Pick of another colour. Refills never bring back the second
-        # colour, and no Pick gizmo draws it, so no legal turn leaves the same table.
+        # A Pick, then a second Pick of another color. Refills never bring back the second
+        # color, and no Pick gizmo draws it, so no legal turn leaves the same table.
         if room < 2 or s.pending is not None or p.profile.pick_gizmos:
             return None
-        colours = [c for c in range(4) if s.row[c]]
-        if len(colours) < 2:
+        colors = [c for c in range(4) if s.row[c]]
+        if len(colors) < 2:
             return None
-        first, second = colours[0], colours[1]
+        first, second = colors[0], colors[1]
         game.play(Step("pick", seat, color=first), avoid=second)
         step = Step("pick", seat, color=second)
         if breaks_only(game.state, step, code) is None:
@@ -269,11 +269,11 @@ def break_turn(game: _Game, code: str) -> Step | None:
             if legal.kind != "build" or legal.converters or legal.pay is None or sum(legal.pay) < 2:
                 continue
             card = legal.card or 0
-            colour = COLOR_INDEX.get(CARDS[card].color)
-            if colour is None or not has_room(s, seat, card) or legal.pay[colour] < 2 or card in p.archive:
+            color = COLOR_INDEX.get(CARDS[card].color)
+            if color is None or not has_room(s, seat, card) or legal.pay[color] < 2 or card in p.archive:
                 continue
             pay = list(legal.pay)
-            pay[colour] -= 1
+            pay[color] -= 1
             short = Step("build", seat, card=card, pay=(pay[0], pay[1], pay[2], pay[3]))
             same = [x for x in legal_steps(s) if x.kind == "build" and x.card == card and x.pay == short.pay]
             if same or breaks_only(s, short, code) is None:

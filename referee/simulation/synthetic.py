@@ -35,7 +35,7 @@ class Noise:
     dip: float = 0.0  # one item's confidence falls below the threshold
     hand: float = 0.0  # a hand starts covering a zone (it stays for `hand_frames` frames)
     hand_frames: int = 3
-    misread: float = 0.0  # one marble colour or card id read wrong in one frame
+    misread: float = 0.0  # one marble color or card id read wrong in one frame
 
     @classmethod
     def default(cls) -> Noise:
@@ -223,7 +223,7 @@ LegalCheck = Callable[[State, State, int], bool]
 
 def _sensor_events(before: State, after: State, settled: State) -> list[DispenserEvent]:
     """What the dispenser board reports for one step: marbles paid back into the top, and the
-    colours that rolled into the Row while it was refilled."""
+    colors that rolled into the Row while it was refilled."""
     out = []
     paid = sum(after.dispenser) - sum(before.dispenser)
     if paid > 0:
@@ -253,7 +253,7 @@ def simulated_game(
     (a class from :data:`.breaks.VIOLATIONS` that the table allows at that moment, chosen at random),
     kept only if ``legal`` confirms no legal play from the start of the turn explains the table
     it makes (before and after its refills) and, for a Pick, the Row shows it (a refill of the
-    colour taken hides it); the player then ends the turn. Intermediate
+    color taken hides it); the player then ends the turn. Intermediate
     tables stay ``frames`` (a random range) camera frames, the last table of a turn
     ``final_frames``. After the end, with probability ``game_over_rate``, a player takes a
     marble anyway (``GAME_OVER``).
@@ -360,9 +360,9 @@ def simulated_game(
         yield TurnScript(turn, seat, moments, mark, True, sensors, played)
     if state.game_over and game_over_rate and rng.random() < game_over_rate:
         seat = rng.randrange(players)
-        colours = [c for c in range(4) if state.row[c]]
-        if colours:
-            pick = Step("pick", seat, color=rng.choice(colours))
+        colors = [c for c in range(4) if state.row[c]]
+        if colors:
+            pick = Step("pick", seat, color=rng.choice(colors))
             after, _ = force(state, pick)
             mark = Injected("GAME_OVER", seat, state.turn)
             yield TurnScript(state.turn, seat, [Moment(after, final_frames)], mark, False, steps=[pick])

@@ -28,23 +28,23 @@ import numpy as np
 
 from referee.simulation.workbench import Moment, Recording, RecordingSpec, play_recording
 from vision.errors import VisionError
-from vision.paths import DATA_DIR, REPO_ROOT
+from vision.paths import LOCATIONS, source_file
 from vision.progress import Progress
 from vision.training.cachelock import render_lock
 from vision.training.synth import RenderSettings
 from vision.training.workbench import TileLayout, WorkbenchLayout, render_workbench
 
-FRAMES_ROOT = DATA_DIR / "contrivance-recording"
+FRAMES_ROOT = LOCATIONS.data / "contrivance-recording"
 #: One camera for the whole game: 900 mm above the table, looking straight down.
 SETTINGS = RenderSettings(height_mm=(900.0, 900.0), max_tilt_deg=0.0, max_yaw_deg=0.0, hand_prob=0.0)
 ROWS = 6  # both mats are on the table (rows beyond the Builders' stay empty)
 SOURCES = (
-    "vision/training/contrivance_recording.py",
-    "vision/training/workbench.py",
-    "vision/training/tiles.py",
-    "vision/training/synth.py",
-    "referee/simulation/workbench.py",
-    "referee/contrivance/rules.py",
+    "vision.training.contrivance_recording",
+    "vision.training.workbench",
+    "vision.training.tiles",
+    "vision.training.synth",
+    "referee.simulation.workbench",
+    "referee.contrivance.rules",
 )
 
 
@@ -76,7 +76,7 @@ def render_moment(m: Moment, spec_seed: int) -> np.ndarray:
 def frames_key(spec: RecordingSpec) -> str:
     h = hashlib.sha256(json.dumps([spec.seed, spec.players, list(spec.injections), spec.fps]).encode())
     for name in SOURCES:
-        h.update((REPO_ROOT / name).read_bytes())
+        h.update(source_file(name).read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -25,7 +25,7 @@ import cv2
 from vision.errors import ModelFileError, VisionError
 from vision.frames import read_frame
 from vision.geometry import CANON_SIZE, CLASSES, yolo_text
-from vision.paths import MODELS_DIR
+from vision.paths import LOCATIONS
 from vision.progress import Progress
 from vision.training.dataset import DatasetSpec, crop_labels, generate
 from vision.training.train import TrainConfig, _train_args, export, set_threads
@@ -45,7 +45,7 @@ class FinetuneConfig:
 
     saved: tuple[Path, ...]
     out: Path
-    base: Path = MODELS_DIR / "detector.pt"
+    base: Path = LOCATIONS.models / "detector.pt"
     enrol: Path | None = None
     epochs: int = 5
     scenes: int = 60
@@ -226,7 +226,7 @@ def run_finetune(args: Any) -> int:
     cfg = FinetuneConfig(
         saved=tuple(Path(s).expanduser() for s in args.saved),
         out=Path(args.out).expanduser(),
-        base=Path(args.base).expanduser() if args.base else MODELS_DIR / "detector.pt",
+        base=Path(args.base).expanduser() if args.base else LOCATIONS.models / "detector.pt",
         enrol=Path(enrol).expanduser() if enrol else None,
         epochs=args.epochs,
         scenes=args.scenes,

@@ -17,7 +17,8 @@ import numpy as np
 
 from vision.errors import ModelFileError
 from vision.geometry import rectify
-from vision.hands import COMMITTED_HANDS, MASK_SIZE, TOUCHED, clean_mask, mask_iou, shrink_mask
+from vision.hands import MASK_SIZE, TOUCHED, clean_mask, mask_iou, shrink_mask
+from vision.paths import LOCATIONS
 from vision.progress import Progress
 from vision.training.evaluate import scene_for_seed
 from vision.training.synth import RenderSettings
@@ -154,7 +155,7 @@ def train_hands(cfg: HandTrainConfig, resume: bool = False) -> Path:
     """Train the hand network (progress each epoch; ``resume`` continues from the last epoch).
 
     Loss: binary cross-entropy on the covered share plus soft Dice (the hand is a small part of
-    most images). Augmentation: flips, brightness and colour gains. The epoch with the best
+    most images). Augmentation: flips, brightness and color gains. The epoch with the best
     validation IoU is kept as ``best.pt``.
     """
     import torch
@@ -256,7 +257,7 @@ def evaluate_net(net: Any, xs: np.ndarray, ys: np.ndarray, batch: int = 32) -> f
     return float(np.mean(ious))
 
 
-def export_hands(weights: Path, out: Path = COMMITTED_HANDS) -> Path:
+def export_hands(weights: Path, out: Path = LOCATIONS.hands) -> Path:
     """Export trained hand weights to ONNX (fixed input 1 × 3 × 152 × 240) for OpenCV's DNN module."""
     import torch
 

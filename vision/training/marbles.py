@@ -1,4 +1,4 @@
-"""Fitting the marble colour stage (:mod:`vision.marbles`) on marbles of rendered tables."""
+"""Fitting the marble color stage (:mod:`vision.marbles`) on marbles of rendered tables."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from vision.marbles import DEFAULT_PARAMS, features, fit, marble_patch
 from vision.progress import Progress
 from vision.training.synth import SIZES, RenderSettings, random_layout, render_table
 
-#: Rendered tables the colour model is fitted on: a seed range of their own (see vision.training.dataset).
+#: Rendered tables the color model is fitted on: a seed range of their own (see vision.training.dataset).
 FIT_SEED_BASE = 3_000_000
 
 
 def samples(first_seed: int, count: int) -> tuple[np.ndarray, list[str]]:
-    """Features and true colours of every visible marble on ``count`` rendered tables (progress shown)."""
+    """Features and true colors of every visible marble on ``count`` rendered tables (progress shown)."""
     xs, ys = [], []
     prog = Progress("marble colours: tables", count)
     for i in range(count):
@@ -36,7 +36,7 @@ def samples(first_seed: int, count: int) -> tuple[np.ndarray, list[str]]:
 def fit_from_renders(
     count: int = 300, out: str | Path = DEFAULT_PARAMS, first_seed: int = FIT_SEED_BASE
 ) -> Path:
-    """Render tables, fit the colour model and write its parameter file."""
+    """Render tables, fit the color model and write its parameter file."""
     x, y = samples(first_seed, count)
     p = Path(out)
     doc = fit(x, y).to_json()

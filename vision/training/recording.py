@@ -51,7 +51,7 @@ from referee.observation import Observation, PlayerSighting
 from referee.simulation.breaks import BreakError, Played, PlayedGame, planned_game
 from vision.errors import VisionError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
-from vision.paths import DATA_DIR, REPO_ROOT
+from vision.paths import LOCATIONS, source_file
 from vision.progress import Progress
 from vision.training.cachelock import render_lock
 from vision.training.synth import (
@@ -68,8 +68,7 @@ from vision.training.synth import (
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 CARDS = default_cards()
-REPO = REPO_ROOT
-RECORDING_ROOT = DATA_DIR / "recording"
+RECORDING_ROOT = LOCATIONS.data / "recording"
 FORMAT = "gizmos-recording"
 VERSION = 1
 NAMES: tuple[str, ...] = ("Ana", "Ben", "Cleo", "Dev")
@@ -119,14 +118,14 @@ _SOURCES: tuple[Path, ...] = tuple(
     sorted(
         [
             Path(__file__),
-            REPO / "vision" / "training" / "synth.py",
-            REPO / "vision" / "geometry.py",
-            REPO / "vision" / "faces.py",
-            REPO / "vision" / "zones.py",
-            *(REPO / "referee" / "gizmos").glob("*.py"),
-            *(REPO / "referee" / "gizmos" / "data").glob("*.json"),
-            REPO / "referee" / "simulation" / "players.py",
-            REPO / "referee" / "simulation" / "breaks.py",
+            source_file("vision.training.synth"),
+            source_file("vision.geometry"),
+            source_file("vision.faces"),
+            source_file("vision.zones"),
+            *source_file("referee.gizmos").parent.glob("*.py"),
+            *(source_file("referee.gizmos").parent / "data").glob("*.json"),
+            source_file("referee.simulation.players"),
+            source_file("referee.simulation.breaks"),
         ]
     )
 )
@@ -391,8 +390,8 @@ def film_game(spec: RecordingSpec, game: PlayedGame, h: np.ndarray, zones: Zones
         if p.step.kind == "dispense":
             row.append(COLORS[p.step.color or 0])
     d = _Director(spec, _Camera(h, spec.size, z), layout_of(start_state, row))
-    for colour in row:  # the players filled the Row from the dispenser while setting up
-        d.event("row", color=colour)
+    for color in row:  # the players filled the Row from the dispenser while setting up
+        d.event("row", color=color)
     d.film.moments += [Moment(i, 0) for i in range(setup_end)]
     rng = d.rng
     d.pause(12)
@@ -452,8 +451,8 @@ def _film_step(
 
     k = step.kind
     if k == "pick":
-        colour = COLORS[step.color or 0]
-        pos = row.index(colour)
+        color = COLORS[step.color or 0]
+        pos = row.index(color)
         src = (z.energy_row[0] + 15 + 28 * pos, z.energy_row[1] + z.energy_row[3] / 2)
         del row[pos]
         d.gesture(seat, [(src, None, []), (_centre(z.seat(seat).ring), look(state), [])])
@@ -502,16 +501,16 @@ def _film_step(
     # a Row refill rolls in from the dispenser as the hand leaves
     if refills:
         row.extend(refills)
-        for colour in refills:
-            d.event("row", color=colour)
+        for color in refills:
+            d.event("row", color=color)
     for o, head in follow:
         if head == "draw":  # a marble drawn blind from the dispenser into the ring
-            colour = COLORS[o.step.color or 0]
+            color = COLORS[o.step.color or 0]
             d.pause(1)
             d.gesture(
                 o.before.current,
                 [
-                    (DISPENSER_TOP, None, [("draw", {"color": colour})]),
+                    (DISPENSER_TOP, None, [("draw", {"color": color})]),
                     (_centre(z.seat(o.before.current).ring), look(o.after), []),
                 ],
             )
@@ -531,7 +530,7 @@ class Stage:
     """What stays fixed for the whole recording: the camera, its lens and the room's light."""
 
     homography: np.ndarray  # table mm -> image px
-    light: np.ndarray  # per-pixel gain (h, w, 3): lamp gradient, vignetting, colour cast
+    light: np.ndarray  # per-pixel gain (h, w, 3): lamp gradient, vignetting, color cast
     size: tuple[int, int]
 
 

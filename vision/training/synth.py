@@ -1,4 +1,4 @@
-"""Synthetic Gizmos tables: a layout of plain ids and colours rendered as a camera would see it.
+"""Synthetic Gizmos tables: a layout of plain ids and colors rendered as a camera would see it.
 
 ``render_table(layout, seed, settings)`` draws the table top-down in millimetres (generated
 texture, ArUco tiles, cards, glossy marbles, VP tokens), projects it through a pinhole camera
@@ -89,7 +89,7 @@ class RenderSettings:
     #: benchmark's held-out style, ``benchmarks/heldout.py``) or a domain-randomised one plugs in
     #: here: the table surface ``texture(rng, w, h) -> BGR``, the camera's processing
     #: ``camera(rng, image) -> image`` (instead of the built-in effects), the VP tokens' fill
-    #: colours (1s, 5s), and ring marbles in touching clusters instead of scattered apart.
+    #: colors (1s, 5s), and ring marbles in touching clusters instead of scattered apart.
     texture: Callable[[np.random.Generator, int, int], np.ndarray] | None = None
     camera: Callable[[np.random.Generator, np.ndarray], np.ndarray] | None = None
     token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230))
@@ -154,7 +154,7 @@ def random_layout(rng: np.random.Generator, n_players: int | None = None) -> Tab
     for lv, slots in ((1, 4), (2, 3), (3, 2)):
         for s in range(slots):
             display.append((lv, s, None if rng.random() < 0.05 else pool[lv].pop()))
-    colours = list(COLORS)
+    colors = list(COLORS)
     players = []
     seats = [0, 1] if n == 2 else list(range(n))
     for seat in seats:
@@ -167,7 +167,7 @@ def random_layout(rng: np.random.Generator, n_players: int | None = None) -> Tab
             if len(columns[col]) < 5:
                 columns[col].append(cid)
         archive = tuple(pool[int(rng.choice([1, 2, 3]))].pop() for _ in range(int(rng.integers(0, 4))))
-        ring = tuple(colours[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 8))))
+        ring = tuple(colors[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 8))))
         players.append(
             PlayerLayout(
                 seat,
@@ -181,10 +181,10 @@ def random_layout(rng: np.random.Generator, n_players: int | None = None) -> Tab
     row_len = 6 if rng.random() < 0.9 else int(rng.integers(3, 6))
     return TableLayout(
         display=tuple(display),
-        energy_row=tuple(colours[int(k)] for k in rng.integers(0, 4, row_len)),
+        energy_row=tuple(colors[int(k)] for k in rng.integers(0, 4, row_len)),
         players=tuple(players),
         decks=tuple(lv for lv in (1, 2, 3) if rng.random() < 0.95),
-        dispenser=tuple(colours[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 14)))),
+        dispenser=tuple(colors[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 14)))),
         supply_tokens=int(rng.integers(0, 10)),
     )
 
@@ -704,14 +704,14 @@ def _hand(rng: np.random.Generator, img: np.ndarray, h_img: np.ndarray, zones: Z
     img[:] = (img * (1 - 0.45 * sh[..., None].astype(np.float32) / 255)).astype(np.uint8)
     skin = np.array([rng.uniform(60, 150), rng.uniform(100, 180), rng.uniform(150, 230)], np.float32)
     shade = cv2.GaussianBlur(mask, (0, 0), 12 * scale).astype(np.float32) / 255
-    colour = skin[None, None, :] * (0.7 + 0.3 * shade[..., None])
+    color = skin[None, None, :] * (0.7 + 0.3 * shade[..., None])
     a = mask[..., None].astype(np.float32) / 255
-    img[:] = (img * (1 - a) + colour * a).astype(np.uint8)
+    img[:] = (img * (1 - a) + color * a).astype(np.uint8)
     return mask
 
 
 def _effects(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
-    """Lighting gradient, soft shadow, glare, colour cast, blur, sensor noise and JPEG artefacts."""
+    """Lighting gradient, soft shadow, glare, color cast, blur, sensor noise and JPEG artefacts."""
     h, w = img.shape[:2]
     f = img.astype(np.float32)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)

@@ -7,10 +7,10 @@ edge, ``Edition.double_rivets``) and carries what a reader needs: the Builder's 
 per Builder and its initial), the Rivets and a Point Marker dial showing 0-6 (a needle, an arc
 or a lit tick, and the value in a window).
 
-:data:`OWN_STYLE` is the project's look (fixed colours per Builder). :func:`random_style`
-draws a new look per training scene (domain randomisation): Builder colours shuffled or random,
-so a network cannot read the Builder from colour alone, icons filled or outlined at random
-weights, any of the training fonts, the elements' places swapped, plate and mat colours and
+:data:`OWN_STYLE` is the project's look (fixed colors per Builder). :func:`random_style`
+draws a new look per training scene (domain randomisation): Builder colors shuffled or random,
+so a network cannot read the Builder from color alone, icons filled or outlined at random
+weights, any of the training fonts, the elements' places swapped, plate and mat colors and
 textures at random. The benchmark's held-out art (``benchmarks/workbench_heldout.py``) is
 another drawing altogether, never imported here.
 """
@@ -103,14 +103,14 @@ OWN_STYLE = TileStyle(
 )
 
 
-def _colour(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> BGR:
+def _color(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> BGR:
     return tuple(int(v) for v in rng.uniform(lo, hi, 3))  # type: ignore[return-value]
 
 
 def _contrast(rng: np.random.Generator, against: BGR, min_diff: float = 90) -> BGR:
-    """A colour at least ``min_diff`` away in mean brightness from ``against``."""
+    """A color at least ``min_diff`` away in mean brightness from ``against``."""
     for _ in range(50):
-        c = _colour(rng)
+        c = _color(rng)
         if abs(sum(c) / 3 - sum(against) / 3) >= min_diff:
             return c
     return (20, 20, 20) if sum(against) / 3 > 127 else (235, 235, 235)
@@ -121,13 +121,13 @@ def random_style(rng: np.random.Generator) -> TileStyle:
     if rng.random() < 0.3:
         plates = tuple(OWN_STYLE.plates[int(i)] for i in rng.permutation(len(BUILDERS)))
     elif rng.random() < 0.5:
-        one = _colour(rng, 40, 230)
-        plates = tuple(one for _ in BUILDERS)  # all Builders one colour: the mark alone tells them
+        one = _color(rng, 40, 230)
+        plates = tuple(one for _ in BUILDERS)  # all Builders one color: the mark alone tells them
     else:
-        plates = tuple(_colour(rng, 30, 230) for _ in BUILDERS)
+        plates = tuple(_color(rng, 30, 230) for _ in BUILDERS)
     mean = tuple(int(v) for v in np.mean(plates, axis=0))
-    face = _colour(rng, 150, 255) if rng.random() < 0.8 else _colour(rng, 0, 90)
-    mat = _colour(rng, 20, 235)
+    face = _color(rng, 150, 255) if rng.random() < 0.8 else _color(rng, 0, 90)
+    mat = _color(rng, 20, 235)
     return TileStyle(
         plates=plates,
         ink=_contrast(rng, mean, 70),  # type: ignore[arg-type]
@@ -140,15 +140,15 @@ def random_style(rng: np.random.Generator) -> TileStyle:
         dial_face=face,
         dial_ink=_contrast(rng, face, 100),
         dial_offset=(float(rng.uniform(-3, 3)), float(rng.uniform(-2, 3))),
-        rivet=_colour(rng, 60, 230),
+        rivet=_color(rng, 60, 230),
         rivet_r=float(rng.uniform(3.5, 6.0)),
-        border=_colour(rng),
+        border=_color(rng),
         border_mm=float(rng.uniform(0, 2.5)),
         corner_mm=float(rng.uniform(0, 8)),
         plate_noise=float(rng.uniform(0, 14)),
         mat=mat,
         mat_line=_contrast(rng, mat, 50),
-        mark=_colour(rng),
+        mark=_color(rng),
         mat_noise=float(rng.uniform(0, 14)),
     )
 

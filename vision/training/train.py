@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vision.errors import ModelFileError
-from vision.paths import MODELS_DIR, RUNS_DIR
+from vision.paths import LOCATIONS
 from vision.training import offline
 
 ARCH = "yolo11n.yaml"
@@ -35,7 +35,7 @@ class TrainConfig:
     workers: int = 1
     seed: int = 0
     name: str = "detector"
-    project: Path = RUNS_DIR
+    project: Path = LOCATIONS.runs
     cache: bool | str = "ram"
     #: Start from these weights (a second stage) instead of from scratch: then no warm-up and
     #: no mosaic (whole frames are what the stage is for), and the learning rate ``lr0``.
@@ -145,7 +145,7 @@ def smoke(out_dir: Path | None = None, threads: int = 2) -> Path:
 
 
 def export(
-    weights: Path, out_dir: Path = MODELS_DIR, canon_hw: tuple[int, int] = (608, 960)
+    weights: Path, out_dir: Path = LOCATIONS.models, canon_hw: tuple[int, int] = (608, 960)
 ) -> tuple[Path, Path]:
     """Copy the weights and export ONNX at the canonical frame size for torch-free inference."""
     if not Path(weights).is_file():

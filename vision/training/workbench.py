@@ -28,7 +28,7 @@ import numpy as np
 from referee.contrivance.data import BUILDERS, COLUMNS, ROWS_PER_MAT
 from referee.observation import SquareSighting, TileSighting, WorkbenchObservation
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image
-from vision.paths import DATA_DIR, RUNS_DIR
+from vision.paths import LOCATIONS
 from vision.progress import Progress
 from vision.training.synth import (
     CANVAS_MARGIN_MM,
@@ -43,7 +43,7 @@ from vision.training.synth import (
     photograph,
 )
 from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, Art, own_art, random_art
-from vision.workbench import CONTENTS, CROP_PX, WORKBENCH, WORKBENCH_ONNX, WorkbenchGeometry, square_crops
+from vision.workbench import CONTENTS, CROP_PX, WORKBENCH, WorkbenchGeometry, square_crops
 from vision.zones import default_zones
 
 #: A square the hand covers more of than this share is not seen (left out of the truth).
@@ -130,10 +130,10 @@ def _paste_tile(cv: _Canvas, img: np.ndarray, center: tuple[float, float], angle
     m[:, 2] -= [x0, y0]
     size = (x1 - x0, y1 - y0)
     alpha_src = img[..., 3] if img.shape[2] == 4 else np.full((h, w), 255, np.uint8)
-    colour = cv2.warpAffine(np.ascontiguousarray(img[..., :3]), m, size, flags=cv2.INTER_LINEAR)
+    color = cv2.warpAffine(np.ascontiguousarray(img[..., :3]), m, size, flags=cv2.INTER_LINEAR)
     alpha = cv2.warpAffine(alpha_src, m, size, flags=cv2.INTER_LINEAR)[..., None].astype(np.float32) / 255
     roi = cv.img[y0:y1, x0:x1]
-    roi[:] = (roi * (1 - alpha) + colour * alpha).astype(np.uint8)
+    roi[:] = (roi * (1 - alpha) + color * alpha).astype(np.uint8)
 
 
 def _workbench_rect(rows: int, g: WorkbenchGeometry) -> tuple[float, float, float, float]:
@@ -539,7 +539,7 @@ def train(
     return best
 
 
-def export(weights: Path, out: Path = WORKBENCH_ONNX) -> Path:
+def export(weights: Path, out: Path = LOCATIONS.workbench) -> Path:
     """Export trained weights to ONNX (outputs content, double, facing, value logits)."""
     import torch
 
@@ -567,13 +567,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("dataset", help="render square crops (resumable)")
-    d.add_argument("--out", type=Path, default=DATA_DIR / "workbench")
+    d.add_argument("--out", type=Path, default=LOCATIONS.data / "workbench")
     d.add_argument("--train", type=int, default=1600)
     d.add_argument("--val", type=int, default=120)
     d.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
     t = sub.add_parser("train", help="train the square network (--resume continues)")
-    t.add_argument("--data", type=Path, default=DATA_DIR / "workbench")
-    t.add_argument("--run", type=Path, default=RUNS_DIR / "workbench")
+    t.add_argument("--data", type=Path, default=LOCATIONS.data / "workbench")
+    t.add_argument("--run", type=Path, default=LOCATIONS.runs / "workbench")
     t.add_argument("--epochs", type=int, default=12)
     t.add_argument("--batch", type=int, default=128)
     t.add_argument("--lr", type=float, default=3e-3)
@@ -581,8 +581,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--resume", action="store_true")
     t.add_argument("--init", type=Path, default=None, help="start from these weights")
     e = sub.add_parser("export", help="write models/workbench.onnx")
-    e.add_argument("--weights", type=Path, default=RUNS_DIR / "workbench" / "best.pt")
-    e.add_argument("--out", type=Path, default=WORKBENCH_ONNX)
+    e.add_argument("--weights", type=Path, default=LOCATIONS.runs / "workbench" / "best.pt")
+    e.add_argument("--out", type=Path, default=LOCATIONS.workbench)
     a = p.parse_args(argv)
     try:
         if a.cmd == "dataset":
