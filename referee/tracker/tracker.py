@@ -48,7 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from referee.events import Correction, DispenserEvent, EndOfTurn
+from referee.game import players_problem
 from referee.gizmos import (
+    GIZMOS,
     IllegalStep,
     State,
     Step,
@@ -223,8 +225,9 @@ class Tracker:
         """A new game recorded at ``path``. With ``observed`` the setup (Display, Row) is left to
         the first observation or to ``reveal``/``dispense`` steps; else it is drawn from ``seed``.
         ``state`` starts from a given table instead (a game already under way, a test)."""
-        if not 2 <= len(names) <= 4:
-            raise TrackerError(f"players: Gizmos is for 2-4 players, got {len(names)}")
+        problem = players_problem(GIZMOS, len(names))
+        if problem is not None:
+            raise TrackerError(f"players: {problem}")
         if state is not None and state.num_players != len(names):
             raise TrackerError(f"players: {len(names)} names for a {state.num_players}-player table")
         fresh = str(path) != ":memory:" and not Path(path).exists()
