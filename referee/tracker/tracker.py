@@ -58,7 +58,6 @@ from referee.gizmos import (
     force,
 )
 from referee.gizmos.errors import RULES, StateError
-from referee.gizmos.steps import describe
 from referee.observation import Observation
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
@@ -921,7 +920,7 @@ class Tracker:
                     before.turn,
                     before.round,
                     seat,
-                    describe(step, self.names[seat]),
+                    self.game.describe(step, self.names[seat]),
                     self.game.step_to_json(step),
                     forced,
                     how,
@@ -929,7 +928,9 @@ class Tracker:
             )
         elif self.log:
             self.log.append(
-                LogLine(before.turn, before.round, None, describe(step), self.game.step_to_json(step))
+                LogLine(
+                    before.turn, before.round, None, self.game.describe(step), self.game.step_to_json(step)
+                )
             )
         self._turn_forced |= forced
         if step.is_chance and before is self._baseline:
