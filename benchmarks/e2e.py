@@ -263,7 +263,9 @@ class StageClock:
                 if self.passes:
                     self.passes[-1].publish += time.perf_counter() - t
 
+        import referee.tracker.corrections as corrections_module
         import referee.tracker.tracker as tracker_module
+        import referee.tracker.turns as turns_module
 
         search = tracker_module.explain
 
@@ -280,7 +282,9 @@ class StageClock:
                 self.passes[-1].searches.append(Search(wall, cpu, bound, what or "no step"))
             return found
 
-        tracker_module.explain = timed_search  # type: ignore[assignment]
+        # Every tracker module that runs the search imports ``explain`` by name: time them all.
+        for module in (tracker_module, turns_module, corrections_module):
+            module.explain = timed_search  # type: ignore[attr-defined]
         pipeline.sight = timed_sight
         game.tracker.observe, game._publish = timed_observe, timed_publish
 

@@ -36,7 +36,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import referee.tracker.corrections as corrections_module
 import referee.tracker.tracker as tracker_module
+import referee.tracker.turns as turns_module
 from referee.gizmos import State
 from referee.simulation.breaks import VIOLATIONS
 from referee.simulation.synthetic import Camera, Feeder, Noise, TurnScript, simulated_game
@@ -105,6 +107,8 @@ class SearchClock:
     def __init__(self) -> None:
         self.seconds = 0.0
         self._explain = tracker_module.explain
+        # Every tracker module that runs the search imports ``explain`` by name: time them all.
+        self._modules = (tracker_module, turns_module, corrections_module)
 
     def __enter__(self) -> SearchClock:
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -114,11 +118,13 @@ class SearchClock:
             finally:
                 self.seconds += time.perf_counter() - t0
 
-        tracker_module.explain = timed  # type: ignore[assignment]
+        for module in self._modules:
+            module.explain = timed  # type: ignore[attr-defined]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        tracker_module.explain = self._explain  # type: ignore[assignment]
+        for module in self._modules:
+            module.explain = self._explain  # type: ignore[attr-defined]
 
 
 def run(

@@ -9,7 +9,8 @@ The interface, kept small: ``name``, ``min_players``/``max_players`` (read-only;
 player count is :func:`players_problem`), ``error_type``/``illegal_step_type``, ``new_game``,
 ``legal_steps``, ``apply``, ``current_player``, ``is_terminal``, ``returns``, ``score_table``,
 ``score_report``, ``describe`` (a step in words) and JSON in and out for states and steps. The
-command line (``new``, ``legal``, ``apply``, ``score``, ``simulate``) reaches the rules through it.
+command line (``new``, ``legal``, ``apply``, ``score``, ``simulate``), the scorekeeper and the
+tracker's record, move log, scores and player check (``Tracker.game``) reach the rules through it.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ class Game(Protocol[S, A]):
         """The scoring as plain text for a person to check (the CLI's ``score``)."""
         ...
 
-    def describe(self, step: A) -> str:
-        """The step as a plain sentence for the move log and ``legal --text``."""
+    def describe(self, step: A, name: str | None = None) -> str:
+        """The step as a plain sentence for the move log and ``legal --text``; ``name`` is the
+        player's (without it: "seat N")."""
         ...
 
     def state_to_json(self, state: S) -> dict[str, Any]: ...

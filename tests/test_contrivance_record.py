@@ -94,7 +94,7 @@ def test_export_rebuilds_and_replays_every_state_to_the_final_scores(tmp_path: P
 def test_bad_records_and_games_are_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ScorekeeperError, match="unknown game 'chess'"):
         Scorekeeper.create(tmp_path / "c.db", "chess", NAMES)
-    with pytest.raises(ScorekeeperError, match="contrivance is for 2-6 players, got 7"):
+    with pytest.raises(ScorekeeperError, match="Contrivance is for 2-6 players, got 7"):
         Scorekeeper.create(tmp_path / "c.db", "contrivance", NAMES * 2 + ["Di"])
     keeper = Scorekeeper.create(tmp_path / "k.db", "contrivance", NAMES, seed=1, observed=False)
     keep_random(keeper, 3, seed=1)

@@ -384,6 +384,8 @@ def test_a_bad_setup_is_one_error_naming_it() -> None:
         WorkbenchTracker(NAMES[:2], ["Engineer", "Engineer"])
     with pytest.raises(TrackerError, match="one Builder per seat"):
         WorkbenchTracker(NAMES[:3], ["Engineer", "Mechanic"])
+    with pytest.raises(TrackerError, match="players: Contrivance is for 2-6 players, got 1"):
+        WorkbenchTracker(NAMES[:1], ["Engineer"])
 
 
 def test_a_game_resumes_from_its_record(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -74,6 +74,18 @@ def test_every_game_through_the_game_interface(name: str, players: int) -> None:
     assert all(isinstance(game.describe(step), str) for step in game.legal_steps(game.new_game(players)))
 
 
+@pytest.mark.parametrize("name", sorted(registered_games()))
+def test_a_step_in_words_names_its_player(name: str) -> None:
+    """``describe`` with a name: the tracker's move log says who did it."""
+    game = get_game(name)
+    state = game.new_game(game.min_players, random.Random(1))
+    seat = game.current_player(state)
+    assert seat is not None
+    step = game.legal_steps(state)[0]
+    assert "Ana" in game.describe(step, "Ana") and "Ana" not in game.describe(step)
+    assert game.describe(step, "Ana") == game.describe(step).replace(f"seat {seat}", "Ana", 1)
+
+
 def test_gizmos_has_one_winner() -> None:
     game = get_game("gizmos")
     assert game is GIZMOS
@@ -150,8 +162,8 @@ class Nim:
     def score_report(self, state: NimState) -> str:
         return f"winner: seat {self.returns(state).index(1.0)}"
 
-    def describe(self, step: int) -> str:
-        return f"take {step}"
+    def describe(self, step: int, name: str | None = None) -> str:
+        return f"{name} takes {step}" if name else f"take {step}"
 
     def step_to_json(self, step: int) -> dict[str, Any]:
         return {"take": step}

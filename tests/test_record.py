@@ -17,7 +17,7 @@ import pytest
 
 from referee.gizmos import State, check_invariants, legal_steps
 from referee.simulation.synthetic import Feeder, TurnScript, simulated_game
-from referee.tracker import Tracker, TrackerError, replay_states
+from referee.tracker import Scorekeeper, Tracker, TrackerError, replay_states
 from referee.tracker.record import GameRecord, RecordError, RecordWriteError
 from referee.tracker.view import view_of
 
@@ -170,6 +170,20 @@ def test_bad_exports_give_clear_errors(mutate: object, error: str) -> None:
     mutate(export)  # type: ignore[operator]
     with pytest.raises(RecordError, match=error):
         Tracker.from_export(export)
+
+
+def test_the_setup_names_its_game_and_another_games_record_is_refused(tmp_path: Path) -> None:
+    """The tracker writes and reads its record through the game interface (``Tracker.game``)."""
+    tracker, _, _ = _game(":memory:", seed=2, turns=3)
+    export = tracker.record.export()
+    setup = export["entries"][0]["payload"]
+    assert setup["game"] == "gizmos" == Tracker.game.name
+    assert setup["state"] == Tracker.game.state_to_json(tracker.turn_starts[0])
+    del setup["game"]  # a record made before the setup named its game is a Gizmos game
+    assert Tracker.from_export(export).state == tracker.state
+    keeper = Scorekeeper.create(tmp_path / "c.db", "contrivance", ["Ana", "Ben"], seed=1, observed=False)
+    with pytest.raises(RecordError, match="a game of 'contrivance', not gizmos: open it with its own"):
+        Tracker.from_export(keeper.record.export())
 
 
 # ------------------------------------------------------------------ faults (issue 15: 1, 2)

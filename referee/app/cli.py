@@ -306,9 +306,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     games = sorted(registered_games())
+    gizmos = get_game("gizmos")
     s = sub.add_parser("new", help="a new game as JSON from the number of players and a seed")
     s.add_argument("--game", choices=games, default="gizmos", help="the game (default gizmos)")
-    s.add_argument("--players", type=int, default=2, help="Gizmos 2-4, Contrivance 2-6 players (default 2)")
+    allowed = ", ".join(
+        f"{g.name.capitalize()} {g.min_players}-{g.max_players}" for g in registered_games().values()
+    )
+    s.add_argument("--players", type=int, default=2, help=f"{allowed} players (default 2)")
     s.add_argument("--seed", type=int, default=0, help="seed of the random setup (default 0)")
     s.add_argument("--observed", action="store_true", help="leave the setup's random outcomes to be supplied")
     s.add_argument(
@@ -462,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="names",
         nargs="+",
         metavar="NAME",
-        help="2-4 names in seat order (required unless --resume)",
+        help=f"{gizmos.min_players}-{gizmos.max_players} names in seat order (required unless --resume)",
     )
     s.add_argument("--model", help="detector ONNX file (default $GIZMOS_DETECTOR, else models/detector.onnx)")
     s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")

@@ -69,10 +69,14 @@ def run_table(args: Any) -> int:
         if args.names and [" ".join(n.split()) for n in args.names] != resumed.names:
             raise LiveError(f"--players: the record {resume} is a game of {', '.join(resumed.names)}")
         args.names = resumed.names
+    rules = get_game("gizmos")
     if not args.names:
-        raise LiveError("--players: give 2-4 names in seat order (or --resume a recorded game)")
+        raise LiveError(
+            f"--players: give {rules.min_players}-{rules.max_players} names in seat order "
+            "(or --resume a recorded game)"
+        )
     names = [" ".join(n.split()) for n in args.names]
-    problem = players_problem(get_game("gizmos"), len(names))
+    problem = players_problem(rules, len(names))
     if problem:
         raise LiveError(f"--players: {problem} names")
     if len({n.casefold() for n in names}) != len(names) or not all(names):

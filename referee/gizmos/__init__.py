@@ -99,8 +99,8 @@ class GizmosGame:
     def score_report(self, state: State) -> str:
         return report(state)
 
-    def describe(self, step: Step) -> str:
-        return describe(step)
+    def describe(self, step: Step, name: str | None = None) -> str:
+        return describe(step, name)
 
     def state_to_json(self, state: State) -> dict[str, Any]:
         return state.to_json()

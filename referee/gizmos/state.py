@@ -359,8 +359,8 @@ def state_from_json(raw: Any) -> State:
     if raw.get("version") != VERSION:
         raise StateError(f"state: unsupported version {raw.get('version')!r} (this engine reads {VERSION})")
     praw = _need(raw, "players", "state")
-    if not isinstance(praw, list) or not 2 <= len(praw) <= 4:
-        raise StateError("state.players: expected a list of 2-4 players")
+    if not isinstance(praw, list) or not MIN_PLAYERS <= len(praw) <= MAX_PLAYERS:
+        raise StateError(f"state.players: expected a list of {MIN_PLAYERS}-{MAX_PLAYERS} players")
     players = []
     for i, p in enumerate(praw):
         w = f"players[{i}]"

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from referee.gizmos import GizmosError, State, describe, ranking, step_from_json
+from referee.gizmos import State
 from referee.tracker.base import TrackerError
 from referee.tracker.record import Entry, GameRecord, RecordError
 from referee.tracker.tracker import Tracker
@@ -41,7 +41,7 @@ class Moment:
 
     def totals(self) -> list[int]:
         """Each seat's live score (seat order)."""
-        by_seat = {line.seat: line.total for line in ranking(self.state)}
+        by_seat = {row["seat"]: row["total"] for row in Tracker.game.score_table(self.state)}
         return [by_seat[s] for s in range(self.state.num_players)]
 
 
@@ -82,15 +82,15 @@ def moments(entries: Iterable[Entry]) -> list[Moment]:
 
 
 def _what(entry: Entry, before: State, names: list[str]) -> tuple[str, str, dict[str, Any] | None, bool]:
-    p = entry.payload
+    p, game = entry.payload, Tracker.game
     if entry.kind == "step":
         try:
-            step = step_from_json(p["step"])
-        except (KeyError, GizmosError):
+            step = game.step_from_json(p["step"])
+        except (KeyError, game.error_type):
             return "step", "a step", p.get("step"), bool(p.get("forced"))
         seat = step.player if step.player is not None else before.current
         name = None if step.is_chance else names[seat]
-        return "step", describe(step, name), step.to_json(), bool(p.get("forced"))
+        return "step", game.describe(step, name), game.step_to_json(step), bool(p.get("forced"))
     if entry.kind == "correction":
         if p.get("what") == "undo_turn":
             return "undo", f"{p.get('who', entry.who)} undid the turn", None, False

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from referee.game import Game, get_game
+from referee.game import Game, get_game, players_problem
 from referee.tracker.record import GameRecord, RecordError
 
 
@@ -59,10 +59,9 @@ class Scorekeeper:
             rules = get_game(game)
         except KeyError as exc:
             raise ScorekeeperError(exc.args[0]) from exc
-        if not rules.min_players <= len(names) <= rules.max_players:
-            raise ScorekeeperError(
-                f"players: {game} is for {rules.min_players}-{rules.max_players} players, got {len(names)}"
-            )
+        problem = players_problem(rules, len(names))
+        if problem is not None:
+            raise ScorekeeperError(f"players: {problem}")
         record = GameRecord(path)
         if len(record):
             raise ScorekeeperError(f"{path} already holds a game; open it to resume")

@@ -48,21 +48,16 @@ from pathlib import Path
 from typing import Any
 
 from referee.events import Correction, DispenserEvent, EndOfTurn
+from referee.game import Game, players_problem
 from referee.gizmos import (
+    GIZMOS,
     IllegalStep,
     State,
     Step,
     apply,
     force,
-    legal_steps,
-    new_game,
-    ranking,
-    resolve_chance,
-    state_from_json,
-    step_from_json,
 )
-from referee.gizmos.errors import RULES, GizmosError, StateError
-from referee.gizmos.steps import describe
+from referee.gizmos.errors import RULES, StateError
 from referee.observation import Observation
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
@@ -150,6 +145,10 @@ _KEPT = frozenset({"record", "listeners", "settings", "stabilizer", "_atomic_dep
 class Tracker:
     """Referees one game. Not thread-safe: call it from one thread (the web app locks around it)."""
 
+    #: The rules, through the game interface: the record's states and steps, the players allowed,
+    #: the legal steps a person may enter, the scores. The explanation search is Gizmos' own.
+    game: Game[State, Step] = GIZMOS
+
     def __init__(
         self,
         record: GameRecord,
@@ -223,8 +222,9 @@ class Tracker:
         """A new game recorded at ``path``. With ``observed`` the setup (Display, Row) is left to
         the first observation or to ``reveal``/``dispense`` steps; else it is drawn from ``seed``.
         ``state`` starts from a given table instead (a game already under way, a test)."""
-        if not 2 <= len(names) <= 4:
-            raise TrackerError(f"players: Gizmos is for 2-4 players, got {len(names)}")
+        problem = players_problem(GIZMOS, len(names))
+        if problem is not None:
+            raise TrackerError(f"players: {problem}")
         if state is not None and state.num_players != len(names):
             raise TrackerError(f"players: {len(names)} names for a {state.num_players}-player table")
         fresh = str(path) != ":memory:" and not Path(path).exists()
@@ -233,10 +233,14 @@ class Tracker:
             if len(record):
                 raise TrackerError(f"{path} already holds a game; open it to resume (run --resume)")
             if state is None:
-                state = new_game(len(names))
-                if not observed:
-                    state = resolve_chance(state, random.Random(seed))
-            setup = {"names": names, "seed": seed, "observed": observed, "state": state.to_json()}
+                state = cls.game.new_game(len(names), None if observed else random.Random(seed))
+            setup = {
+                "game": cls.game.name,
+                "names": names,
+                "seed": seed,
+                "observed": observed,
+                "state": cls.game.state_to_json(state),
+            }
             record.append("setup", setup)
         except RecordError:
             if fresh:  # a full or read-only disk: leave no half-made record behind
@@ -284,20 +288,25 @@ class Tracker:
     def _from_setup(
         cls, record: GameRecord, setup: dict[str, Any], settings: TrackerSettings | None
     ) -> Tracker:
+        game = setup.get("game", cls.game.name)  # records made before the game was named: Gizmos
+        if game != cls.game.name:
+            raise RecordError(
+                f"{record.path}: a game of {game!r}, not {cls.game.name}: open it with its own referee"
+            )
         try:
-            state = state_from_json(setup["state"])
+            state = cls.game.state_from_json(setup["state"])
             names = [str(n) for n in setup["names"]]
-        except (KeyError, TypeError, StateError) as exc:
+        except (KeyError, TypeError, cls.game.error_type) as exc:
             raise RecordError(f"{record.path}: bad setup entry ({exc})") from exc
         return cls(record, names, state, settings)
 
     def _replay(self, kind: str, payload: dict[str, Any], who: str) -> None:
         try:
             if kind == "step":
-                step = step_from_json(payload["step"])
+                step = self.game.step_from_json(payload["step"])
                 self._advance(step, bool(payload.get("forced")), live=False, ended=payload.get("ended"))
             elif kind == "state":
-                state = state_from_json(payload["state"])
+                state = self.game.state_from_json(payload["state"])
                 if payload.get("reason") == "revise":
                     self._rewind(state, payload.get("log"))
                 elif payload.get("reason") in ("correction", "undo"):
@@ -319,7 +328,7 @@ class Tracker:
             elif kind == "end":
                 self.ended_by = payload.get("who", who)
                 self.state = dataclasses.replace(self.state, game_over=True)
-        except (KeyError, TypeError, ValueError, GizmosError, TrackerError) as exc:
+        except (KeyError, TypeError, ValueError, self.game.error_type, TrackerError) as exc:
             raise RecordError(f"{self.record.path}: cannot replay a '{kind}' entry: {exc}") from exc
 
     # ------------------------------------------------------------------ listeners
@@ -438,7 +447,7 @@ class Tracker:
             self._still = 0
             return
         self._still += 1
-        done = [st.kind for st in legal_steps(s)] == ["end_turn"]
+        done = [st.kind for st in self.game.legal_steps(s)] == ["end_turn"]
         if self._still < (self.settings.final_wait if done else self.settings.eot_wait):
             return
         step = Step("end_turn", s.current)
@@ -656,7 +665,7 @@ class Tracker:
         if found is None or found.tables != 1:
             return False
         with self.record.transaction():
-            self.record.append("state", {"state": start.to_json(), "reason": "revise"})
+            self.record.append("state", {"state": self.game.state_to_json(start), "reason": "revise"})
             self._rewind(start)
             self._note(
                 f"turn {start.turn + 1}: re-explained from its start "
@@ -670,7 +679,9 @@ class Tracker:
         """Camera only: explain again from before the last explanation, which let turns pass
         without a trace (a table seen since reads better as a move out of turn there)."""
         with self.record.transaction():
-            self.record.append("state", {"state": start.to_json(), "reason": "revise", "log": lines})
+            self.record.append(
+                "state", {"state": self.game.state_to_json(start), "reason": "revise", "log": lines}
+            )
             self._rewind(start, lines)
             self._note(
                 f"turn {start.turn + 1}: re-explained (what came later made a move out of turn "
@@ -852,7 +863,9 @@ class Tracker:
                     # The cards a Research put back were never seen: fold them into the deck's
                     # unknown part, as the search did (recorded, so a replay does the same).
                     self.state = fold_research(self.state, *folds[i])
-                    self.record.append("state", {"state": self.state.to_json(), "reason": "research"})
+                    self.record.append(
+                        "state", {"state": self.game.state_to_json(self.state), "reason": "research"}
+                    )
             if not self.state.game_over and self.state != found.state:
                 raise AssertionError("the accepted steps do not reproduce the explanation's state")
             if found.alternatives > 1:
@@ -892,7 +905,7 @@ class Tracker:
         after = force(before, step)[0] if forced else apply(before, step)
         how = ended or ("signal" if self._ends else "table") if step.kind == "end_turn" else None
         if live:
-            entry = {"step": step.to_json(), "forced": forced, "turn": before.turn}
+            entry = {"step": self.game.step_to_json(step), "forced": forced, "turn": before.turn}
             if how is not None:
                 entry["ended"] = how
             self.record.append("step", entry)
@@ -907,14 +920,18 @@ class Tracker:
                     before.turn,
                     before.round,
                     seat,
-                    describe(step, self.names[seat]),
-                    step.to_json(),
+                    self.game.describe(step, self.names[seat]),
+                    self.game.step_to_json(step),
                     forced,
                     how,
                 )
             )
         elif self.log:
-            self.log.append(LogLine(before.turn, before.round, None, describe(step), step.to_json()))
+            self.log.append(
+                LogLine(
+                    before.turn, before.round, None, self.game.describe(step), self.game.step_to_json(step)
+                )
+            )
         self._turn_forced |= forced
         if step.is_chance and before is self._baseline:
             self._baseline = after  # the set-up's refills: a turn is redone from after them
@@ -1053,7 +1070,7 @@ class Tracker:
         entry = {"time": now, "who": who, "what": what, "payload": {}, "type": "correction"}
         with self.record.transaction():
             self.record.append("correction", entry, who=who, at=now)
-            self.record.append("state", {"state": state.to_json(), "reason": reason}, who=who)
+            self.record.append("state", {"state": self.game.state_to_json(state), "reason": reason}, who=who)
 
     # ------------------------------------------------------------------ people have the last word
 
@@ -1062,7 +1079,7 @@ class Tracker:
         """Manual mode: apply one step chosen by a person; an illegal step raises IllegalStep."""
         if self.ended_by is not None:
             raise IllegalStep("GAME_OVER", f"the game was ended by {self.ended_by}")
-        apply(self.state, step)  # raises before anything is recorded
+        self.game.apply(self.state, step)  # raises before anything is recorded
         update = Update(steps=[step])
         with self.record.transaction():
             self._advance(step, forced=False, live=True, update=update, ended="person")
@@ -1071,7 +1088,7 @@ class Tracker:
 
     def legal_steps(self) -> list[Step]:
         """The steps a person may enter now (manual mode)."""
-        return [] if self.ended_by is not None else legal_steps(self.state)
+        return [] if self.ended_by is not None else self.game.legal_steps(self.state)
 
     @_atomic
     def correct(self, correction: Correction) -> State:
@@ -1084,7 +1101,9 @@ class Tracker:
         new = corrected(self.state, correction)
         with self.record.transaction():
             self.record.append("correction", correction.to_json(), who=correction.who, at=correction.time)
-            self.record.append("state", {"state": new.to_json(), "reason": "correction"}, who=correction.who)
+            self.record.append(
+                "state", {"state": self.game.state_to_json(new), "reason": "correction"}, who=correction.who
+            )
         self._set_state(new, reset=True)
         return new
 
@@ -1129,7 +1148,9 @@ class Tracker:
         }
         self.record.append("correction", entry, who=who, at=now)
         self._set_state(self.state, reset=True)
-        self.record.append("state", {"state": start.to_json(), "reason": "revise", "log": lines}, who=who)
+        self.record.append(
+            "state", {"state": self.game.state_to_json(start), "reason": "revise", "log": lines}, who=who
+        )
         self._rewind(start, lines)
         self._note(
             f"turn {from_turn + 1}: {who} set {ends} turn end(s) up to the table seen", update, who=who
@@ -1164,18 +1185,14 @@ class Tracker:
     # ------------------------------------------------------------------ reporting
 
     def scores(self) -> list[dict[str, Any]]:
-        rows = []
-        for line in ranking(self.state):
-            row = line.to_json()
-            row["name"] = self.names[line.seat]
-            rows.append(row)
-        return rows
+        """The scoring table, best first, each row with the player's name."""
+        return [{**row, "name": self.names[row["seat"]]} for row in self.game.score_table(self.state)]
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the dashboard shows, as JSON."""
         return {
             "names": self.names,
-            "state": self.state.to_json(),
+            "state": self.game.state_to_json(self.state),
             "round": self.state.round,
             "current": self.state.current,
             "end_triggered": self.state.end_triggered,

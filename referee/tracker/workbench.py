@@ -65,6 +65,7 @@ from referee.contrivance.rules import resolve_chance
 from referee.contrivance.state import PHASES, Square, tile_from_json
 from referee.contrivance.steps import CARD_TITLES, describe, play_text
 from referee.events import EndOfTurn
+from referee.game import players_problem
 from referee.observation import WorkbenchObservation
 from referee.tracker.base import LogLine, TrackerError
 from referee.tracker.record import GameRecord, RecordError
@@ -828,6 +829,9 @@ class WorkbenchTracker:
         record: GameRecord | None = None,
         edition: Edition = DEFAULT_EDITION,
     ) -> None:
+        problem = players_problem(CONTRIVANCE, len(names))
+        if problem is not None:
+            raise TrackerError(f"players: {problem}")
         if len(names) != len(builders):
             raise TrackerError("names and builders: one Builder per seat")
         unknown = [b for b in builders if b not in BUILDERS]
