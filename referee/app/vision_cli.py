@@ -44,6 +44,9 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
+    mx = sub.add_parser("dataset-mix", help="one dataset YAML over several rendered sets (train on all)")
+    mx.add_argument("--out", type=Path, required=True, help="dataset YAML to write")
+    mx.add_argument("folders", type=Path, nargs="+", help="dataset folders written by `vision dataset`")
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
     t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"), help="dataset YAML")
     t.add_argument("--epochs", type=int, default=25, help="training epochs")
@@ -179,6 +182,10 @@ def _run(a: argparse.Namespace) -> int:
             randomise=a.randomise,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
+    elif a.cmd == "dataset-mix":
+        from vision.training.dataset import write_mix_yaml
+
+        print(f"dataset-mix: ready: {write_mix_yaml(a.out, a.folders)}")
     elif a.cmd == "train":
         from vision.training.train import TrainConfig, smoke, train
 

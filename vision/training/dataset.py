@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.errors import DatasetError
 from vision.faces import face_set
 from vision.geometry import CANON_SIZE, CLASSES, rectify, yolo_text
 from vision.progress import Progress
@@ -105,6 +106,30 @@ def write_data_yaml(out: Path) -> Path:
     names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASSES))
     p.write_text(f"path: {out.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n")
     return p
+
+
+def write_mix_yaml(out: Path, folders: list[Path]) -> Path:
+    """One ultralytics dataset file that trains and validates on several rendered sets together.
+
+    Why: a fine-tune on randomised scenes alone forgets the project's own look (issue 14); the
+    mix keeps a share of own-style scenes in every epoch without copying any tile.
+    """
+    if not folders:
+        raise DatasetError("dataset mix: name at least one dataset folder")
+    for f in folders:
+        for split in ("train", "val"):
+            if not (f / "images" / split).is_dir():
+                raise DatasetError(
+                    f"dataset mix: {f} has no images/{split} (render it with `vision dataset`)"
+                )
+    names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASSES))
+
+    def listed(split: str) -> str:
+        return "\n".join(f"  - {(f / 'images' / split).resolve()}" for f in folders)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"train:\n{listed('train')}\nval:\n{listed('val')}\nnames:\n{names}\n")
+    return out
 
 
 def generate(spec: DatasetSpec, workers: int = 2, seed_offset: int = 0) -> Path:
