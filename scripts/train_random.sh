@@ -33,12 +33,13 @@ OWN_DATA=${OWN_DATA:-data/own-mix}
 BASE=${BASE:-models/detector.pt}
 SEED_OFFSET=${SEED_OFFSET:-100000}       # seeds 1,100,000+ (train) and 2,100,000+ (val): the recipe's
 OWN_SEED_OFFSET=${OWN_SEED_OFFSET:-700000}  # seeds 1,700,000+ / 2,700,000+: no other set uses them
+LOOK=${LOOK:-2}              # the randomiser's look (vision/training/randomise.py; 1: the first round's)
 
 mkdir -p runs/logs
 log=runs/logs/train-random.log
 {
-  echo "train_random: $(date -u +%FT%TZ) TRAIN=$TRAIN VAL=$VAL OWN=$OWN EPOCHS=$EPOCHS THREADS=$THREADS LR0=$LR0 BASE=$BASE"
-  nice -n 19 "$PY" -m referee.app.cli vision dataset --randomise --out "$DATA" --train "$TRAIN" \
+  echo "train_random: $(date -u +%FT%TZ) TRAIN=$TRAIN VAL=$VAL LOOK=$LOOK OWN=$OWN EPOCHS=$EPOCHS THREADS=$THREADS LR0=$LR0 BASE=$BASE"
+  nice -n 19 "$PY" -m referee.app.cli vision dataset --randomise "$LOOK" --out "$DATA" --train "$TRAIN" \
     --val "$VAL" --seed-offset "$SEED_OFFSET" --workers 1
   yaml="$DATA/gizmos.yaml"
   if [ "$OWN" -gt 0 ]; then

@@ -39,7 +39,16 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
     d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
     d.add_argument(
-        "--randomise", action="store_true", help="domain-randomised decks, tables, tokens, lamps (issue 14)"
+        "--randomise",
+        type=int,
+        nargs="?",
+        const=2,
+        default=0,
+        choices=[1, 2],
+        metavar="LOOK",
+        help="domain-randomised decks, tables, tokens, marbles, lamps (issue 14); LOOK 1 is the "
+        "first round's, 2 (the default) adds marble materials, token printings, tray heaps, "
+        "same-colour tables",
     )
     d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"

@@ -43,8 +43,8 @@ class DatasetSpec:
     #: Enrolled card photos the tables show instead of the drawn faces (fine-tuning on your cards).
     enrol: Path | None = None
     #: Domain-randomised scenes (vision/training/randomise.py): random decks, tables, token
-    #: printings, touching marbles, lamps and cameras.
-    randomise: bool = False
+    #: printings, touching marbles, lamps and cameras; 0 off, else the randomiser's look (1, 2).
+    randomise: int = 0
 
 
 def crop_labels(
@@ -68,7 +68,7 @@ def crop_labels(
     return out
 
 
-def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool]) -> int:
+def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, int]) -> int:
     out, split, seed, tile, per_scene, hand_prob, enrol, randomise = job
     marker = out / "labels" / split / f"s{seed}_{max(per_scene, 1) - 1}.txt"
     if marker.exists():
@@ -80,7 +80,7 @@ def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool])
     if randomise:  # random decks (the enrolled or drawn faces in a share of scenes), tables, lamps
         from vision.training.randomise import randomised
 
-        settings, random_faces = randomised(seed, settings, faces)
+        settings, random_faces = randomised(seed, settings, faces, look=randomise)
         faces = random_faces
     scene = render_table(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
