@@ -131,7 +131,7 @@ def same_colour_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     colour = str(rng.choice(["red", "blue", "yellow", "black"]))
     if colour == "black":
         return np.clip(img.astype(np.float32) * rng.uniform(0.15, 0.45), 0, 255).astype(np.uint8)
-    hue = int(cv2.cvtColor(np.uint8([[ENERGY_BGR[colour]]]), cv2.COLOR_BGR2HSV)[0, 0, 0])
+    hue = int(cv2.cvtColor(np.array([[ENERGY_BGR[colour]]], np.uint8), cv2.COLOR_BGR2HSV)[0, 0, 0])
     hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV).astype(np.float32)
     hsv[..., 0] = (hue + rng.uniform(-6, 6)) % 180
     hsv[..., 1] = np.clip(rng.uniform(110, 230) + (hsv[..., 1] - hsv[..., 1].mean()), 0, 255)
