@@ -77,6 +77,16 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     hs.add_argument("--train", type=int, default=2400, help="training scenes")
     hs.add_argument("--val", type=int, default=200, help="validation scenes")
     hs.add_argument("--workers", type=int, default=2, help="rendering processes")
+    hs.add_argument(
+        "--randomise",
+        type=int,
+        nargs="?",
+        const=2,
+        default=0,
+        choices=[1, 2],
+        metavar="LOOK",
+        help="domain-randomised tables, decks and lamps (see `vision dataset --randomise`)",
+    )
     th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
     th.add_argument("--data", type=Path, default=Path("data/hands"), help="dataset folder (from hand-set)")
     th.add_argument("--out", type=Path, default=Path("runs/hands"), help="run folder")
@@ -217,7 +227,8 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "hand-set":
         from vision.training.hands import HandSetSpec, render_hand_set
 
-        print(f"hand-set: ready: {render_hand_set(HandSetSpec(a.out, a.train, a.val), workers=a.workers)}")
+        spec = HandSetSpec(a.out, a.train, a.val, randomise=a.randomise)
+        print(f"hand-set: ready: {render_hand_set(spec, workers=a.workers)}")
     elif a.cmd == "train-hands":
         from vision.training.hands import HandTrainConfig, smoke_hands, train_hands
 
