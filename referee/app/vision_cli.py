@@ -227,8 +227,8 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "hand-set":
         from vision.training.hands import HandSetSpec, render_hand_set
 
-        spec = HandSetSpec(a.out, a.train, a.val, randomise=a.randomise)
-        print(f"hand-set: ready: {render_hand_set(spec, workers=a.workers)}")
+        hand_spec = HandSetSpec(a.out, a.train, a.val, randomise=a.randomise)
+        print(f"hand-set: ready: {render_hand_set(hand_spec, workers=a.workers)}")
     elif a.cmd == "train-hands":
         from vision.training.hands import HandTrainConfig, smoke_hands, train_hands
 
