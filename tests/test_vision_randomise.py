@@ -18,6 +18,7 @@ from vision.training.randomise import (
     random_deck,
     randomised,
     same_colour_texture,
+    with_distractors,
 )
 from vision.training.synth import MARBLE_MM, RenderSettings, TableLayout, marble_sprite, render_table
 
@@ -96,3 +97,17 @@ def test_randomised_looks_keep_clear_of_the_held_out_style() -> None:
     deck = random_deck(1)
     assert not any(np.array_equal(a, b) for a, b in zip(deck, drawn_faces(), strict=True))
     assert not any(np.array_equal(a, b) for a, b in zip(deck, heldout.other_deck(), strict=True))
+
+
+def test_distractors_lie_on_the_table_deterministically() -> None:
+    def plain(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+        return np.full((h, w, 3), 90, np.uint8)
+
+    with_things = with_distractors(plain)
+    a = with_things(np.random.default_rng(5), 800, 600)
+    assert np.array_equal(a, with_things(np.random.default_rng(5), 800, 600))
+    assert (a != 90).any(axis=2).mean() > 0.005  # something lies on it
+    assert any(
+        randomised(seed, look=2)[0].texture.__name__ == "draw"  # type: ignore[union-attr]
+        for seed in range(1_000_000, 1_000_010)
+    )

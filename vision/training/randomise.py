@@ -32,7 +32,14 @@ import numpy as np
 
 from referee.gizmos.cards import default_cards
 from vision.faces import BAND_MM, ENERGY_BGR, FACE_H, FACE_PX_PER_MM, FACE_W, drawn_faces
-from vision.training.synth import RenderSettings, TokenPrint, _effects, _texture, marble_sprite
+from vision.training.synth import (
+    CANVAS_PX_PER_MM,
+    RenderSettings,
+    TokenPrint,
+    _effects,
+    _texture,
+    marble_sprite,
+)
 
 #: Token fills the held-out style uses (BGR, 1s and 5s): randomised tokens stay this far away.
 _HELD_OUT_TOKENS = ((70, 150, 235), (150, 60, 120))
@@ -45,8 +52,9 @@ OWN_FACES_SHARE = 0.2
 #: heaps and same-colour tables (a dataset names the look it was rendered with).
 LOOKS = (1, 2)
 LATEST_LOOK = 2
-#: Share of look-2 tables turned to a marble's own colour.
+#: Share of look-2 tables turned to a marble's own colour, and with unlabelled things on them.
 SAME_COLOUR_TABLE_SHARE = 0.3
+DISTRACTOR_SHARE = 0.5
 
 
 def _colour(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> tuple[int, int, int]:
@@ -136,6 +144,45 @@ def same_colour_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     hsv[..., 0] = (hue + rng.uniform(-6, 6)) % 180
     hsv[..., 1] = np.clip(rng.uniform(110, 230) + (hsv[..., 1] - hsv[..., 1].mean()), 0, 255)
     return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
+
+
+def with_distractors(
+    texture: Callable[[np.random.Generator, int, int], np.ndarray],
+) -> Callable[[np.random.Generator, int, int], np.ndarray]:
+    """``texture`` with 1-4 unlabelled things lying on the table: printed sheets (some with black
+    blocks, like a marker tile), a phone, a coaster. The fine-tunes on look 1 put "card" boxes on
+    the white marker tiles and across stacked columns (24-32 extra boxes in 10 frames, none
+    before): paper that is not a card is what their data never showed them."""
+
+    def draw(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+        img = np.ascontiguousarray(texture(rng, w, h))
+        for _ in range(int(rng.integers(1, 5))):
+            kind = str(rng.choice(["sheet", "blocks", "phone", "coaster"]))
+            c = (float(rng.uniform(0, w)), float(rng.uniform(0, h)))
+            mm = CANVAS_PX_PER_MM
+            if kind == "coaster":
+                cv2.circle(img, (round(c[0]), round(c[1])), round(rng.uniform(35, 50) * mm), _colour(rng), -1)
+                continue
+            size = {"sheet": (rng.uniform(100, 220), rng.uniform(140, 300)), "phone": (72, 150)}.get(
+                kind, (rng.uniform(40, 80), rng.uniform(40, 80))
+            )
+            box = cv2.boxPoints((c, (size[0] * mm, size[1] * mm), float(rng.uniform(0, 180))))
+            paper = _colour(rng, 20, 60) if kind == "phone" else _colour(rng, 200, 255)
+            cv2.fillConvexPoly(img, box.astype(np.int32), paper, cv2.LINE_AA)
+            if kind != "sheet" or rng.random() < 0.5:  # a screen, black blocks, or printed lines
+                x0, y0 = box.min(0).astype(int)
+                x1, y1 = box.max(0).astype(int)
+                for _ in range(int(rng.integers(3, 12))):
+                    px, py = int(rng.integers(x0, max(x0 + 1, x1))), int(rng.integers(y0, max(y0 + 1, y1)))
+                    if cv2.pointPolygonTest(box, (px, py), False) > 0:
+                        side = int(rng.uniform(3, 12) * mm)
+                        ink = _colour(rng, 0, 60) if kind != "phone" else _colour(rng, 60, 255)
+                        cv2.rectangle(
+                            img, (px, py), (px + side, py + side // (1 + int(kind == "sheet"))), ink, -1
+                        )
+        return img
+
+    return draw
 
 
 def marble_look(rng: np.random.Generator) -> Callable[[str, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -240,13 +287,18 @@ def randomised(
     own = rng.random() < OWN_FACES_SHARE
     if look >= 2:  # drawn after look 1's draws, so look 1 stays exactly what it was
         more = np.random.default_rng([seed, 8])
+        fills = (_token_fill(more, (_MAT,)), _token_fill(more, (_MAT,)))
+        marbles, tokens, heaps = marble_look(more), token_print(more), bool(more.random() < 0.5)
+        table = same_colour_texture if more.random() < SAME_COLOUR_TABLE_SHARE else random_texture
+        if more.random() < DISTRACTOR_SHARE:
+            table = with_distractors(table)
         s = replace(
             s,
-            token_fills=(_token_fill(more, (_MAT,)), _token_fill(more, (_MAT,))),
-            marble_look=marble_look(more),
-            token_print=token_print(more),
-            tray_heaps=bool(more.random() < 0.5),
-            texture=same_colour_texture if more.random() < SAME_COLOUR_TABLE_SHARE else random_texture,
+            token_fills=fills,
+            marble_look=marbles,
+            token_print=tokens,
+            tray_heaps=heaps,
+            texture=table,
         )
     if own:
         return s, own_faces if own_faces is not None else drawn_faces()
