@@ -289,7 +289,9 @@ def randomised(
         more = np.random.default_rng([seed, 8])
         fills = (_token_fill(more, (_MAT,)), _token_fill(more, (_MAT,)))
         marbles, tokens, heaps = marble_look(more), token_print(more), bool(more.random() < 0.5)
-        table = same_colour_texture if more.random() < SAME_COLOUR_TABLE_SHARE else random_texture
+        table: Callable[[np.random.Generator, int, int], np.ndarray] = (
+            same_colour_texture if more.random() < SAME_COLOUR_TABLE_SHARE else random_texture
+        )
         if more.random() < DISTRACTOR_SHARE:
             table = with_distractors(table)
         s = replace(
