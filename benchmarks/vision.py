@@ -43,7 +43,15 @@ from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
 from vision.marbles import MarbleColours
-from vision.observe import OCCLUDER_CLASSES, Assembler, Observer, Seen, rotation_at, token_points
+from vision.observe import (
+    OCCLUDER_CLASSES,
+    VP_SPLIT_MM,
+    Assembler,
+    Observer,
+    Seen,
+    rotation_at,
+    token_points,
+)
 from vision.occlusion import TableBackground
 from vision.progress import Progress
 from vision.training.dataset import HELDOUT_SEED_BASE
@@ -208,6 +216,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     found = {c: Tally() for c in CLASSES}
     extra: Counter[str] = Counter()
     vp_value = Tally()
+    vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # box size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
@@ -329,6 +338,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             o = truth[t][2]
             if o.cls in ("vp1", "vp5") and d.cls in ("vp1", "vp5"):
                 vp_value.add(token_points(Seen.of(d)) == int(o.cls[2:]))
+                x1, y1, x2, y2 = Seen.of(d).box
+                vp_size[o.cls].append((x2 - x1 + y2 - y1) / 2)
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
@@ -402,6 +413,14 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     for cls in CLASSES:
         print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
     print(f"  VP tokens found: value from the box's size right {vp_value}")
+    for cls, true_mm in (("vp1", 18), ("vp5", 24)):
+        if vp_size[cls]:
+            lo, med, hi = np.percentile(vp_size[cls], [5, 50, 95])
+            wrong = sum((v >= VP_SPLIT_MM) == (cls == "vp1") for v in vp_size[cls])
+            print(
+                f"    {cls} ({true_mm} mm) box size: 5% {lo:.1f}, median {med:.1f}, 95% {hi:.1f} mm; "
+                f"on the wrong side of {VP_SPLIT_MM:.0f} mm: {wrong}/{len(vp_size[cls])}"
+            )
     print("\n[stage] marble colour on detected marbles")
     print(f"  detector class:          {colour_det}")
     print(f"  colour stage (shipped):  {colour_stage}  ({unknown} reported unknown)")
