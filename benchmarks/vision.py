@@ -19,12 +19,13 @@ Measures each stage on its own, then the whole pipeline, on the same held-out fr
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,7 +43,15 @@ from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
 from vision.marbles import MarbleColors
-from vision.observe import OCCLUDER_CLASSES, Assembler, Observer, Seen, rotation_at
+from vision.observe import (
+    OCCLUDER_CLASSES,
+    VP_SPLIT_MM,
+    Assembler,
+    Observer,
+    Seen,
+    rotation_at,
+    token_points,
+)
 from vision.occlusion import TableBackground
 from vision.progress import Progress
 from vision.training.dataset import HELDOUT_SEED_BASE
@@ -52,13 +61,14 @@ from vision.training.evaluate import (
     average_precision,
     content,
     differences,
+    error_causes,
     heldout_scenes,
     iou,
     match,
     oracle_detections,
     table_differences,
 )
-from vision.training.synth import RenderedScene
+from vision.training.synth import MARBLE_MM, RenderedScene
 from vision.whitebalance import balance
 from vision.zones import default_zones, overlaps
 
@@ -198,6 +208,16 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     color_det, color_stage, color_oracle = Tally(), Tally(), Tally()
     unknown = 0
     marble_recall = Tally()
+    # Which data matters: why frames are wrong (frames per cause, whole pipeline and oracle), and
+    # the detector per class at the pipeline's confidence (found, extra), VP values by size on
+    # its boxes, marbles found in touching heaps and apart.
+    causes_pipeline: Counter[str] = Counter()
+    causes_oracle: Counter[str] = Counter()
+    found = {c: Tally() for c in CLASSES}
+    extra: Counter[str] = Counter()
+    vp_value = Tally()
+    vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # box size of true 1s and 5s found, mm
+    marble_touching = {True: Tally(), False: Tally()}
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
     latency: list[float] = []
@@ -224,6 +244,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         exact_memory.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
         tally_cards(oracle.last_cards, scene, ident_memory)
         oracle.owned = None
+        causes_oracle.update(error_causes(got, scene.truth))
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
         for d in truth_dets:
@@ -280,6 +301,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             right = content(obs) == content(scene.truth)
             vs_table = table_differences(obs, scene)
             exact.add(right)
+            causes_pipeline.update(error_causes(obs, scene.truth))
             exact_by_hand[bool(scene.hands_mm)].add(right)
             right_table.add(not vs_table)
             if args.show_errors and not right:
@@ -290,6 +312,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     stages[k].append(v)
         except CalibrationError as exc:
             exact.add(False)
+            causes_pipeline["calibration"] += 1
             exact_by_hand[bool(scene.hands_mm)].add(False)
             right_table.add(False)
             if args.show_errors:
@@ -308,8 +331,13 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         hit: set[int] = set()
         for d, t in match(confident, [(c, b) for c, b, _ in truth], same_class=False):
             if t is None:
+                extra[d.cls] += 1
                 continue
             o = truth[t][2]
+            if o.cls in ("vp1", "vp5") and d.cls in ("vp1", "vp5"):
+                vp_value.add(token_points(Seen.of(d)) == int(o.cls[2:]))
+                x1, y1, x2, y2 = Seen.of(d).box
+                vp_size[o.cls].append((x2 - x1 + y2 - y1) / 2)
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
@@ -323,9 +351,15 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 )
                 pick = int(np.argmax(score(seen_frame, h, c, rotation_at(observer.zones, *c))))
                 ident_alone[o.cls].add(pick == o.card)
-        for i, (cls, _, _) in enumerate(truth):
+        confident_hit = {t for _, t in match(confident, [(c, b) for c, b, _ in truth], same_class=False)}
+        centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for c, b, _ in truth if c.startswith("marble_")]
+        for i, (cls, b, _) in enumerate(truth):
+            found[cls].add(i in confident_hit)
             if cls.startswith("marble_"):
                 marble_recall.add(i in hit)
+                c = ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
+                near = sum(math.dist(c, o) < (MARBLE_MM + 1) * CANON_PX_PER_MM for o in centres) > 1
+                marble_touching[near].add(i in hit)
         # Identification inside the pipeline (table constraints), by box position.
         for s, card in observer.assembler.last_cards:
             box = tuple(v * CANON_PX_PER_MM for v in s.box)
@@ -372,6 +406,19 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         print(f"  {cls:14s} {a:.3f}  ({n_truth[cls]} objects)")
     print(f"  {'mean':14s} {np.nanmean(aps):.3f}")
     print(f"  marbles found (conf >= {observer.conf}, IoU >= 0.5): {marble_recall}")
+    print(f"  marbles found in touching heaps: {marble_touching[True]}; apart: {marble_touching[False]}")
+    print(f"  at the pipeline's confidence ({observer.conf}), any class, IoU >= 0.5: found / extra boxes")
+    for cls in CLASSES:
+        print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
+    print(f"  VP tokens found: value from the box's size right {vp_value}")
+    for cls, true_mm in (("vp1", 18), ("vp5", 24)):
+        if vp_size[cls]:
+            lo, med, hi = np.percentile(vp_size[cls], [5, 50, 95])
+            wrong = sum((v >= VP_SPLIT_MM) == (cls == "vp1") for v in vp_size[cls])
+            print(
+                f"    {cls} ({true_mm} mm) box size: 5% {lo:.1f}, median {med:.1f}, 95% {hi:.1f} mm; "
+                f"on the wrong side of {VP_SPLIT_MM:.0f} mm: {wrong}/{len(vp_size[cls])}"
+            )
     print("\n[stage] marble colour on detected marbles")
     print(f"  detector class:          {color_det}")
     print(f"  colour stage (shipped):  {color_stage}  ({unknown} reported unknown)")
@@ -382,6 +429,11 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"  observations exactly right: {exact}")
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
     print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
+    print("  error causes, frames affected (pipeline; oracle detector in brackets):")
+    for cause, n in sorted(causes_pipeline.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"    {cause:36s} {n:4d}  ({causes_oracle[cause]})")
+    for cause in sorted(set(causes_oracle) - set(causes_pipeline)):
+        print(f"    {cause:36s} {0:4d}  ({causes_oracle[cause]})")
     if hand_iou:
         print(
             f"  hand network: mask IoU median {statistics.median(hand_iou):.3f}, "

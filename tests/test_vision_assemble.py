@@ -18,6 +18,7 @@ from vision.training.evaluate import (
     average_precision,
     content,
     differences,
+    error_causes,
     match,
     oracle_detections,
     scene_for_seed,
@@ -146,6 +147,31 @@ def test_content_ignores_listing_order() -> None:
     assert content(Observation(0.0, slots)) == content(Observation(0.0, slots[::-1]))
     assert content(obs(("red", "blue"), (0, 20))) != content(obs(("red", "red"), (0, 20)))
     assert differences(obs(("red",), (0,)), obs(("blue",), (0,))) == ["seat 0 ring: got [red], truth [blue]"]
+
+
+def test_error_causes_name_each_wrong_zone_and_how_it_is_wrong() -> None:
+    def obs(ring: tuple[str, ...] | None, gizmos: tuple[int, ...], vp: int = 3) -> Observation:
+        marbles = None if ring is None else tuple(MarbleSighting(c, 0.5) for c in ring)
+        cards = tuple(CardSighting(g, 0.7) for g in gizmos)
+        slots = (SlotSighting(1, 0, 5, 0.9), SlotSighting(1, 1, 6, 0.9))
+        return Observation(0.0, slots, players=(PlayerSighting(0, marbles, (), cards, (vp, 0.9)),))
+
+    truth = obs(("red", "blue"), (0, 20))
+    assert error_causes(truth, truth) == set()
+    assert error_causes(obs(("red",), (0, 20)), truth) == {"ring: missed"}
+    assert error_causes(obs(("red", "red"), (0, 21), vp=7), truth) == {
+        "ring: colour",
+        "gizmos: misidentified",
+        "vp_tokens: too many points",
+    }
+    assert error_causes(obs(None, (0,)), truth) == {"ring: hidden or shown", "gizmos: missed"}
+    empty_slot = Observation(
+        0.0, (SlotSighting(1, 0, None, 0.9), SlotSighting(1, 1, 7, 0.9)), players=truth.players
+    )
+    assert error_causes(empty_slot, truth) == {"display: missed", "display: misidentified"}
+    assert error_causes(Observation(0.0, truth.display[:1], players=truth.players), truth) == {
+        "display: hidden or shown"
+    }
 
 
 def test_average_precision_and_matching() -> None:

@@ -48,6 +48,12 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err.startswith("error: hand training: nothing to resume in")
     assert main(["export-hands", "--weights", str(tmp_path / "w.pt")]) == 2
     assert "hand weights file" in capsys.readouterr().err
+    assert main(["dataset-mix", "--out", str(tmp_path / "mix.yaml"), str(tmp_path / "nothing")]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith("nothing has no images/train (render it with `vision dataset`)")
+    )
 
 
 def test_print_markers_says_which_size_and_refuses_a_bad_one(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -6,22 +6,83 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from benchmarks import heldout
 from vision.faces import drawn_faces
 from vision.training.dataset import DatasetSpec, generate
-from vision.training.randomise import _HELD_OUT_TOKENS, random_deck, randomised
+from vision.training.randomise import (
+    _HELD_OUT_TOKENS,
+    _MAT,
+    marble_look,
+    random_deck,
+    randomised,
+    same_color_texture,
+    with_distractors,
+)
+from vision.training.synth import MARBLE_MM, RenderSettings, TableLayout, marble_sprite, render_table
 
 
-def test_randomised_dataset_renders_labelled_tiles_deterministically(tmp_path: Path) -> None:
-    spec = DatasetSpec(tmp_path / "a", train_scenes=2, val_scenes=1, tiles_per_scene=1, randomise=True)
+@pytest.mark.parametrize("look", [1, 2])
+def test_randomised_dataset_renders_labelled_tiles_deterministically(tmp_path: Path, look: int) -> None:
+    spec = DatasetSpec(tmp_path / "a", train_scenes=2, val_scenes=1, tiles_per_scene=1, randomise=look)
     generate(spec, workers=1)
     labels = sorted((tmp_path / "a" / "labels" / "train").glob("*.txt"))
     assert len(labels) == 2 and any(p.read_text().strip() for p in labels)
-    again = DatasetSpec(tmp_path / "b", train_scenes=2, val_scenes=1, tiles_per_scene=1, randomise=True)
+    again = DatasetSpec(tmp_path / "b", train_scenes=2, val_scenes=1, tiles_per_scene=1, randomise=look)
     generate(again, workers=1)
     for p in labels:
         assert (tmp_path / "b" / "labels" / "train" / p.name).read_text() == p.read_text()
+        image = Path(str(p).replace("labels", "images")).with_suffix(".jpg")
+        assert Path(str(image).replace("/a/", "/b/")).read_bytes() == image.read_bytes()
+
+
+def test_look_two_adds_its_hooks_without_changing_look_one() -> None:
+    for seed in range(1_000_000, 1_000_010):
+        one, faces_one = randomised(seed, look=1)
+        two, faces_two = randomised(seed, look=2)
+        assert one.marble_look is None and one.token_print is None and not one.tray_heaps
+        assert two.marble_look is not None and two.token_print is not None
+        # look 1's own draws are untouched by look 2's (which come from a stream of their own)
+        assert (one.jitter_mm, one.jitter_deg, one.touching_marbles) == (
+            two.jitter_mm,
+            two.jitter_deg,
+            two.touching_marbles,
+        )
+        assert faces_one is faces_two
+        assert all(math.dist(c, _MAT) >= 60 for c in two.token_fills)
+    with pytest.raises(ValueError, match="look 3 is not one of"):
+        randomised(1_000_000, look=3)
+
+
+def test_marble_materials_keep_the_marbles_color() -> None:
+    light = np.array([0.4, 0.3, 0.866], np.float32)
+    glossy_alpha = marble_sprite("red", light)[1].mean()
+    see_through = 0
+    for seed in range(40):
+        make = marble_look(np.random.default_rng(seed))
+        for color, channel in (("red", 2), ("blue", 0)):
+            rgb, alpha = make(color, light)
+            assert alpha.min() >= 0 and alpha.max() <= 1 and alpha.mean() <= glossy_alpha + 1e-6
+            see_through += alpha.mean() < 0.9 * glossy_alpha
+            body = np.median(rgb[alpha[..., 0] > 0.5], axis=0)  # the body, not the highlight
+            assert int(np.argmax(body)) == channel, (seed, color, body)
+    assert see_through > 0  # glass marbles among the 40 scenes
+
+
+def test_same_color_tables_and_tray_heaps() -> None:
+    hues = []
+    for seed in range(20):
+        t = same_color_texture(np.random.default_rng(seed), 64, 48)
+        assert t.shape == (48, 64, 3) and t.dtype == np.uint8
+        hues.append(t.reshape(-1, 3).mean(0))
+    assert any(h[2] > 1.5 * h[0] and h[2] > 1.5 * h[1] for h in hues)  # a red table
+    assert any(h.max() < 70 for h in hues)  # a dark one (black marbles)
+    layout = TableLayout((), (), (), decks=(), dispenser=("red",) * 7)
+    scene = render_table(layout, 3, RenderSettings(tray_heaps=True, hand_prob=0, effects=False))
+    centres = [((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2) for o in scene.objects]
+    nearest = [min(math.dist(a, b) for b in centres if b is not a) for a in centres]
+    assert len(centres) == 7 and max(nearest) < MARBLE_MM + 0.5  # every marble touches another
 
 
 def test_randomised_looks_keep_clear_of_the_held_out_style() -> None:
@@ -36,3 +97,17 @@ def test_randomised_looks_keep_clear_of_the_held_out_style() -> None:
     deck = random_deck(1)
     assert not any(np.array_equal(a, b) for a, b in zip(deck, drawn_faces(), strict=True))
     assert not any(np.array_equal(a, b) for a, b in zip(deck, heldout.other_deck(), strict=True))
+
+
+def test_distractors_lie_on_the_table_deterministically() -> None:
+    def plain(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+        return np.full((h, w, 3), 90, np.uint8)
+
+    with_things = with_distractors(plain)
+    a = with_things(np.random.default_rng(5), 800, 600)
+    assert np.array_equal(a, with_things(np.random.default_rng(5), 800, 600))
+    assert (a != 90).any(axis=2).mean() > 0.005  # something lies on it
+    assert any(
+        randomised(seed, look=2)[0].texture.__name__ == "draw"  # type: ignore[union-attr]
+        for seed in range(1_000_000, 1_000_010)
+    )

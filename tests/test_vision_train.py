@@ -63,3 +63,21 @@ def test_whole_frame_dataset_keeps_every_label_of_the_canonical_frame(tmp_path: 
     assert len(rows) > 20 and marbles  # a whole table: cards, marbles and tokens, none cut away
     again = generate(DatasetSpec(tmp_path, 1, 0, whole=True), workers=1, seed_offset=6_500_000)
     assert again.is_file() and len(list((tmp_path / "images" / "train").iterdir())) == 1  # resumable
+
+
+def test_mixed_dataset_yaml_lists_every_set_and_refuses_an_unrendered_one(tmp_path: Path) -> None:
+    import yaml
+
+    from vision.errors import DatasetError
+    from vision.training.dataset import write_mix_yaml
+
+    sets = [tmp_path / "random", tmp_path / "own"]
+    for d in sets:
+        for split in ("train", "val"):
+            (d / "images" / split).mkdir(parents=True)
+    data = yaml.safe_load(write_mix_yaml(tmp_path / "mix.yaml", sets).read_text())
+    assert data["train"] == [str((d / "images" / "train").resolve()) for d in sets]
+    assert data["val"] == [str((d / "images" / "val").resolve()) for d in sets]
+    assert data["names"] == dict(enumerate(CLASSES))
+    with pytest.raises(DatasetError, match="missing has no images/train"):
+        write_mix_yaml(tmp_path / "bad.yaml", [tmp_path / "missing"])

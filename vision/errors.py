@@ -25,3 +25,7 @@ class CalibrationError(VisionError):
 
 class ZonesError(VisionError):
     """A malformed zones file; the message names the field."""
+
+
+class DatasetError(VisionError):
+    """A training dataset folder that is missing or incomplete; the message names it."""

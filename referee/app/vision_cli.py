@@ -39,11 +39,23 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
     d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
     d.add_argument(
-        "--randomise", action="store_true", help="domain-randomised decks, tables, tokens, lamps (issue 14)"
+        "--randomise",
+        type=int,
+        nargs="?",
+        const=2,
+        default=0,
+        choices=[1, 2],
+        metavar="LOOK",
+        help="domain-randomised decks, tables, tokens, marbles, lamps (issue 14); LOOK 1 is the "
+        "first round's, 2 (the default) adds marble materials, token printings, tray heaps, "
+        "same-colour tables",
     )
     d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
+    mx = sub.add_parser("dataset-mix", help="one dataset YAML over several rendered sets (train on all)")
+    mx.add_argument("--out", type=Path, required=True, help="dataset YAML to write")
+    mx.add_argument("folders", type=Path, nargs="+", help="dataset folders written by `vision dataset`")
     t = sub.add_parser("train", help="train the detector from scratch (shows progress; --resume continues)")
     t.add_argument("--data", type=Path, default=Path("data/detector/gizmos.yaml"), help="dataset YAML")
     t.add_argument("--epochs", type=int, default=25, help="training epochs")
@@ -65,6 +77,16 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     hs.add_argument("--train", type=int, default=2400, help="training scenes")
     hs.add_argument("--val", type=int, default=200, help="validation scenes")
     hs.add_argument("--workers", type=int, default=2, help="rendering processes")
+    hs.add_argument(
+        "--randomise",
+        type=int,
+        nargs="?",
+        const=2,
+        default=0,
+        choices=[1, 2],
+        metavar="LOOK",
+        help="domain-randomised tables, decks and lamps (see `vision dataset --randomise`)",
+    )
     th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
     th.add_argument("--data", type=Path, default=Path("data/hands"), help="dataset folder (from hand-set)")
     th.add_argument("--out", type=Path, default=Path("runs/hands"), help="run folder")
@@ -179,6 +201,10 @@ def _run(a: argparse.Namespace) -> int:
             randomise=a.randomise,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
+    elif a.cmd == "dataset-mix":
+        from vision.training.dataset import write_mix_yaml
+
+        print(f"dataset-mix: ready: {write_mix_yaml(a.out, a.folders)}")
     elif a.cmd == "train":
         from vision.training.train import TrainConfig, smoke, train
 
@@ -201,7 +227,8 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "hand-set":
         from vision.training.hands import HandSetSpec, render_hand_set
 
-        print(f"hand-set: ready: {render_hand_set(HandSetSpec(a.out, a.train, a.val), workers=a.workers)}")
+        hand_spec = HandSetSpec(a.out, a.train, a.val, randomise=a.randomise)
+        print(f"hand-set: ready: {render_hand_set(hand_spec, workers=a.workers)}")
     elif a.cmd == "train-hands":
         from vision.training.hands import HandTrainConfig, smoke_hands, train_hands
 

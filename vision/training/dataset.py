@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.errors import DatasetError
 from vision.faces import face_set
 from vision.geometry import CANON_SIZE, CLASSES, rectify, yolo_text
 from vision.progress import Progress
@@ -42,8 +43,8 @@ class DatasetSpec:
     #: Enrolled card photos the tables show instead of the drawn faces (fine-tuning on your cards).
     enrol: Path | None = None
     #: Domain-randomised scenes (vision/training/randomise.py): random decks, tables, token
-    #: printings, touching marbles, lamps and cameras.
-    randomise: bool = False
+    #: printings, touching marbles, lamps and cameras; 0 off, else the randomiser's look (1, 2).
+    randomise: int = 0
 
 
 def crop_labels(
@@ -67,7 +68,7 @@ def crop_labels(
     return out
 
 
-def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool]) -> int:
+def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, int]) -> int:
     out, split, seed, tile, per_scene, hand_prob, enrol, randomise = job
     marker = out / "labels" / split / f"s{seed}_{max(per_scene, 1) - 1}.txt"
     if marker.exists():
@@ -79,7 +80,7 @@ def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, bool])
     if randomise:  # random decks (the enrolled or drawn faces in a share of scenes), tables, lamps
         from vision.training.randomise import randomised
 
-        settings, random_faces = randomised(seed, settings, faces)
+        settings, random_faces = randomised(seed, settings, faces, look=randomise)
         faces = random_faces
     scene = render_table(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
@@ -105,6 +106,30 @@ def write_data_yaml(out: Path) -> Path:
     names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASSES))
     p.write_text(f"path: {out.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n")
     return p
+
+
+def write_mix_yaml(out: Path, folders: list[Path]) -> Path:
+    """One ultralytics dataset file that trains and validates on several rendered sets together.
+
+    Why: a fine-tune on randomised scenes alone forgets the project's own look (issue 14); the
+    mix keeps a share of own-style scenes in every epoch without copying any tile.
+    """
+    if not folders:
+        raise DatasetError("dataset mix: name at least one dataset folder")
+    for f in folders:
+        for split in ("train", "val"):
+            if not (f / "images" / split).is_dir():
+                raise DatasetError(
+                    f"dataset mix: {f} has no images/{split} (render it with `vision dataset`)"
+                )
+    names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASSES))
+
+    def listed(split: str) -> str:
+        return "\n".join(f"  - {(f / 'images' / split).resolve()}" for f in folders)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"train:\n{listed('train')}\nval:\n{listed('val')}\nnames:\n{names}\n")
+    return out
 
 
 def generate(spec: DatasetSpec, workers: int = 2, seed_offset: int = 0) -> Path:

@@ -147,6 +147,41 @@ def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     return out
 
 
+def error_causes(got: Observation, truth: Observation) -> set[str]:
+    """Why an observation is wrong, one word pair per zone kind and failure ("ring: missed",
+    "display: misidentified", "vp_tokens: hidden or shown"): what the benchmark counts by frame
+    so that the data a failure needs (issue 14: "measure which data matters") can be read off."""
+    a, b = content(got), content(truth)
+    out: set[str] = set()
+    da = {(s["level"], s["slot"]): s["card"] for s in a["display"]}
+    db = {(s["level"], s["slot"]): s["card"] for s in b["display"]}
+    for k in set(da) | set(db):
+        x, y = da.get(k, "unseen"), db.get(k, "unseen")
+        if x == y:
+            continue
+        if "unseen" in (x, y):
+            out.add("display: hidden or shown")
+        else:
+            out.add("display: " + ("missed" if x is None else "extra" if y is None else "misidentified"))
+    zones = [("energy_row", a["energy_row"], b["energy_row"])]
+    pa = {p["seat"]: p for p in a["players"]}
+    pb = {p["seat"]: p for p in b["players"]}
+    for seat in set(pa) | set(pb):
+        for zone in ("ring", "archive", "gizmos", "vp_tokens"):
+            zones.append((zone, pa.get(seat, {}).get(zone), pb.get(seat, {}).get(zone)))
+    for zone, x, y in zones:
+        if x == y:
+            continue
+        if x is None or y is None:
+            out.add(f"{zone}: hidden or shown")
+        elif zone == "vp_tokens":
+            out.add(f"{zone}: " + ("too few points" if x["points"] < y["points"] else "too many points"))
+        else:
+            wrong = "colour" if zone in ("energy_row", "ring") else "misidentified"
+            out.add(f"{zone}: " + ("missed" if len(x) < len(y) else "extra" if len(x) > len(y) else wrong))
+    return out
+
+
 def _short(v: Any) -> str:
     if isinstance(v, list):
         return "[" + " ".join(str(d.get("color", d.get("card"))) for d in v) + "]"

@@ -6,7 +6,12 @@ scenes whose look is drawn at random far beyond the project's own teaches it the
 instead: a random deck every few scenes (:func:`random_deck`: abstract pictures, printed text,
 color frames, from a generator of its own), random table surfaces, random VP-token printings,
 ring marbles in touching heaps or apart, hand-placed jitter up to 5 mm and 6 degrees, and a
-camera with random color casts, blur, noise and JPEG.
+camera with random color casts, blur, noise and JPEG. Look 2 (:data:`LATEST_LOOK`) adds what the
+first fine-tune still missed (docs/vision.md, "Real tables"): marbles of other materials
+(matte, glass, swirled; :func:`marble_look`), VP tokens of random printings beyond their fill
+(rim, digits, font; :func:`token_print`), touching heaps in the dispenser tray as well as the
+rings, and tables in a marble's own color (a red marble on red wood, a black one on a dark
+cloth). Look 1 is the first round's, kept so that its training set re-renders exactly.
 
 Leave-one-style-out: the benchmark's held-out style (``benchmarks/heldout.py``: slate, check
 cloth, red-stained and planked wood, black-body lamps with fall-off, webcam sharpening, its own
@@ -18,6 +23,7 @@ imports the benchmarks).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
@@ -25,8 +31,15 @@ import cv2
 import numpy as np
 
 from referee.gizmos.cards import default_cards
-from vision.faces import BAND_MM, FACE_H, FACE_PX_PER_MM, FACE_W, drawn_faces
-from vision.training.synth import RenderSettings, _effects, _texture
+from vision.faces import BAND_MM, ENERGY_BGR, FACE_H, FACE_PX_PER_MM, FACE_W, drawn_faces
+from vision.training.synth import (
+    CANVAS_PX_PER_MM,
+    RenderSettings,
+    TokenPrint,
+    _effects,
+    _texture,
+    marble_sprite,
+)
 
 #: Token fills the held-out style uses (BGR, 1s and 5s): randomised tokens stay this far away.
 _HELD_OUT_TOKENS = ((70, 150, 235), (150, 60, 120))
@@ -35,6 +48,13 @@ _TOKEN_MIN_DISTANCE = 60.0
 SCENES_PER_DECK = 8
 #: Share of scenes drawn with the project's own faces (or the user's enrolled ones).
 OWN_FACES_SHARE = 0.2
+#: The randomised looks: 1 the first round's, 2 with marble materials, token printings, tray
+#: heaps and same-color tables (a dataset names the look it was rendered with).
+LOOKS = (1, 2)
+LATEST_LOOK = 2
+#: Share of look-2 tables turned to a marble's own color, and with unlabelled things on them.
+SAME_COLOR_TABLE_SHARE = 0.3
+DISTRACTOR_SHARE = 0.5
 
 
 def _color(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> tuple[int, int, int]:
@@ -112,6 +132,113 @@ def random_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     return np.clip(a * t + b * (1 - t) + grain, 0, 255).astype(np.uint8)
 
 
+def same_color_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """The project's wood, cloth or laminate in one marble color's hue (red, blue, yellow) or
+    darkened towards black: the worst background for that color's marbles."""
+    img = _texture(rng, w, h)
+    color = str(rng.choice(["red", "blue", "yellow", "black"]))
+    if color == "black":
+        return np.clip(img.astype(np.float32) * rng.uniform(0.15, 0.45), 0, 255).astype(np.uint8)
+    hue = int(cv2.cvtColor(np.array([[ENERGY_BGR[color]]], np.uint8), cv2.COLOR_BGR2HSV)[0, 0, 0])
+    hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV).astype(np.float32)
+    hsv[..., 0] = (hue + rng.uniform(-6, 6)) % 180
+    hsv[..., 1] = np.clip(rng.uniform(110, 230) + (hsv[..., 1] - hsv[..., 1].mean()), 0, 255)
+    return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)
+
+
+def with_distractors(
+    texture: Callable[[np.random.Generator, int, int], np.ndarray],
+) -> Callable[[np.random.Generator, int, int], np.ndarray]:
+    """``texture`` with 1-4 unlabelled things lying on the table: printed sheets (some with black
+    blocks, like a marker tile), a phone, a coaster. The fine-tunes on look 1 put "card" boxes on
+    the white marker tiles and across stacked columns (24-32 extra boxes in 10 frames, none
+    before): paper that is not a card is what their data never showed them."""
+
+    def draw(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+        img = np.ascontiguousarray(texture(rng, w, h))
+        for _ in range(int(rng.integers(1, 5))):
+            kind = str(rng.choice(["sheet", "blocks", "phone", "coaster"]))
+            c = (float(rng.uniform(0, w)), float(rng.uniform(0, h)))
+            mm = CANVAS_PX_PER_MM
+            if kind == "coaster":
+                cv2.circle(img, (round(c[0]), round(c[1])), round(rng.uniform(35, 50) * mm), _color(rng), -1)
+                continue
+            size = {"sheet": (rng.uniform(100, 220), rng.uniform(140, 300)), "phone": (72, 150)}.get(
+                kind, (rng.uniform(40, 80), rng.uniform(40, 80))
+            )
+            box = cv2.boxPoints((c, (size[0] * mm, size[1] * mm), float(rng.uniform(0, 180))))
+            paper = _color(rng, 20, 60) if kind == "phone" else _color(rng, 200, 255)
+            cv2.fillConvexPoly(img, box.astype(np.int32), paper, cv2.LINE_AA)
+            if kind != "sheet" or rng.random() < 0.5:  # a screen, black blocks, or printed lines
+                x0, y0 = box.min(0).astype(int)
+                x1, y1 = box.max(0).astype(int)
+                for _ in range(int(rng.integers(3, 12))):
+                    px, py = int(rng.integers(x0, max(x0 + 1, x1))), int(rng.integers(y0, max(y0 + 1, y1)))
+                    if cv2.pointPolygonTest(box, (px, py), False) > 0:
+                        side = int(rng.uniform(3, 12) * mm)
+                        ink = _color(rng, 0, 60) if kind != "phone" else _color(rng, 60, 255)
+                        cv2.rectangle(
+                            img, (px, py), (px + side, py + side // (1 + int(kind == "sheet"))), ink, -1
+                        )
+        return img
+
+    return draw
+
+
+def marble_look(rng: np.random.Generator) -> Callable[[str, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """One scene's marble material, drawn at random: glossy (the project's), matte, glass (the
+    table shows through, a bright caustic opposite the highlight) or swirled (streaks of a
+    lighter tint); each color's tint varies by up to ±12 % per channel."""
+    kind = str(rng.choice(["glossy", "matte", "glass", "swirl"]))
+    tints = {c: rng.uniform(0.88, 1.12, 3).astype(np.float32) for c in ("red", "blue", "black", "yellow")}
+    opacity = float(rng.uniform(0.55, 0.8))
+    twist, streaks = float(rng.uniform(1, 4)), int(rng.integers(2, 5))
+
+    def make(color: str, light: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rgb, alpha = marble_sprite(color, light)
+        size = rgb.shape[0]
+        yy, xx = (np.mgrid[0:size, 0:size].astype(np.float32) + 0.5 - size / 2) / (size / 2 - 1)
+        rr = np.clip(xx**2 + yy**2, 0, 1)
+        rgb = rgb * tints.get(color, np.ones(3, np.float32))
+        if kind == "matte":  # the highlight spread and dimmed
+            rgb = cv2.GaussianBlur(rgb, (0, 0), size / 10) * 0.9
+        elif kind == "glass":  # see-through body, darker rim (Fresnel), caustic on the far side
+            body = opacity + (1 - opacity) * rr[..., None] ** 2
+            alpha = alpha * body
+            caustic = np.exp(-((xx + 0.5 * light[0]) ** 2 + (yy + 0.5 * light[1]) ** 2) / 0.08)
+            rgb = rgb + 90 * caustic[..., None]
+        elif kind == "swirl":  # streaks of a lighter tint wound round the centre
+            ang = np.arctan2(yy, xx) + twist * np.sqrt(rr)
+            streak = (np.sin(streaks * ang) > 0.3).astype(np.float32)[..., None]
+            rgb = rgb * (1 - 0.5 * streak) + 0.5 * streak * np.clip(rgb * 1.6 + 40, 0, 255)
+        return np.clip(rgb, 0, 255), alpha
+
+    return make
+
+
+def token_print(rng: np.random.Generator) -> TokenPrint:
+    """A random printing of the VP tokens besides the fill: rim color and width (or none),
+    light or dark digits, another font, stroke and size."""
+    light = rng.random() < 0.6
+    return TokenPrint(
+        rim=_color(rng, 180, 255) if rng.random() < 0.6 else _color(rng),
+        rim_px=int(rng.integers(0, 4)),
+        digits=_color(rng, 200, 255) if light else _color(rng, 0, 70),
+        font=int(
+            rng.choice(
+                [
+                    cv2.FONT_HERSHEY_SIMPLEX,
+                    cv2.FONT_HERSHEY_DUPLEX,
+                    cv2.FONT_HERSHEY_TRIPLEX,
+                    cv2.FONT_HERSHEY_COMPLEX,
+                ]
+            )
+        ),
+        stroke=int(rng.integers(1, 4)),
+        scale=float(rng.uniform(0.75, 1.25)),
+    )
+
+
 def random_camera(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
     """The project's camera effects, then a random color cast of up to ±25 % per channel and a
     random gamma (a lamp and a camera the renderer never drew)."""
@@ -122,18 +249,31 @@ def random_camera(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
     return cv2.transform(out, np.diag(gains)).astype(np.uint8)
 
 
-def _token_fill(rng: np.random.Generator) -> tuple[int, int, int]:
+#: The player mat under the tokens (vision/training/synth.py): look-2 token fills keep clear of it,
+#: or a token without a rim would have no edge to label.
+_MAT = (205, 215, 220)
+
+
+def _token_fill(
+    rng: np.random.Generator, avoid: tuple[tuple[int, int, int], ...] = ()
+) -> tuple[int, int, int]:
     while True:
         c = _color(rng, 20, 240)
-        if all(math.dist(c, h) >= _TOKEN_MIN_DISTANCE for h in _HELD_OUT_TOKENS):
+        if all(math.dist(c, h) >= _TOKEN_MIN_DISTANCE for h in (*_HELD_OUT_TOKENS, *avoid)):
             return c
 
 
 def randomised(
-    seed: int, base: RenderSettings | None = None, own_faces: tuple[np.ndarray, ...] | None = None
+    seed: int,
+    base: RenderSettings | None = None,
+    own_faces: tuple[np.ndarray, ...] | None = None,
+    look: int = LATEST_LOOK,
 ) -> tuple[RenderSettings, tuple[np.ndarray, ...]]:
-    """The render settings and deck of one training scene (deterministic per seed); ``own_faces``
-    (default the drawn ones, or a user's enrolled cards) are the deck of a share of scenes."""
+    """The render settings and deck of one training scene (deterministic per seed and look);
+    ``own_faces`` (default the drawn ones, or a user's enrolled cards) are the deck of a share
+    of scenes."""
+    if look not in LOOKS:
+        raise ValueError(f"randomised: look {look} is not one of {LOOKS}")
     rng = np.random.default_rng([seed, 7])
     s = replace(
         base or RenderSettings(),
@@ -145,6 +285,23 @@ def randomised(
         touching_marbles=bool(rng.random() < 0.5),
     )
     own = rng.random() < OWN_FACES_SHARE
+    if look >= 2:  # drawn after look 1's draws, so look 1 stays exactly what it was
+        more = np.random.default_rng([seed, 8])
+        fills = (_token_fill(more, (_MAT,)), _token_fill(more, (_MAT,)))
+        marbles, tokens, heaps = marble_look(more), token_print(more), bool(more.random() < 0.5)
+        table: Callable[[np.random.Generator, int, int], np.ndarray] = (
+            same_color_texture if more.random() < SAME_COLOR_TABLE_SHARE else random_texture
+        )
+        if more.random() < DISTRACTOR_SHARE:
+            table = with_distractors(table)
+        s = replace(
+            s,
+            token_fills=fills,
+            marble_look=marbles,
+            token_print=tokens,
+            tray_heaps=heaps,
+            texture=table,
+        )
     if own:
         return s, own_faces if own_faces is not None else drawn_faces()
     return s, random_deck(seed // SCENES_PER_DECK)

@@ -94,10 +94,29 @@ class RenderSettings:
     camera: Callable[[np.random.Generator, np.ndarray], np.ndarray] | None = None
     token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230))
     touching_marbles: bool = False
+    #: Marble looks (``maker(colour, light) -> (BGR, alpha)``, default :func:`marble_sprite`'s
+    #: glossy sphere), the VP tokens' printing (rim, digits; default white), and the dispenser
+    #: tray's marbles in touching heaps too: hooks of the domain-randomised training scenes.
+    marble_look: Callable[[str, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
+    token_print: TokenPrint | None = None
+    tray_heaps: bool = False
     #: Also render the empty table (``RenderedScene.empty_image``): the same surface, markers,
     #: mats and tray, camera and lamp, before anything is put on it (the occlusion stage's
     #: background, vision/occlusion.py).
     empty_table: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TokenPrint:
+    """How a VP token is printed besides its fill: rim colour and width, digits' colour, font,
+    stroke and size (``None`` in :class:`RenderSettings`: white rim and digits, the project's)."""
+
+    rim: tuple[int, int, int] = (245, 245, 245)
+    rim_px: int = 2
+    digits: tuple[int, int, int] = (250, 250, 250)
+    font: int = cv2.FONT_HERSHEY_DUPLEX
+    stroke: int = 2
+    scale: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,9 +271,11 @@ class _Canvas:
         img: np.ndarray,
         light: np.ndarray,
         token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230)),
+        token_print: TokenPrint | None = None,
     ) -> None:
         self.img = img
         self.token_fills = token_fills
+        self.token_print = token_print or TokenPrint()
         self.light = light  # unit vector (x, y, z) towards the light, for marble shading and shadows
 
     def px(self, x: float, y: float) -> tuple[float, float]:
@@ -344,18 +365,20 @@ class _Canvas:
         c = tuple(round(v) for v in self.px(*center))
         rp = round(r * CANVAS_PX_PER_MM)
         fill = self.token_fills[0] if points == 1 else self.token_fills[1]
+        tp = self.token_print
         cv2.circle(self.img, c, rp, fill, -1, cv2.LINE_AA)
-        cv2.circle(self.img, c, rp - 2, (245, 245, 245), 2, cv2.LINE_AA)
+        if tp.rim_px > 0:
+            cv2.circle(self.img, c, rp - tp.rim_px, tp.rim, tp.rim_px, cv2.LINE_AA)
         txt = str(points)
-        (tw, th), _ = cv2.getTextSize(txt, cv2.FONT_HERSHEY_DUPLEX, rp / 14, 2)
+        (tw, th), _ = cv2.getTextSize(txt, tp.font, rp / 14 * tp.scale, tp.stroke)
         cv2.putText(
             self.img,
             txt,
             (c[0] - tw // 2, c[1] + th // 2),
-            cv2.FONT_HERSHEY_DUPLEX,
-            rp / 14,
-            (250, 250, 250),
-            2,
+            tp.font,
+            rp / 14 * tp.scale,
+            tp.digits,
+            tp.stroke,
             cv2.LINE_AA,
         )
 
@@ -476,9 +499,9 @@ def _draw_table(
     ch = round((th + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
     az, el = rng.uniform(0, 2 * math.pi), rng.uniform(math.radians(45), math.radians(75))
     light = np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)], np.float32)
-    cv = _Canvas((s.texture or _texture)(rng, cw, ch), light, s.token_fills)
+    cv = _Canvas((s.texture or _texture)(rng, cw, ch), light, s.token_fills, s.token_print)
     scaled = _scaled_faces(faces)
-    sprites = {c: marble_sprite(c, light) for c in COLORS}
+    sprites = {c: (s.marble_look or marble_sprite)(c, light) for c in COLORS}
     objects: list[SceneObject] = []
     by_zone: dict[str, list[SceneObject]] = {}
 
@@ -539,9 +562,11 @@ def _draw_table(
     _draw_tray(cv, cv.img)
     tray = TRAY_MM
     inner = (tray[0] + 8, tray[1] + 8, tray[2] - 16, tray[3] - 16)
-    for col, c in zip(
-        layout.dispenser, _scatter(rng, inner, [MARBLE_MM / 2] * len(layout.dispenser)), strict=True
-    ):
+    n_tray = len(layout.dispenser)
+    tray_spots = (
+        _cluster(rng, inner, n_tray) if s.tray_heaps else _scatter(rng, inner, [MARBLE_MM / 2] * n_tray)
+    )
+    for col, c in zip(layout.dispenser, tray_spots, strict=True):
         cv.marble(sprites[col], c)
         objects.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
     kinds = [int(k) for k in rng.choice([1, 5], layout.supply_tokens)]
