@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from vision.identify import (
 from vision.marbles import MarbleColours
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
+from vision.reaches import reaches_of
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -321,6 +322,7 @@ class Observer:
         colour_stage: bool = True,
         hand_model: str | Path | None = None,
         hand_conf: float = 0.1,
+        reaches: bool = False,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -338,6 +340,12 @@ class Observer:
         #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
         self.hands = None if hand_model == "detector" else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
+        #: Report the reaching hands (whose arm, over what: :mod:`vision.reaches`) in each
+        #: observation; needs the hand network. Off by default: the tracker weighs every arm it
+        #: is not told of as unseen, so only a caller that observes every frame, moving ones
+        #: included, should turn it on (the motion-gated stream does not).
+        self.reaches = reaches and self.hands is not None
+        self._last_hand_confidence = 0.0
         #: The hand mask of the last frame (network resolution), when the hand network is in use.
         self.last_hand_mask: np.ndarray | None = None
         #: The empty table (:meth:`learn_empty_table`): with it, a hand the network marks where
@@ -387,6 +395,7 @@ class Observer:
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
+            self._last_hand_confidence = confidence
             self.last_network_mask = mask
             others: list[np.ndarray] = []
             if self.background is not None:
@@ -429,6 +438,10 @@ class Observer:
             notes,
         )
         self.timings["assemble"] = time.perf_counter() - t0
+        if self.reaches and self.last_hand_mask is not None:
+            in_play = self.seats if seats is None else tuple(seats)
+            found = reaches_of(self.last_hand_mask, self.zones, in_play, self._last_hand_confidence)
+            obs = replace(obs, reaches=found)
         return obs
 
 

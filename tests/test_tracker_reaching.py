@@ -1,0 +1,49 @@
+"""Whose arm reached in, weighed against a reading (referee.tracker.reaching): the pure parts."""
+
+from __future__ import annotations
+
+from referee.gizmos import Step
+from referee.observation import ReachSighting
+from referee.tracker.reaching import W_MISSED, W_STRAY, ArmLog, actors, reach_cost
+from tests.tables import table
+from tests.test_tracker import K, R, pick
+
+
+def test_a_round_of_declined_research_is_three_players_acting_a_second_marble_one() -> None:
+    start = table(players=3)
+    research_round = [pick(0, R), Step("end_turn", 0), Step("end_turn", 1), Step("end_turn", 2), pick(0, K)]
+    second_marble = [pick(0, R), pick(0, K)]
+    assert actors(start, research_round) == [0, 1, 2, 0]
+    assert actors(start, second_marble) == [0]
+    arms = [0, 0, 1, 1, 1, 2, 0]  # frames: Ana's arm, Ben's to a deck, Cy's, Ana's again
+    assert reach_cost(actors(start, research_round), arms) == 0
+    assert reach_cost(actors(start, second_marble), arms) == 2 * W_STRAY
+    # every arm missed: the round of Research costs three players unseen
+    assert reach_cost(actors(start, research_round), []) == 4 * W_MISSED
+
+
+def test_a_move_out_of_turn_is_its_players_arm_and_an_arm_seen_twice_counts_once() -> None:
+    start = table(players=3)
+    out_of_turn = [pick(1, R)]  # Ben takes a marble during Ana's turn
+    traceless = [Step("end_turn", 0), pick(1, R)]  # Ana declined a Research, then Ben
+    assert actors(start, out_of_turn) == [1] and actors(start, traceless) == [0, 1]
+    assert reach_cost([1], [1, 1, 1]) == 0
+    assert reach_cost([0, 1], [1]) == W_MISSED  # Ana's arm unseen
+    assert reach_cost([1], [0, 1]) == W_STRAY  # ... or seen: then the traceless turn fits
+    assert reach_cost([0, 1, 0], [0, 2, 0]) == W_MISSED + W_STRAY  # a seat misread
+    assert reach_cost([0], [0, 2, 0]) == W_STRAY  # a stray arm between two of Ana's
+
+
+def test_the_log_keeps_what_came_after_the_table_and_counts_nothing_when_hands_are_not_reported() -> None:
+    start = table(players=3)
+    log = ArmLog()
+    log = log.add(1, None).add(2, None)
+    assert not log.reported and log.cost(start, [pick(1, R)], 10) == 0
+    log = log.add(3, ()).add(4, (ReachSighting(1, "deck/1", 0.9), ReachSighting(None, "table", 0.9)))
+    log = log.add(5, (ReachSighting(2, "energy_row", 0.3),))  # too unsure to count
+    log = log.add(7, (ReachSighting(2, "energy_row", 0.9),))
+    assert log.reported and log.before(7) == (1,) and log.before(8) == (1, 2)
+    assert log.turns(start, 8) == 2 and log.turns(start, 4) is None
+    later = log.consume(7)
+    assert later.before(100) == (2,) and later.spent == (1,)
+    assert later.cost(start, [Step("end_turn", 0), pick(1, R)], 5, again=True) == W_MISSED
