@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import referee.tracker.tracker as tracker_module
+import referee.tracker.turns as turns_module
 from referee.gizmos import State
 from referee.simulation.breaks import VIOLATIONS
 from referee.simulation.synthetic import Camera, Feeder, Noise, ReachNoise, TurnScript, simulated_game
@@ -99,8 +100,12 @@ def corpus(games: int, players: int, seed: int, rate: float) -> list[list[TurnSc
     return out
 
 
+#: The modules that call the explanation search (the tracker, and its camera-only turn reading).
+SEARCHERS = (tracker_module, turns_module)
+
+
 class SearchClock:
-    """Times every explanation search the tracker runs (wraps ``referee.tracker.explain``)."""
+    """Times every explanation search the tracker runs (wraps ``explain`` where it is called)."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -114,11 +119,13 @@ class SearchClock:
             finally:
                 self.seconds += time.perf_counter() - t0
 
-        tracker_module.explain = timed  # type: ignore[assignment]
+        for module in SEARCHERS:
+            module.explain = timed  # type: ignore[attr-defined]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        tracker_module.explain = self._explain  # type: ignore[assignment]
+        for module in SEARCHERS:
+            module.explain = self._explain  # type: ignore[attr-defined]
 
 
 def run(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from referee.gizmos import Step
 from referee.observation import ReachSighting
-from referee.tracker.reaching import W_MISSED, W_STRAY, ArmLog, actors, reach_cost
+from referee.tracker.reaching import W_MISSED, W_STRAY, ArmLog, actors, orders, reach_cost, stray
 from tests.tables import table
 from tests.test_tracker import K, R, pick
 
@@ -17,7 +17,9 @@ def test_a_round_of_declined_research_is_three_players_acting_a_second_marble_on
     assert actors(start, second_marble) == [0]
     arms = [0, 0, 1, 1, 1, 2, 0]  # frames: Ana's arm, Ben's to a deck, Cy's, Ana's again
     assert reach_cost(actors(start, research_round), arms) == 0
-    assert reach_cost(actors(start, second_marble), arms) == 2 * W_STRAY
+    # Ben's arm seen in three frames, Cy's in one, both unexplained
+    assert reach_cost(actors(start, second_marble), arms) == stray(3) + stray(1)
+    assert stray(1) == W_STRAY < stray(2) < stray(3) and stray(50) == stray(10)
     # every arm missed: the round of Research costs three players unseen
     assert reach_cost(actors(start, research_round), []) == 4 * W_MISSED
 
@@ -47,3 +49,32 @@ def test_the_log_keeps_what_came_after_the_table_and_counts_nothing_when_hands_a
     later = log.consume(7)
     assert later.before(100) == (2,) and later.spent == (1,)
     assert later.cost(start, [Step("end_turn", 0), pick(1, R)], 5, again=True) == W_MISSED
+
+
+def test_a_move_out_of_turn_may_come_before_or_after_the_turns_own_moves() -> None:
+    start = table(players=3)
+    # the search put Cy's marble after Ana's own move; the arms saw it first
+    reading = [pick(0, R), pick(2, K)]
+    assert actors(start, reading) == [0, 2]
+    assert sorted(orders(start, reading)) == [[0, 2], [2, 0]]
+    log = (
+        ArmLog().add(1, (ReachSighting(2, "energy_row", 0.9),)).add(2, (ReachSighting(0, "energy_row", 0.9),))
+    )
+    assert log.cost(start, reading, 3) == 0
+    # Ana's arm after Cy's: Cy's move out of turn is settled (Ana played on after it)
+    assert log.settles(start, reading, 1, 3) and not log.settles(start, reading, 0, 3)
+    assert not ArmLog().add(1, (ReachSighting(2, "energy_row", 0.9),)).settles(start, reading, 1, 3)
+
+
+def test_a_reading_accepted_in_part_spends_only_its_own_arms() -> None:
+    start = table(players=3)
+    sightings = [0, 0, 2, 1, 1, 2, 2]  # Ana, a stray Cy, Ben, Cy
+    log = ArmLog()
+    for frame, seat in enumerate(sightings):
+        log = log.add(frame, (ReachSighting(seat, "deck/1", 0.9),))
+    part = log.consume_steps(start, [Step("end_turn", 0), Step("end_turn", 1)])  # Ana's and Ben's
+    assert part.spent == (0, 0, 2, 1, 1) and part.before(100) == (2, 2)
+    # the current player's arm spent this turn: ending the turn expects no arm of theirs again
+    after = ArmLog(True, (), (0,))
+    assert after.cost(start, [Step("end_turn", 0), pick(1, R)], 5) == W_MISSED  # Ben's arm unseen
+    assert ArmLog(True).cost(start, [Step("end_turn", 0), pick(1, R)], 5) == 2 * W_MISSED

@@ -24,9 +24,12 @@ MIN_CONFIDENCE = 0.5
 #: A turn's acting player whose arm was never seen (every gesture of the turn missed: about one
 #: in twenty for a single gesture; a Research declined is three or four).
 W_MISSED = 1.3
-#: An arm seen that no step of the reading explains (a stray hand, a seat misread: about one
-#: turn in twenty).
+#: An arm seen in one frame that no step of the reading explains (a stray hand, a seat misread:
+#: about one turn in twenty) ...
 W_STRAY = 1.3
+#: ... and for each further frame in a row it stays (someone is acting), up to W_STRAY_MAX.
+W_LINGER = 1.0
+W_STRAY_MAX = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +57,60 @@ class ArmLog:
         """The seats seen reaching before ``frame``, in order."""
         return tuple(seat for f, seat in self.seen if f < frame)
 
+    def settles(self, start: State, steps: Sequence[Step], index: int, frame: int) -> bool:
+        """Whether the arms seen before ``frame`` show the player whose turn it was act after a
+        move out of turn (step ``index`` of a reading from ``start``): then that move is
+        certain, wherever the search placed it among the turn's own moves."""
+        if not self.reported:
+            return False
+        current, n = start.current, start.num_players
+        for step in steps[:index]:
+            if step.kind == "end_turn":
+                current = (current + 1) % n
+        offender = steps[index].player
+        if offender is None or offender == current:
+            return False
+        seen = self.before(frame)
+        return offender in seen and current in seen[seen.index(offender) + 1 :]
+
+    def since(self, frame: int) -> tuple[int, ...]:
+        """The seats seen reaching from ``frame`` on, in order."""
+        return tuple(seat for f, seat in self.seen if f >= frame)
+
     def consume(self, frame: int) -> ArmLog:
         """An explanation of the table that stood from ``frame`` on was accepted: the arms seen
         before it are accounted for (kept as ``spent``), those seen since wait for the next."""
         return ArmLog(self.reported, tuple((f, s) for f, s in self.seen if f >= frame), self.before(frame))
+
+    def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
+        """Part of a reading was accepted (the turns before a rule break that awaits its
+        verdict): the arms its players account for, first in order (a single stray sighting
+        among them too), are spent; the rest wait."""
+        expected, k, used = actors(start, steps), 0, 0
+        seats = [seat for _, seat in self.seen]
+
+        def fits(j: int) -> int | None:
+            if k < len(expected) and seats[j] == expected[k]:
+                return k
+            if k + 1 < len(expected) and seats[j] == expected[k + 1]:
+                return k + 1
+            return None
+
+        while used < len(seats):
+            at = fits(used)
+            if at is None and used + 1 < len(seats) and fits(used + 1) is not None:
+                used += 1  # a stray sighting between the reading's arms
+                continue
+            if at is None:
+                break
+            k, used = at, used + 1
+        spent = tuple(seats[:used])
+        return ArmLog(self.reported, self.seen[used:], spent)
+
+    def again(self) -> ArmLog:
+        """The log as a reading from before the last accepted explanation sees it: the arms that
+        explanation accounted for come first again (a reading that goes back over it)."""
+        return ArmLog(self.reported, tuple((-1, s) for s in self.spent) + self.seen, ())
 
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
@@ -66,7 +119,10 @@ class ArmLog:
         if not self.reported:
             return 0.0
         seen = (self.spent if again else ()) + self.before(frame)
-        return reach_cost(actors(start, steps), seen)
+        # the current player's arm, seen earlier this turn, stands for a main action no camera
+        # saw (a Research declined) when the reading ends the turn without one
+        earlier = not again and start.current in self.spent
+        return min(reach_cost(order, seen) for order in orders(start, steps, earlier))
 
     def turns(self, start: State, frame: int) -> int | None:
         """How many turns the arms seen before ``frame`` say ended, if every arm reached in its
@@ -82,41 +138,94 @@ class ArmLog:
         return ends or None
 
 
-def actors(start: State, steps: Sequence[Step]) -> list[int]:
-    """The players a reading says acted, in order, one entry per run: the player of each of its
-    steps, and the player of each turn it ends that left no trace (a Research declined: the
-    player's arm reached to a deck). Ending a turn and random outcomes are no gesture."""
-    out: list[int] = []
-    current = start.current
-    acted = start.main_done  # the current turn's main action came before the reading
+def _turns(start: State, steps: Sequence[Step], seen: bool = False) -> list[tuple[int, list[int]]]:
+    """Per turn of a reading: the player whose turn it is, and the players of its steps in
+    order (that player's own, or another's out of turn), the player of a turn that left no
+    trace acting once (a Research declined: the arm reaches to a deck). ``seen``: the current
+    player's arm was already seen this turn (accounted for by the last accepted reading)."""
+    out: list[tuple[int, list[int]]] = [(start.current, [])]
+    acted = start.main_done or seen  # the current turn's main action came before the reading
     for step in steps:
         if step.is_chance:
             continue
+        seat, moves = out[-1]
         if step.kind == "end_turn":
             if not acted:
-                out.append(current)
-            current = (current + 1) % start.num_players
+                moves.append(seat)
+            out.append(((seat + 1) % start.num_players, []))
             acted = False
             continue
-        out.append(step.player if step.player is not None else current)
+        moves.append(step.player if step.player is not None else seat)
         acted = True
-    return [s for i, s in enumerate(out) if i == 0 or out[i - 1] != s]
+    return out
+
+
+def _runs(seats: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    for s in seats:
+        if not out or out[-1] != s:
+            out.append(s)
+    return out
+
+
+def actors(start: State, steps: Sequence[Step], seen: bool = False) -> list[int]:
+    """The players a reading says acted, in order, one entry per run: the player of each of its
+    steps, and the player of each turn it ends that left no trace (a Research declined: the
+    player's arm reached to a deck). Ending a turn and random outcomes are no gesture."""
+    return _runs(seat for _, moves in _turns(start, steps, seen) for seat in moves)
+
+
+#: Readings whose moves out of turn could be ordered in more ways than this are weighed in their
+#: own order only.
+MAX_ORDERS = 16
+
+
+def orders(start: State, steps: Sequence[Step], seen: bool = False) -> list[list[int]]:
+    """The orders in which a reading's players may have acted (:func:`actors`): a move out of
+    turn is placed by the search among the turn's own moves wherever the table allows, and
+    the table rarely tells (a marble taken before or after the current player's Build), so
+    within a turn the player's own moves may come before, between or after the others' moves
+    out of turn (those keep their order)."""
+    options: list[list[int]] = [[]]
+    for seat, moves in _turns(start, steps, seen):
+        others = [m for m in moves if m != seat]
+        if not others or len(others) == len(moves):
+            options = [o + moves for o in options]
+            continue
+        turn = [others[:k] + [seat] + others[k:] for k in range(len(others) + 1)]
+        if len(options) * len(turn) > MAX_ORDERS:
+            options = [o + moves for o in options]
+            continue
+        options = [o + t for o in options for t in turn]
+    return [_runs(o) for o in options]
+
+
+def stray(frames: int) -> float:
+    """The weight of an arm no step of a reading explains, seen in ``frames`` frames in a row:
+    a stray hand or a misread seat is a frame or two, an arm that stays longer is someone acting."""
+    return min(W_STRAY + W_LINGER * (frames - 1), W_STRAY_MAX)
 
 
 def reach_cost(expected: Sequence[int], seen: Sequence[int]) -> float:
-    """The weight of the arms ``seen`` (seats, in order) against the players ``expected`` to
-    act (in order, one per run): each expected player whose arm was not seen in its place costs
-    W_MISSED, each arm seen that no expected player accounts for W_STRAY; an expected player
-    accounts for any number of sightings of their own arm in a row (one gesture seen in several
-    frames, or several gestures), even with a stray arm between them. The cheapest alignment."""
-    observed = [s for i, s in enumerate(seen) if i == 0 or seen[i - 1] != s]
+    """The weight of the arms ``seen`` (a seat per sighting, in order) against the players
+    ``expected`` to act (in order, one per run): each expected player whose arm was not seen in
+    its place costs W_MISSED, each run of sightings of one arm that no expected player accounts
+    for :func:`stray`; an expected player accounts for any number of runs of their own arm
+    (one gesture seen in several frames, or several gestures), even with a stray arm between
+    them. The cheapest alignment."""
+    runs: list[list[int]] = []  # [seat, frames]
+    for seat in seen:
+        if runs and runs[-1][0] == seat:
+            runs[-1][1] += 1
+        else:
+            runs.append([seat, 1])
     n = len(expected)
     # state: (how many expected players were reached, whether the last of them was seen) -> cost
     best: dict[tuple[int, bool], float] = {(0, False): 0.0}
-    for seat in observed:
+    for seat, frames in runs:
         nxt: dict[tuple[int, bool], float] = {}
         for (i, hit), cost in best.items():
-            options = [((i, hit), cost + W_STRAY)]  # a stray arm
+            options = [((i, hit), cost + stray(frames))]
             if i and expected[i - 1] == seat:
                 options.append(((i, True), cost))  # the same player's arm again
             missed = W_MISSED * (i > 0 and not hit)
