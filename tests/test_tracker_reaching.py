@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from referee.gizmos import Step
 from referee.observation import ReachSighting
-from referee.tracker.reaching import W_MISSED, W_STRAY, ArmLog, actors, orders, reach_cost, stray
+from referee.tracker.reaching import (
+    W_MISSED,
+    W_STRAY,
+    ArmLog,
+    actors,
+    orders,
+    reach_cost,
+    stray,
+    zone_class,
+)
 from tests.tables import table
 from tests.test_tracker import K, R, pick
 
@@ -41,13 +50,13 @@ def test_the_log_keeps_what_came_after_the_table_and_counts_nothing_when_hands_a
     log = ArmLog()
     log = log.add(1, None).add(2, None)
     assert not log.reported and log.cost(start, [pick(1, R)], 10) == 0
-    log = log.add(3, ()).add(4, (ReachSighting(1, "deck/1", 0.9), ReachSighting(None, "table", 0.9)))
+    log = log.add(3, ()).add(4, (ReachSighting(1, "energy_row", 0.9), ReachSighting(None, "table", 0.9)))
     log = log.add(5, (ReachSighting(2, "energy_row", 0.3),))  # too unsure to count
     log = log.add(7, (ReachSighting(2, "energy_row", 0.9),))
     assert log.reported and log.before(7) == (1,) and log.before(8) == (1, 2)
     assert log.turns(start, 8) == 2 and log.turns(start, 4) is None
     later = log.consume(7)
-    assert later.before(100) == (2,) and later.spent == (1,)
+    assert later.before(100) == (2,) and later.spent == ((1, "row"),)
     assert later.cost(start, [Step("end_turn", 0), pick(1, R)], 5, again=True) == W_MISSED
 
 
@@ -56,7 +65,7 @@ def test_a_move_out_of_turn_may_come_before_or_after_the_turns_own_moves() -> No
     # the search put Cy's marble after Ana's own move; the arms saw it first
     reading = [pick(0, R), pick(2, K)]
     assert actors(start, reading) == [0, 2]
-    assert sorted(orders(start, reading)) == [[0, 2], [2, 0]]
+    assert sorted([seat for seat, _ in order] for order in orders(start, reading)) == [[0, 2], [2, 0]]
     log = (
         ArmLog().add(1, (ReachSighting(2, "energy_row", 0.9),)).add(2, (ReachSighting(0, "energy_row", 0.9),))
     )
@@ -73,8 +82,23 @@ def test_a_reading_accepted_in_part_spends_only_its_own_arms() -> None:
     for frame, seat in enumerate(sightings):
         log = log.add(frame, (ReachSighting(seat, "deck/1", 0.9),))
     part = log.consume_steps(start, [Step("end_turn", 0), Step("end_turn", 1)])  # Ana's and Ben's
-    assert part.spent == (0, 0, 2, 1, 1) and part.before(100) == (2, 2)
+    assert [seat for seat, _ in part.spent] == [0, 0, 2, 1, 1] and part.before(100) == (2, 2)
     # the current player's arm spent this turn: ending the turn expects no arm of theirs again
-    after = ArmLog(True, (), (0,))
+    after = ArmLog(True, (), ((0, "deck"),))
     assert after.cost(start, [Step("end_turn", 0), pick(1, R)], 5) == W_MISSED  # Ben's arm unseen
     assert ArmLog(True).cost(start, [Step("end_turn", 0), pick(1, R)], 5) == 2 * W_MISSED
+
+
+def test_an_arm_seen_over_another_place_than_the_reading_says_is_weighed_as_stray() -> None:
+    start = table(players=3)
+    pick_now = [pick(0, K), Step("end_turn", 0), pick(1, R)]  # Ana picks, then Ben
+    research = [pick(0, K), Step("end_turn", 0), Step("end_turn", 1)]  # Ben declines a Research
+    ana = [(0, "row")]
+    over_deck = ana + [(1, "deck")] * 3  # Ben's arm three frames over a deck
+    assert reach_cost(orders(start, research)[0], over_deck) == 0
+    assert reach_cost(orders(start, pick_now)[0], over_deck) == stray(3)  # a Pick is no deck
+    assert reach_cost(orders(start, pick_now)[0], ana + [(1, "table")] * 3) == 0  # not told where
+    assert reach_cost(orders(start, pick_now)[0], ana + [(1, "deck"), (1, "row")]) == 0
+    assert zone_class("deck/2") == "deck" and zone_class("display/1/0") == "display"
+    assert zone_class("2/archive") == "archive" and zone_class("0/vp") == "area"
+    assert zone_class("energy_row") == "row" and zone_class("dispenser") == "table"

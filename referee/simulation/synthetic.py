@@ -58,12 +58,17 @@ class ReachNoise:
     missed: float = 0.0  # a whole gesture not seen (too quick, blurred, under another arm)
     unknown_seat: float = 0.0  # a frame's sighting whose arm's side cannot be told
     wrong_seat: float = 0.0  # ... read as another seat's arm (a player leaning across)
+    unknown_zone: float = 0.0  # a frame's hand over no zone the camera can tell ("table")
+    wrong_zone: float = 0.0  # ... read over another zone (the arm on its way in or out)
     stray: float = 0.0  # per frame: a hand seen that is no move (pointing, leaning) at a random seat and zone
 
     @classmethod
     def default(cls) -> ReachNoise:
-        """The default of the referee benchmark (docs/referee.md, Camera only)."""
-        return cls(missed=0.05, unknown_seat=0.05, wrong_seat=0.01, stray=0.002)
+        """The default of the referee benchmark (docs/referee.md, Camera only): about what the
+        vision stage measured on the recording, and gestures missed more often."""
+        return cls(
+            missed=0.05, unknown_seat=0.05, wrong_seat=0.01, unknown_zone=0.1, wrong_zone=0.05, stray=0.002
+        )
 
 
 #: A gesture: the seat whose arm reaches in and the zone its hand is over (:data:`REACH_ZONES`).
@@ -176,7 +181,12 @@ class Camera:
                 seat = None
             elif n.wrong_seat and players > 1 and rng.random() < n.wrong_seat:
                 seat = rng.choice([s for s in range(players) if s != gesture[0]])
-            out.append(ReachSighting(seat, gesture[1], round(rng.uniform(0.6, 0.95), 3)))
+            zone = gesture[1]
+            if n.unknown_zone and rng.random() < n.unknown_zone:
+                zone = "table"
+            elif n.wrong_zone and rng.random() < n.wrong_zone:
+                zone = rng.choice(["energy_row", "display/1/0", "deck/2", f"{gesture[0]}/gizmos"])
+            out.append(ReachSighting(seat, zone, round(rng.uniform(0.6, 0.95), 3)))
         if n.stray and rng.random() < n.stray:
             zone = rng.choice(
                 ["energy_row", "display/1/0", "deck/2", "table", f"{rng.randrange(players)}/ring"]
