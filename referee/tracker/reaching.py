@@ -128,11 +128,15 @@ class ArmLog:
         seen = self.before(frame)
         return offender in seen and current in seen[seen.index(offender) + 1 :]
 
-    def consume(self, frame: int) -> ArmLog:
-        """An explanation of the table that stood from ``frame`` on was accepted: the arms seen
-        before it are accounted for (kept as ``spent``), those seen since wait for the next."""
-        rest = tuple(a for a in self.seen if a[0] >= frame)
-        return ArmLog(self.reported, rest, self.sightings(frame))
+    def consume(self, frame: int, start: State | None = None, steps: Sequence[Step] = ()) -> ArmLog:
+        """An explanation (``steps`` from ``start``) of the table that stood from ``frame`` on
+        was accepted: the arms seen before it are accounted for (kept as ``spent``), except the
+        last ones of players it does not involve (:func:`_deferred`); those and the arms seen
+        since wait for the next."""
+        cut = len(self.sightings(frame))
+        if start is not None:
+            cut -= _deferred(self.sightings(frame), set(actors(start, steps)))
+        return ArmLog(self.reported, self.seen[cut:], tuple((s, c) for _, s, c in self.seen[:cut]))
 
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
@@ -170,24 +174,44 @@ class ArmLog:
         before it). 0 when the camera does not report hands."""
         if not self.reported:
             return 0.0
-        seen = (self.spent if again else ()) + self.sightings(frame)
+        now = self.sightings(frame)
+        now = now[: len(now) - _deferred(now, set(actors(start, steps)))]
+        seen = (self.spent if again else ()) + now
         # the current player's arm, seen earlier this turn, stands for a main action no camera
         # saw (a Research declined) when the reading ends the turn without one
         earlier = not again and start.current in (seat for seat, _ in self.spent)
         return min(reach_cost(order, seen) for order in orders(start, steps, earlier))
 
-    def turns(self, start: State, frame: int) -> int | None:
+    def turns(self, start: State, frame: int, skip_first: bool = False) -> int | None:
         """How many turns the arms seen before ``frame`` say ended, if every arm reached in its
         own turn (the seats in turn order from the current player; ``None``: no arm but the
-        current player's was seen)."""
+        current player's was seen). ``skip_first``: the first other player's arm left out (a
+        move out of turn before the current player's own)."""
         if not self.reported:
             return None
         n, seat, ends = start.num_players, start.current, 0
-        for s in self.before(frame):
-            if 0 <= s < n and s != seat:
+        seats = [s for s in self.before(frame) if 0 <= s < n]
+        if skip_first:
+            first = next((i for i, s in enumerate(seats) if s != start.current), None)
+            if first is None:
+                return None
+            rest = seats[first:]
+            seats = seats[:first] + rest[next((i for i, s in enumerate(rest) if s != rest[0]), len(rest)) :]
+        for s in seats:
+            if s != seat:
                 ends += (s - seat) % n
                 seat = s
         return ends or None
+
+
+def _deferred(seen: Sequence[Sighting], involved: set[int]) -> int:
+    """How many of the last arms seen belong to players a reading does not involve: the next
+    player reaching in while the table the reading explains was still settling (a hand over a
+    deck hides nothing). They are left for the next reading rather than weighed as strays."""
+    k = 0
+    while k < len(seen) and seen[len(seen) - 1 - k][0] not in involved:
+        k += 1
+    return k
 
 
 def _turns(start: State, steps: Sequence[Step], seen: bool = False) -> list[tuple[int, list[Actor]]]:

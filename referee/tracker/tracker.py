@@ -922,7 +922,7 @@ class Tracker:
         ):
             self._quiet_mark = (start, seen, cost, lines)
         if seen is None or matches(self.state, seen):
-            self._arms = self._arms.consume(self._view_from)
+            self._arms = self._arms.consume(self._view_from, start, found.steps)
         else:  # the turns before a rule break awaiting its verdict: their arms only
             self._arms = self._arms.consume_steps(start, found.steps)
         self._emit("state", {"turn": self.state.turn})

@@ -62,8 +62,9 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
     going on; after their main action it may also be a whole round later, everyone else
     having left no trace. The end of the game bounds the turns. Where the camera reports the
     players' arms (``arms``, those seen before ``frame``, :mod:`referee.tracker.reaching`): as
-    many turns as the arms seen say (each arm in its own turn, in seat order) and one fewer (the
-    last arm moved out of turn); a whole round more than a mover's distance when other arms were
+    many turns as the arms seen say (each arm in its own turn, in seat order), one fewer (the
+    last arm moved out of turn) and as many without the first other arm (it moved out of turn
+    before the current player's own move); a whole round more than a mover's distance when other arms were
     seen (a stray sighting among them would make the arms' count a round too many); one fewer
     than a mover's distance when the arm of the player just before the mover was not seen (a
     move out of turn in that player's turn). The hypotheses, likeliest first; the search weighs
@@ -92,6 +93,10 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
         # ... and one fewer: the last arm moved out of turn, in the turn of the player before it
         if by_arms is not None and 2 <= by_arms <= 2 * n and by_arms - 1 not in out:
             out.append(by_arms - 1)
+        # ... and without the first other arm (a move out of turn before the current player's)
+        skipped = arms.turns(s, frame, skip_first=True)
+        if skipped is not None and skipped not in out and skipped <= 2 * n:
+            out.append(skipped)
         # a round more, when arms other than the current player's and the movers' were seen (a
         # stray arm among them makes the count above a round too many)
         if set(seen) - {c, *movers}:
