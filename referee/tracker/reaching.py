@@ -180,7 +180,13 @@ class ArmLog:
         # the current player's arm, seen earlier this turn, stands for a main action no camera
         # saw (a Research declined) when the reading ends the turn without one
         earlier = not again and start.current in (seat for seat, _ in self.spent)
-        return min(reach_cost(order, seen) for order in orders(start, steps, earlier))
+        # after their main action the current player's hands may still be busy (cards put back
+        # under a deck after the table showed the Build): their first arms are theirs, unweighed
+        lead = start.main_done
+        return min(
+            reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
+            for order in orders(start, steps, earlier)
+        )
 
     def turns(self, start: State, frame: int, skip_first: bool = False) -> int | None:
         """How many turns the arms seen before ``frame`` say ended, if every arm reached in its
@@ -287,7 +293,9 @@ def stray(frames: int) -> float:
     return min(W_STRAY + W_LINGER * (frames - 1), W_STRAY_MAX)
 
 
-def reach_cost(expected: Sequence[int | Actor], seen: Sequence[int | Sighting]) -> float:
+def reach_cost(
+    expected: Sequence[int | Actor], seen: Sequence[int | Sighting], free_first: bool = False
+) -> float:
     """The weight of the arms ``seen`` (a seat, or a seat and where its hand was, per sighting,
     in order) against the players ``expected`` to act (in order, one per run; a seat, or a seat
     and where their hands go): each expected player whose arm was not seen in its place costs
@@ -314,13 +322,18 @@ def reach_cost(expected: Sequence[int | Actor], seen: Sequence[int | Sighting]) 
             options = [((i, hit), cost + stray(frames))]
             if i and want[i - 1][0] == seat:  # the same player's arm again
                 options.append(((i, True), cost + (0.0 if where & want[i - 1][1] else off)))
-            missed = W_MISSED * (i > 0 and not hit)
+            missed = W_MISSED * (i > 0 and not hit and not (free_first and i == 1))
             for k in range(i, n):  # the next players, those skipped missed
                 if want[k][0] == seat:
                     fit = 0.0 if where & want[k][1] else off
-                    options.append(((k + 1, True), cost + missed + W_MISSED * (k - i) + fit))
+                    skipped = k - i - (free_first and i == 0 and k > 0)
+                    options.append(((k + 1, True), cost + missed + W_MISSED * skipped + fit))
             for key, c in options:
                 if c < nxt.get(key, float("inf")):
                     nxt[key] = c
         best = nxt
-    return min(cost + W_MISSED * ((i > 0 and not hit) + n - i) for (i, hit), cost in best.items())
+    return min(
+        cost
+        + W_MISSED * ((i > 0 and not hit and not (free_first and i == 1)) + n - i - (free_first and i == 0))
+        for (i, hit), cost in best.items()
+    )
