@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from referee.gizmos import Step
 from referee.observation import ReachSighting
 from referee.tracker.reaching import (
@@ -102,3 +104,15 @@ def test_an_arm_seen_over_another_place_than_the_reading_says_is_weighed_as_stra
     assert zone_class("deck/2") == "deck" and zone_class("display/1/0") == "display"
     assert zone_class("2/archive") == "archive" and zone_class("0/vp") == "area"
     assert zone_class("energy_row") == "row" and zone_class("dispenser") == "table"
+
+
+def test_after_the_main_action_the_current_players_own_arms_are_not_strays() -> None:
+    # Ana has taken her main action (a Research whose cards she still puts back under the
+    # deck): her arms over the deck before Ben's pick weigh nothing; Ben's own arm is needed.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    log = ArmLog(True, tuple((f, 0, "deck") for f in range(4)) + ((5, 1, "row"),))
+    assert log.cost(start, [Step("end_turn", 0), pick(1, R)], 10) == 0
+    assert log.cost(start, [Step("end_turn", 0), pick(1, R)], 5) == W_MISSED  # Ben's arm not yet seen
+    before = dataclasses.replace(start, main_done=False)  # before it, they are her Research
+    assert log.cost(before, [Step("end_turn", 0), pick(1, R)], 10) == 0
+    assert log.cost(before, [pick(0, K), Step("end_turn", 0), pick(1, R)], 10) == stray(4)
