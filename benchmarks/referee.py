@@ -41,7 +41,7 @@ import referee.tracker.tracker as tracker_module
 import referee.tracker.turns as turns_module
 from referee.gizmos import State
 from referee.simulation.breaks import VIOLATIONS
-from referee.simulation.synthetic import Camera, Feeder, Noise, TurnScript, simulated_game
+from referee.simulation.synthetic import Camera, Feeder, Noise, ReachNoise, TurnScript, simulated_game
 from referee.tracker import Tracker
 from referee.tracker.explain import Hints, Limits, explain
 from referee.tracker.view import view_of
@@ -102,7 +102,7 @@ def corpus(games: int, players: int, seed: int, rate: float) -> list[list[TurnSc
 
 
 class SearchClock:
-    """Times every explanation search the tracker runs (wraps ``referee.tracker.explain``)."""
+    """Times every explanation search the tracker runs (wraps ``explain`` where it is called)."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
@@ -135,9 +135,11 @@ def run(
     verbose: bool = False,
     sensors: bool = False,
     camera_only: bool = False,
+    reaches: ReachNoise | None = None,
 ) -> Result:
     """Feed every game to a fresh tracker (a real SQLite record) and score its warnings.
-    ``camera_only``: no end-of-turn signals (and no sensor events): turns are inferred."""
+    ``camera_only``: no end-of-turn signals (and no sensor events): turns are inferred.
+    ``reaches``: the camera reports the players' arms reaching in, with this noise."""
     res = Result()
     with SearchClock() as clock, tempfile.TemporaryDirectory() as tmp:
         for g, scripts in enumerate(games):
@@ -146,7 +148,7 @@ def run(
             calls: list[float] = []
             feeder = Feeder(
                 tracker,
-                Camera(noise, seed + g),
+                Camera(noise, seed + g, reaches),
                 sensors=sensors,
                 on_call=calls.append,
                 signals=not camera_only,
@@ -315,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--runs",
         default="all",
-        help="comma-separated runs: noise-free, noise, sensors, camera-only (default all; sensors "
-        "only with --sensors)",
+        help="comma-separated runs: noise-free, noise, sensors, camera-only, camera-only-nohands "
+        "(default all but camera-only-nohands; sensors only with --sensors)",
     )
     args = p.parse_args(argv)
     print(
@@ -324,25 +326,35 @@ def main(argv: list[str] | None = None) -> int:
     )
     games = corpus(args.games, args.players, args.seed, args.rate)
     runs = [
-        ("noise-free", "noise-free", Noise(), False, False),
-        ("noise", "default noise", Noise.default(), False, False),
-        ("sensors", "default noise + dispenser sensors", Noise.default(), True, False),
+        ("noise-free", "noise-free", Noise(), False, False, None),
+        ("noise", "default noise", Noise.default(), False, False, None),
+        ("sensors", "default noise + dispenser sensors", Noise.default(), True, False, None),
         (
             "camera-only",
-            "camera only: default noise, no sensors, no end-of-turn signals",
+            "camera only: default noise, reaching arms seen (default reach noise), no sensors, "
+            "no end-of-turn signals",
             Noise.default(),
             False,
             True,
+            ReachNoise.default(),
+        ),
+        (
+            "camera-only-nohands",
+            "camera only, hands not reported: default noise, no sensors, no end-of-turn signals",
+            Noise.default(),
+            False,
+            True,
+            None,
         ),
     ]
     wanted = {"noise-free", "noise", "camera-only", *(["sensors"] if args.sensors else [])}
     if args.runs != "all":
         wanted = set(args.runs.split(","))
-    for name, label, noise, sensors, camera_only in runs:
+    for name, label, noise, sensors, camera_only, reaches in runs:
         if name not in wanted:
             continue
         started = time.perf_counter()
-        res = run(games, noise, args.seed, label, args.verbose, sensors, camera_only)
+        res = run(games, noise, args.seed, label, args.verbose, sensors, camera_only, reaches)
         report(res, f"{label} ({time.perf_counter() - started:.0f} s)")
     return 0
 

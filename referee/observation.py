@@ -62,9 +62,34 @@ class PlayerSighting:
     vp_tokens: tuple[int, float] | None = None  # (points, confidence)
 
 
+#: Where a reaching hand can be over (:data:`ReachSighting.zone`): a tier's deck, a Display
+#: slot, the Energy Row, a seat's ring / Archive / built gizmos / VP tokens (keyed as the zones
+#: a hand covers, ``vision.geometry.zone_rects``), the dispenser, or elsewhere on the table.
+REACH_ZONES: frozenset[str] = frozenset(
+    {"energy_row", "dispenser", "table"}
+    | {f"deck/{level}" for level in DISPLAY_SLOTS}
+    | {f"display/{level}/{slot}" for level, n in DISPLAY_SLOTS.items() for slot in range(n)}
+    | {f"{seat}/{zone}" for seat in range(4) for zone in ("ring", "archive", "gizmos", "vp")}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReachSighting:
+    """A hand reaching over the table: whose arm (the seat whose side of the table it comes in
+    from; ``None`` when that cannot be told) and what the hand is over (one of
+    :data:`REACH_ZONES`). On a real table a Research declined is not traceless: a player's arm
+    reaches to a deck; the referee uses whose arm reaches where to tell whose turn it is."""
+
+    seat: int | None
+    zone: str
+    confidence: float
+
+
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """Everything seen at one moment. Missing display slots are unknown."""
+    """Everything seen at one moment. Missing display slots are unknown. ``reaches`` is the
+    hands seen reaching over the table: ``None`` when the pipeline does not report hands at
+    all, ``()`` when it looked and saw none."""
 
     time: float
     display: tuple[SlotSighting, ...] = ()
@@ -74,6 +99,7 @@ class Observation:
     source: str = "camera"
     frame: int | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    reaches: tuple[ReachSighting, ...] | None = None
 
     def player(self, seat: int) -> PlayerSighting | None:
         """The sighting of a seat's area, if that area is in the observation."""
@@ -116,6 +142,10 @@ class Observation:
                 for p in self.players
             ],
         }
+        if self.reaches is not None:  # absent: the pipeline does not report hands (format 1 as before)
+            out["reaches"] = [
+                {"seat": r.seat, "zone": r.zone, "confidence": r.confidence} for r in self.reaches
+            ]
         if self.extra:
             out["extra"] = self.extra
         return out
@@ -198,9 +228,11 @@ FIELDS = frozenset(
         "display",
         "energy_row",
         "players",
+        "reaches",
         "extra",
     }
 )
+REACH_FIELDS = frozenset({"seat", "zone", "confidence"})
 PLAYER_FIELDS = frozenset({"seat", "ring", "archive", "gizmos", "vp_tokens"})
 
 
@@ -217,6 +249,30 @@ def _list(raw: Any, where: str) -> list[Any]:
     if not isinstance(raw, list):
         raise ObservationError(f"{where}: expected a list")
     return raw
+
+
+def _reaches(raw: Any) -> tuple[ReachSighting, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise ObservationError("reaches: expected a list of reaching hands or null (hands not reported)")
+    out = []
+    for i, r in enumerate(raw):
+        where = f"reaches[{i}]"
+        if not isinstance(r, dict):
+            raise ObservationError(f"{where}: expected an object")
+        _known(r, REACH_FIELDS, where)
+        seat = r.get("seat")
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < 4):
+            raise ObservationError(f"{where}.seat: expected a seat 0..3 or null (unknown), got {seat!r}")
+        zone = r.get("zone")
+        if zone not in REACH_ZONES:
+            raise ObservationError(
+                f"{where}.zone: expected a zone such as 'deck/2', 'display/1/0', 'energy_row', "
+                f"'1/ring', 'dispenser' or 'table', got {zone!r}"
+            )
+        out.append(ReachSighting(seat, zone, _conf(r, where)))
+    return tuple(out)
 
 
 def _parse(raw: Any) -> Observation:
@@ -291,6 +347,7 @@ def _parse(raw: Any) -> Observation:
         source=source,
         frame=frame,
         extra=extra,
+        reaches=_reaches(raw.get("reaches")),
     )
 
 

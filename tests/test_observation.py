@@ -52,8 +52,27 @@ def test_observation_of_a_whole_table_round_trips() -> None:
     assert Observation.loads(json.dumps(obs.to_json())) == obs
 
 
+REACHES = [
+    {"seat": 2, "zone": "deck/3", "confidence": 0.9},
+    {"seat": None, "zone": "energy_row", "confidence": 0.55},
+]
+
+
+def test_reaching_hands_round_trip_and_old_observations_have_none() -> None:
+    obs = Observation.from_json({**DOC_EXAMPLE, "reaches": REACHES})
+    assert obs.reaches is not None and [(r.seat, r.zone) for r in obs.reaches] == [
+        (2, "deck/3"),
+        (None, "energy_row"),
+    ]
+    assert Observation.loads(obs.dumps()) == obs
+    old = Observation.from_json(DOC_EXAMPLE)  # written before reaches existed: hands not reported
+    assert old.reaches is None and "reaches" not in old.to_json()
+    none_seen = Observation.from_json({**DOC_EXAMPLE, "reaches": []})
+    assert none_seen.reaches == () and Observation.loads(none_seen.dumps()).reaches == ()
+
+
 def _bad(path: list[Any], value: Any) -> dict[str, Any]:
-    raw = copy.deepcopy(DOC_EXAMPLE)
+    raw = copy.deepcopy({**DOC_EXAMPLE, "reaches": REACHES})
     node: Any = raw
     for key in path[:-1]:
         node = node[key]
@@ -89,6 +108,11 @@ def _bad(path: list[Any], value: Any) -> dict[str, Any]:
         (_bad(["turn_player"], 5), r"observation.turn_player: expected a seat 0..3 or null"),
         (_bad(["frame"], 1.5), r"observation.frame: expected an integer or null"),
         (_bad(["source"], 3), r"observation.source: expected a string"),
+        (_bad(["reaches"], {"seat": 1}), r"reaches: expected a list of reaching hands or null"),
+        (_bad(["reaches", 0, "seat"], 4), r"reaches\[0\].seat: expected a seat 0..3 or null"),
+        (_bad(["reaches", 0, "zone"], "deck/4"), r"reaches\[0\].zone: expected a zone such as"),
+        (_bad(["reaches", 1, "confidence"], None), r"reaches\[1\].confidence: expected a number"),
+        (_bad(["reaches", 0, "hand"], "left"), r"reaches\[0\]: unknown field 'hand'"),
         (["not", "an", "object"], r"observation: expected a JSON object"),
     ],
 )

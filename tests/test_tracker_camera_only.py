@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from referee.gizmos import State, Step, apply, legal_steps
-from referee.simulation.synthetic import Feeder
+from referee.simulation.synthetic import Feeder, ReachNoise
 from referee.tracker import Tracker, TrackerError
 from tests.tables import table
 from tests.test_tracker import B, K, R, Y, file, pick, referee
@@ -183,3 +183,64 @@ def test_a_table_nothing_explains_is_taken_as_seen_once_play_goes_on_past_it() -
     assert t.state.players[0].ring == feeder.state.players[0].ring
     assert any("play went on" in n and "taken as seen" in n for n in t.notes)
     assert all(w.kind == "uncertain" for w in t.warnings)
+
+
+def seen_arms(feeder: Feeder) -> Feeder:
+    """The camera reports the players' arms from now on, without error."""
+    feeder.camera.reach_noise = ReachNoise()
+    return feeder
+
+
+def test_a_round_of_declined_research_seen_by_the_arms_is_not_a_second_marble() -> None:
+    # The table alone reads Ana's second marble (test above); Ben's and Cy's arms reaching to
+    # the deck say their turns passed: a round of declined Research, no warning.
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    state = apply(feeder.state, Step("end_turn", 0))
+    for seat in (1, 2):
+        feeder.reach(seat, "deck/1", 3)
+        state = declined(state)
+        feeder.show(state, frames=4)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, B), frames=6)
+    t = feeder.tracker
+    assert t.warnings == []
+    assert (t.state.turn, t.state.current) == (3, 0)
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick"), (3, 0, "pick")]
+    assert {(turn, player) for turn, player, kind in turns_of(feeder) if kind == "research"} == {
+        (1, 1),
+        (2, 2),
+    }
+
+
+def test_a_move_out_of_turn_is_told_by_whose_arm_made_it() -> None:
+    # Ben's arm takes a marble while Ana has not reached for anything: a move out of turn,
+    # read so at once (not first as Ana's turn passing without a trace).
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 0)]
+    assert [k for k in turns_of(feeder)] == [(0, 1, "pick"), (0, 0, "pick")]
+    assert not any("re-explained" in n for n in t.notes)
+
+
+def test_declined_research_whose_arms_were_seen_around_a_move_is_no_move_out_of_turn() -> None:
+    # "A traceless turn, a move, a traceless turn" reads from the table alone like Ben's move out
+    # of turn (test above); Ana's and Cy's arms reaching to the deck say they declined a Research.
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "deck/1", 3)
+    feeder.show(declined(feeder.state), frames=4)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=6)
+    feeder.reach(2, "deck/1", 3)
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 1))), frames=4)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    assert t.warnings == []
+    assert (t.state.turn, t.state.current) == (3, 0)
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(1, 1, "pick"), (3, 0, "pick")]

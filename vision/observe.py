@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from vision.identify import (
 from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
+from vision.reaches import reaches_of
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -350,6 +351,7 @@ class Observer:
         hand_conf: float = 0.1,
         gate: MotionGate | None = None,
         boxes: Boxes | None = None,
+        reaches: bool = False,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -368,6 +370,12 @@ class Observer:
         #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
         self.hands = None if hand_model == "detector" or boxes is not None else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
+        #: Report the reaching hands (whose arm, over what: :mod:`vision.reaches`) in each
+        #: observation; needs the hand network. Off by default: the tracker weighs every arm it
+        #: is not told of as unseen, so only a caller that observes every frame, moving ones
+        #: included, should turn it on (the motion-gated stream does not).
+        self.reaches = reaches and self.hands is not None
+        self._last_hand_confidence = 0.0
         #: The hand mask of the last frame (network resolution), when the hand network is in use.
         self.last_hand_mask: np.ndarray | None = None
         #: The empty table (:meth:`learn_empty_table`): with it, a hand the network marks where
@@ -433,6 +441,7 @@ class Observer:
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
+            self._last_hand_confidence = confidence
             self.last_network_mask = mask
             others: list[np.ndarray] = []
             if self.background is not None:
@@ -485,6 +494,10 @@ class Observer:
         )
         self.timings["assemble"] = time.perf_counter() - t0
         mask = self.last_hand_mask if self.hands is not None else None
+        if self.reaches and mask is not None:
+            in_play = self.seats if seats is None else tuple(seats)
+            found = reaches_of(mask, self.zones, in_play, self._last_hand_confidence)
+            obs = replace(obs, reaches=found)
         return Sight(obs, h, dets, mask, dict(self.timings))
 
 

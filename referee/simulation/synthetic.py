@@ -20,7 +20,14 @@ from referee.gizmos import IllegalStep, State, Step, apply, default_cards, force
 from referee.gizmos.cards import COLORS
 from referee.gizmos.rules import resolve_chance
 from referee.gizmos.state import Counts
-from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
+from referee.observation import (
+    CardSighting,
+    MarbleSighting,
+    Observation,
+    PlayerSighting,
+    ReachSighting,
+    SlotSighting,
+)
 from referee.simulation.breaks import END_CODES, VIOLATIONS, Injected, end_break, hidden_pick, start_break
 from referee.simulation.players import TASTES, choose_step
 
@@ -41,6 +48,72 @@ class Noise:
     def default(cls) -> Noise:
         """The default noise level of the referee benchmark."""
         return cls(missing=0.03, dip=0.05, hand=0.03, hand_frames=3, misread=0.02)
+
+
+@dataclass(frozen=True, slots=True)
+class ReachNoise:
+    """How a camera sees players' arms reach over the table (:class:`ReachSighting`): per
+    gesture, and per frame of a gesture."""
+
+    missed: float = 0.0  # a whole gesture not seen (too quick, blurred, under another arm)
+    unknown_seat: float = 0.0  # a frame's sighting whose arm's side cannot be told
+    wrong_seat: float = 0.0  # ... read as another seat's arm (a player leaning across)
+    unknown_zone: float = 0.0  # a frame's hand over no zone the camera can tell ("table")
+    wrong_zone: float = 0.0  # ... read over another zone (the arm on its way in or out)
+    stray: float = 0.0  # per frame: a hand seen that is no move (pointing, leaning) at a random seat and zone
+
+    @classmethod
+    def default(cls) -> ReachNoise:
+        """The default of the referee benchmark (docs/referee.md, Camera only): about what the
+        vision stage measured on the recording, and gestures missed more often."""
+        return cls(
+            missed=0.05, unknown_seat=0.05, wrong_seat=0.01, unknown_zone=0.1, wrong_zone=0.05, stray=0.002
+        )
+
+
+#: A gesture: the seat whose arm reaches in and the zone its hand is over (:data:`REACH_ZONES`).
+Gesture = tuple[int, str]
+
+
+def reach_zone(state: State, step: Step) -> str | None:
+    """Where the acting player's hand goes for ``step`` (``None``: no gesture, such as ending
+    the turn or declining a triggered gizmo): the Row for a Pick, the tier's deck for a
+    Research and for putting its cards back, the card's Display slot or the Archive for a File
+    or Build (from the Research hand: the own Archive, or the own gizmos), the VP token supply,
+    the dispenser or the gizmo itself for a gizmo used."""
+    seat = step.player if step.player is not None else state.current
+    k = step.kind
+    if k == "pick":
+        return "energy_row"
+    if k == "research":
+        return f"deck/{step.level or 1}"
+    if k == "bottom":
+        return f"deck/{state.pending.level if state.pending is not None else 1}"
+    if k in ("file", "build"):
+        for lvl, row in enumerate(state.display):
+            if step.card in row:
+                return f"display/{lvl + 1}/{row.index(step.card)}"
+        if any(step.card in p.archive for p in state.players):
+            return f"{seat}/archive"
+        return f"{seat}/archive" if k == "file" else f"{seat}/gizmos"
+    if k == "use" and step.gizmo is not None:
+        reward = CARDS[step.gizmo].effect.reward
+        return {"vp_tokens": f"{seat}/vp", "draw_random": "dispenser", "pick_row": "energy_row"}.get(
+            reward, f"{seat}/gizmos"
+        )
+    return None
+
+
+def _camera_zone(zone: str) -> str | None:
+    """The :func:`zones` name of the view zone a reach's hand covers (a deck covers none)."""
+    if zone == "energy_row":
+        return "row"
+    if zone.startswith("display/"):
+        return "display"
+    seat, _, part = zone.partition("/")
+    if seat.isdigit():
+        return {"ring": "ring", "archive": "archive", "gizmos": "gizmos", "vp": "vp"}[part] + seat
+    return None
 
 
 def _marbles(counts: Counts, conf: float) -> tuple[MarbleSighting, ...]:
@@ -80,22 +153,63 @@ def zones(players: int) -> list[str]:
 class Camera:
     """Frames of a table with noise; hands persist over frames like real ones."""
 
-    def __init__(self, noise: Noise, seed: int = 0) -> None:
+    def __init__(self, noise: Noise, seed: int = 0, reaches: ReachNoise | None = None) -> None:
         self.noise = noise
         self.rng = random.Random(seed)
         self.frame = 0
         self.covered: dict[str, int] = {}  # zone -> frames left under a hand
         self.hidden: set[str] = set()  # zones kept out of view until removed (a test's hand)
+        #: Whether the camera reports reaching hands (``None``: it does not; the frames' reaches
+        #: are ``None``), and how it errs. Drawn from a source of its own, so the rest of the
+        #: noise is the same with or without.
+        self.reach_noise = reaches
+        self.reach_rng = random.Random(seed * 104_729 + 7)
 
-    def shoot(self, state: State, time: float) -> Observation:
-        """One frame of ``state``."""
+    def gesture_seen(self) -> bool:
+        """Whether the camera will see the next gesture at all (see :class:`ReachNoise`)."""
+        n = self.reach_noise
+        return n is not None and not (n.missed and self.reach_rng.random() < n.missed)
+
+    def _reaches(self, players: int, gesture: Gesture | None) -> tuple[ReachSighting, ...] | None:
+        n, rng = self.reach_noise, self.reach_rng
+        if n is None:
+            return None
+        out = []
+        if gesture is not None:
+            seat: int | None = gesture[0]
+            if n.unknown_seat and rng.random() < n.unknown_seat:
+                seat = None
+            elif n.wrong_seat and players > 1 and rng.random() < n.wrong_seat:
+                seat = rng.choice([s for s in range(players) if s != gesture[0]])
+            zone = gesture[1]
+            if n.unknown_zone and rng.random() < n.unknown_zone:
+                zone = "table"
+            elif n.wrong_zone and rng.random() < n.wrong_zone:
+                zone = rng.choice(["energy_row", "display/1/0", "deck/2", f"{gesture[0]}/gizmos"])
+            out.append(ReachSighting(seat, zone, round(rng.uniform(0.6, 0.95), 3)))
+        if n.stray and rng.random() < n.stray:
+            zone = rng.choice(
+                ["energy_row", "display/1/0", "deck/2", "table", f"{rng.randrange(players)}/ring"]
+            )
+            out.append(ReachSighting(rng.randrange(players), zone, round(rng.uniform(0.6, 0.95), 3)))
+        return tuple(out)
+
+    def shoot(
+        self, state: State, time: float, gesture: Gesture | None = None, seen: bool = True
+    ) -> Observation:
+        """One frame of ``state`` (with ``gesture``: an arm reaching in, its hand hiding the zone
+        it is over; reported among the frame's reaches if ``seen``)."""
         rng, n = self.rng, self.noise
         self.frame += 1
+        reaches = self._reaches(state.num_players, gesture if seen else None)
         all_zones = zones(state.num_players)
         obs = perfect_observation(state, time, self.frame, conf=round(rng.uniform(0.9, 0.99), 3))
         if n.hand and rng.random() < n.hand:
             self.covered[rng.choice(all_zones)] = n.hand_frames
         hidden = {z for z, left in self.covered.items() if left > 0} | self.hidden
+        under = _camera_zone(gesture[1]) if gesture is not None else None
+        if under is not None:
+            hidden.add(under)
         self.covered = {z: left - 1 for z, left in self.covered.items() if left > 1}
         if n.missing and rng.random() < n.missing:
             hidden.add(rng.choice(all_zones))
@@ -155,6 +269,7 @@ class Camera:
             energy_row=marbles("row", obs.energy_row),
             players=players,
             frame=self.frame,
+            reaches=reaches,
         )
 
 
@@ -193,10 +308,12 @@ def tables_of(state: State, steps: list[Step], rng: random.Random) -> list[State
 
 @dataclass(slots=True)
 class Moment:
-    """A table as it stood for ``frames`` camera frames."""
+    """A table as it stood for ``frames`` camera frames; ``gestures``: the arms that reached in
+    to make it (a Research declined leaves the table as it was, but not the player's arm)."""
 
     state: State
     frames: int
+    gestures: tuple[Gesture, ...] = ()
 
 
 @dataclass(slots=True)
@@ -288,14 +405,19 @@ def simulated_game(
         """Play one step (``after``: its rule-breaking result, ``settled``: that with its refills
         made) and note the tables it shows."""
         played.append(step)
+        zone = reach_zone(state, step)
+        gestures = (
+            () if zone is None else ((step.player if step.player is not None else state.current, zone),)
+        )
         if after is None:
             after = apply(state, step)
         if after.chance:
-            moments.append(Moment(after, rng.randint(*frames)))
+            moments.append(Moment(after, rng.randint(*frames), gestures))
+            gestures = ()
         if settled is None:
             settled = resolve_chance(after, rng)
         sensors.extend(_sensor_events(state, after, settled))
-        moments.append(Moment(settled, rng.randint(*frames)))
+        moments.append(Moment(settled, rng.randint(*frames), gestures))
         return settled
 
     while not state.game_over and state.turn < max_turns:
@@ -365,7 +487,8 @@ def simulated_game(
             pick = Step("pick", seat, color=rng.choice(colors))
             after, _ = force(state, pick)
             mark = Injected("GAME_OVER", seat, state.turn)
-            yield TurnScript(state.turn, seat, [Moment(after, final_frames)], mark, False, steps=[pick])
+            moment = Moment(after, final_frames, ((seat, "energy_row"),))
+            yield TurnScript(state.turn, seat, [moment], mark, False, steps=[pick])
 
 
 # --------------------------------------------------------------------------- feeding a tracker
@@ -408,15 +531,32 @@ class Feeder:
         self.updates.append(out)
         return out
 
-    def show(self, state: State | None = None, frames: int = 6) -> list[Any]:
-        """``frames`` camera frames of one table (by default the current one); the updates."""
+    def show(
+        self, state: State | None = None, frames: int = 6, gesture: Gesture | None = None, seen: bool = True
+    ) -> list[Any]:
+        """``frames`` camera frames of one table (by default the current one), with an arm
+        reaching in if ``gesture`` (its seat and zone) is given, reported if ``seen``; the updates."""
         if state is not None:
             self.state = state
         out = []
         for _ in range(frames):
             self.time += self.dt
-            out.append(self._call(self.tracker.observe, self.camera.shoot(self.state, self.time)))
+            frame = self.camera.shoot(self.state, self.time, gesture, seen)
+            out.append(self._call(self.tracker.observe, frame))
         return out
+
+    def reach(self, seat: int, zone: str, frames: int = 2) -> list[Any]:
+        """A player's arm reaching over ``zone`` while the table stays as it is (a Research
+        declined, a hand over the Row before the marble is taken): ``frames`` frames."""
+        return self.show(None, frames, (seat, zone))
+
+    def gestures(self, moment: Moment) -> None:
+        """The arms that reach in to make a moment's table, over the table before it: each for
+        1-3 frames, or not at all when the camera misses it (its :class:`ReachNoise`). Only
+        with a camera that reports hands."""
+        for seat, zone in moment.gestures if self.camera.reach_noise is not None else ():
+            frames = self.rng.randint(1, 3)
+            self.show(None, frames, (seat, zone), seen=self.camera.gesture_seen())
 
     def play(self, *steps: Step, frames: int = 6, between: int = 0) -> list[Any]:
         """Play steps on the table, legal or not (random outcomes from the seeded source unless
@@ -437,8 +577,10 @@ class Feeder:
         return self._call(self.tracker.dispenser, DispenserEvent(kind, self.time, **fields))
 
     def turn(self, script: TurnScript) -> None:
-        """Every table of a turn, then the sensor events and the end-of-turn signal (if any)."""
+        """Every table of a turn (with the arms reaching in before each, if the camera reports
+        hands), then the sensor events and the end-of-turn signal (if any)."""
         for moment in script.moments:
+            self.gestures(moment)
             self.show(moment.state, moment.frames)
         if self.sensors:
             for event in script.sensors:

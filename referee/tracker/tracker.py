@@ -62,6 +62,7 @@ from referee.observation import Observation
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
 from referee.tracker.explain import Explanation, Hints, explain, fold_research
+from referee.tracker.reaching import ArmLog
 from referee.tracker.record import GameRecord, RecordError, writable
 from referee.tracker.sensors import Sensors
 from referee.tracker.turns import (
@@ -203,6 +204,14 @@ class Tracker:
         # how many move-log lines stood before it. What is seen next may make a move out of turn
         # there likelier (turns.explain_from_table).
         self._quiet_mark: QuietMark | None = None
+        # Camera only: the players' arms seen reaching in since the last accepted table
+        # (referee.tracker.reaching), the frames observed, the first frame of the stable table
+        # being explained (arms seen from then on reach for what comes after it), and the
+        # weight of the reading chosen for it (arms included).
+        self._arms = ArmLog()
+        self._frame = 0
+        self._view_from = 0
+        self._table_cost: float | None = None
         self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
         # ... and since then: the last table seen, its last mover, the turns ended (turns.follow_lost)
         self._lost_turns: LostTurns | None = None
@@ -390,10 +399,29 @@ class Tracker:
         update = Update()
         view = self.stabilizer.push(obs)
         self._last_obs = obs
+        self._frame += 1
+        self._arms = self._arms.add(self._frame, obs.reaches)
+        if self._arms.reported and not self._signalled and not self._ends:
+            self._next_player_reached(update)
         self._see(view, update)
         if not update.changed and view.complete():
             self._close_last_turn(view, update)
         return update
+
+    def _next_player_reached(self, update: Update) -> None:
+        """Camera only, with the players' arms seen: another player's arm reached in after a
+        table that only a broken rule explains; that turn is over (or, for a move out of turn,
+        the player whose turn it is moves after it), so the break is certain now: decided at
+        once, rather than explained again together with the next player's moves."""
+        suspect = self._suspect
+        if suspect is None or suspect.found is None or suspect.view is None or suspect.doubtful:
+            return
+        if suspect.key != self._last_key or self.state.game_over:
+            return
+        movers = [st.player for st in suspect.found.steps if not st.is_chance and st.player is not None]
+        if not movers or all(seat == movers[-1] for seat in self._arms.since(self._view_from)):
+            return
+        self._conclude(suspect.view, update, urgent=True)
 
     def _see(self, view: TableView, update: Update) -> None:
         """Explain a new stable view (or wait for it to settle, or for a clear view)."""
@@ -423,6 +451,7 @@ class Tracker:
                 self._conclude(view, update, urgent=bool(self._ends))
             return
         self._last_key = key
+        self._view_from = self._frame - self.settings.frames + 1
         suspect = self._suspect
         if suspect is not None and suspect.found is not None and suspect.view is not None:
             # A move out of turn seen steadily: its order with what follows is what tells.
@@ -570,8 +599,11 @@ class Tracker:
                 not all(binds for _, binds in self._waypoints),
                 self._quiet_mark,
                 s,
+                self._arms,
+                self._view_from,
             )
             found, hints = reading.found, reading.hints
+            self._table_cost = reading.cost
             if reading.ends is not None:
                 self._table_ends = reading.ends
             self._table_view = view
@@ -690,6 +722,7 @@ class Tracker:
             )
         self._quiet_mark = None
         self._waypoints = [(seen, True)]
+        self._arms = self._arms.again()  # the arms the reading gone back over accounted for
 
     def _rewind(self, start: State, lines: int | None = None) -> None:
         """Back to the start of the turn (camera only: to the state before an earlier
@@ -726,7 +759,16 @@ class Tracker:
         if urgent and found is None and refilling and self._waited < s.eot_wait:
             return  # the Row is still being refilled: wait for the table to settle
         # Rules broken in a turn the explanation ends (the next player has begun) are certain.
-        codes = {e.code for i, e in found.violations if not settled(found, i, e.code)} if found else set()
+        codes = (
+            {
+                e.code
+                for i, e in found.violations
+                if not settled(found, i, e.code)
+                and not self._arms.settles(self.state, found.steps, i, self._view_from)
+            }
+            if found
+            else set()
+        )
         decide = urgent or (persisted and (found is None or codes <= CERTAIN_MID_TURN))
         if suspect.doubtful:
             # The break rests on a low-confidence reading: the camera gets the rest of the turn
@@ -881,6 +923,9 @@ class Tracker:
         self._lost_turns = None
         seen = self._table_view
         self._quiet_mark = None
+        arms_seen = self._arms.reported and self._table_cost is not None
+        cost = self._table_cost if arms_seen and self._table_cost is not None else weight(found)
+        self._table_cost = None
         if (
             not self._signalled
             and found.legal
@@ -888,7 +933,11 @@ class Tracker:
             and seen is not None
             and matches(self.state, seen)
         ):
-            self._quiet_mark = (start, seen, weight(found), lines)
+            self._quiet_mark = (start, seen, cost, lines)
+        if seen is None or matches(self.state, seen):
+            self._arms = self._arms.consume(self._view_from, start, found.steps)
+        else:  # the turns before a rule break awaiting its verdict: their arms only
+            self._arms = self._arms.consume_steps(start, found.steps)
         self._emit("state", {"turn": self.state.turn})
 
     def _advance(

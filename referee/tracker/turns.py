@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from referee.gizmos import State
 from referee.tracker.base import TrackerSettings
 from referee.tracker.explain import Explanation, Hints, explain
-from referee.tracker.view import TableView, seat_matches
+from referee.tracker.reaching import ArmLog
+from referee.tracker.view import TableView, seat_matches, view_of
 
 #: Camera only: how many turns that left no trace (a Research declined) a broken rule weighs.
 #: In play, about one turn in ten leaves no trace and a rule is broken in a few turns in a
@@ -51,7 +52,7 @@ def settled(found: Explanation, index: int, code: str) -> bool:
     return False
 
 
-def table_turns(s: State, view: TableView) -> list[int]:
+def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: int = 0) -> list[int]:
     """Camera only: how many turns may have ended before the table now seen, from whose
     areas changed (a player's ring, Archive, gizmos and VP tokens are theirs; the Display
     and the Row go with the player whose area gains). A change in the area of the player
@@ -59,8 +60,15 @@ def table_turns(s: State, view: TableView) -> list[int]:
     between, which left no trace (a Research declined; the search only ends such a turn
     where a Research was possible). A change in the current player's own area is their turn
     going on; after their main action it may also be a whole round later, everyone else
-    having left no trace. The end of the game bounds the turns. The hypotheses, likeliest
-    first; the search weighs each (:func:`explain_from_table`)."""
+    having left no trace. The end of the game bounds the turns. Where the camera reports the
+    players' arms (``arms``, those seen before ``frame``, :mod:`referee.tracker.reaching`): as
+    many turns as the arms seen say (each arm in its own turn, in seat order), one fewer (the
+    last arm moved out of turn) and as many without the first other arm (it moved out of turn
+    before the current player's own move); a whole round more than a mover's distance when other arms were
+    seen (a stray sighting among them would make the arms' count a round too many); one fewer
+    than a mover's distance when the arm of the player just before the mover was not seen (a
+    move out of turn in that player's turn). The hypotheses, likeliest first; the search weighs
+    each (:func:`explain_from_table`), the arms seen included."""
     n, c = s.num_players, s.current
     movers = [
         i for i, (p, sv) in enumerate(zip(s.players, view.seats, strict=True)) if not seat_matches(p, sv)
@@ -77,20 +85,46 @@ def table_turns(s: State, view: TableView) -> list[int]:
         last = n - c
         if last not in out:
             out.append(last)
+    if arms is not None and arms.reported:
+        seen = arms.before(frame)
+        by_arms = arms.turns(s, frame)
+        if by_arms is not None and by_arms not in out and by_arms <= 2 * n:
+            out.append(by_arms)
+        # ... and one fewer: the last arm moved out of turn, in the turn of the player before it
+        if by_arms is not None and 2 <= by_arms <= 2 * n and by_arms - 1 not in out:
+            out.append(by_arms - 1)
+        # ... and without the first other arm (a move out of turn before the current player's)
+        skipped = arms.turns(s, frame, skip_first=True)
+        if skipped is not None and skipped not in out and skipped <= 2 * n:
+            out.append(skipped)
+        # a round more, when arms other than the current player's and the movers' were seen (a
+        # stray arm among them makes the count above a round too many)
+        if set(seen) - {c, *movers}:
+            out += [e for e in sorted({(m - c) % n + n for m in movers}) if e not in out]
+        # a move out of turn in the turn of the player just before the last mover, whose arm
+        # was not seen (before the current player's main action: in the current turn)
+        for m in movers:
+            d = (m - c) % n
+            if d and (m - 1) % n not in seen and d - 1 not in out and (d > 1 or not s.main_done):
+                out.append(d - 1)
+        if 0 not in out and not s.main_done and seen and c not in seen:
+            out.append(0)
     return out
 
 
 @dataclass(frozen=True, slots=True)
 class TableReading:
     """What :func:`explain_from_table` chose: the explanation (None: nothing explains the table),
-    the hints it was found with, the turns it ends (None: none found, the last reading's stand)
-    and, where a move out of turn before the last explanation reads better, where to go back to
-    (the state, the table seen then, the move-log lines before it)."""
+    the hints it was found with, the turns it ends (None: none found, the last reading's stand),
+    where a move out of turn before the last explanation reads better, where to go back to
+    (the state, the table seen then, the move-log lines before it), and its weight (:func:`weight`
+    and the arms seen, :meth:`ArmLog.cost`)."""
 
     found: Explanation | None
     hints: Hints
     ends: int | None
     rewind_to: tuple[State, TableView, int] | None
+    cost: float | None = None
 
 
 def explain_from_table(
@@ -100,6 +134,8 @@ def explain_from_table(
     loose: bool,
     mark: QuietMark | None,
     settings: TrackerSettings,
+    arms: ArmLog | None = None,
+    frame: int = 0,
 ) -> TableReading:
     """Camera only: explain the view under each hypothesis of :func:`table_turns` and take
     the likeliest: a broken rule weighs ``VIOLATION_WEIGHT`` turns that left no trace
@@ -107,13 +143,18 @@ def explain_from_table(
     round of them). Each search is bounded on its own, so the cost is predictable: at most
     one search per hypothesis. ``hints_for(**kw)`` makes the tracker's hints for the view;
     ``loose``: some table seen on the way does not bind; ``mark``: the last explanation let turns
-    pass without a trace."""
+    pass without a trace; ``arms``: the players' arms seen reaching in, those before ``frame``
+    weighed with each reading (:meth:`ArmLog.cost`: a player acting unseen, an arm no step
+    explains)."""
     s = settings
+    arms = arms or ArmLog()
     best: tuple[float, int] | None = None
     found: Explanation | None = None
     chosen = hints_for(table_ends=0)
     table_ends: int | None = None
-    for rank, ends in enumerate(table_turns(state, view)):
+    hypotheses = table_turns(state, view, arms, frame)
+    least = min(hypotheses, default=0)
+    for rank, ends in enumerate(hypotheses):
         if best is not None and best[0] == 0:
             break  # legal, no traceless turn: nothing later can weigh less
         for waypoints in (True, False) if loose else (True,):
@@ -123,27 +164,69 @@ def explain_from_table(
             tried = explain(state, view, hints, s.max_violations, s.limits)
             if tried is None:
                 continue
-            cost = (weight(tried), rank)
+            cost = (weight(tried) + arms.cost(state, tried.steps, frame), rank)
+            if arms.reported and cost[0] > 0:
+                late = quiet_first(state, view, ends, least, hints, s)
+                if late is not None and (weight(late) + arms.cost(state, late.steps, frame), rank) < cost:
+                    tried, cost = late, (weight(late) + arms.cost(state, late.steps, frame), rank)
             if best is None or cost < best:
                 best, found, chosen = cost, tried, hints
                 table_ends = ends
             if tried.legal:
                 break
     if mark is None:
-        return TableReading(found, chosen, table_ends, None)
+        return TableReading(found, chosen, table_ends, None, best[0] if best is not None else None)
     # The last explanation let turns pass without a trace: with what is seen now, a move out
     # of turn there may be likelier (a player's Pick before the current player's action).
     rewind_to: tuple[State, TableView, int] | None = None
     start, seen, paid, lines = mark
     own = best[0] if best is not None else float("inf")
-    for ends in table_turns(start, view):
+    for ends in table_turns(start, view, arms.again(), frame):
         hints = replace(hints_for(fresh=True, table_ends=ends), waypoints=(seen,))
         tried = explain(start, view, hints, s.max_violations, s.limits)
-        if tried is not None and weight(tried) < paid + own:
-            own, paid, found, chosen = weight(tried), 0.0, tried, hints
+        if tried is None:
+            continue
+        total = weight(tried) + arms.cost(start, tried.steps, frame, again=True)
+        if total < paid + own:
+            own, paid, found, chosen = total, 0.0, tried, hints
             table_ends = ends
             rewind_to = (start, seen, lines)
-    return TableReading(found, chosen, table_ends, rewind_to)
+    return TableReading(found, chosen, table_ends, rewind_to, own if found is not None else None)
+
+
+def chain(first: Explanation, then: Explanation) -> Explanation:
+    """One explanation of ``first``'s steps followed by ``then``'s (from ``first.state``)."""
+    k = len(first.steps)
+    return Explanation(
+        steps=first.steps + then.steps,
+        forced=first.forced + then.forced,
+        violations=first.violations + tuple((i + k, e) for i, e in then.violations),
+        state=then.state,
+        alternatives=then.alternatives,
+        tables=then.tables,
+        nodes=first.nodes + then.nodes,
+        folds=first.folds + tuple((i + k, level, cards) for i, level, cards in then.folds),
+        quiet=first.quiet + then.quiet,
+    )
+
+
+def quiet_first(
+    state: State, view: TableView, ends: int, least: int, hints: Hints, settings: TrackerSettings
+) -> Explanation | None:
+    """Camera only, with the players' arms seen: ``ends`` turns ended, of which the turns beyond
+    the ``least`` the table needs left no trace *before* what it shows (the search alone puts
+    what the table shows first, so the arms seen would not fit): those turns first (nothing
+    visible changes), then the rest."""
+    if ends <= least:
+        return None
+    quiet = Hints(end_turns=ends - least, quiet_turns=True, end_last=True)
+    first = explain(state, view_of(state), quiet, 0, settings.limits)
+    if first is None:
+        return None
+    rest = explain(
+        first.state, view, replace(hints, end_turns=least), settings.max_violations, settings.limits
+    )
+    return None if rest is None else chain(first, rest)
 
 
 def relaxations(hints: Hints, recalled: bool, loose: bool, signalled: bool) -> list[dict[str, bool]]:

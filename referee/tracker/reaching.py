@@ -1,0 +1,339 @@
+"""Camera only: whose arm reached in, as evidence of whose turn it was.
+
+A Research declined leaves the table as it was, so from the table alone a whole round of
+declined Research reads like a second marble taken, and "a traceless turn, a move, a traceless
+turn" like a move out of turn. The players' arms tell them apart: the observation's
+``reaches`` (:class:`referee.observation.ReachSighting`) say which seat's arm reached over the
+table and over what. :class:`ArmLog` keeps the seats seen reaching since the last accepted
+table, with the kind of place each hand was over (:func:`zone_class`); :func:`reach_cost` weighs
+a reading (the players its steps say acted, in order, and where their hands must have gone,
+:func:`orders`) against them, in the same unit as the tracker's other weights (a turn that left
+no trace weighs 1: one turn in ten): an acting player whose arm was never seen, an arm seen
+that no step of the reading explains, or that went elsewhere than the reading says (a Pick
+with the arm over a deck).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from referee.gizmos import State, Step
+from referee.observation import ReachSighting
+
+#: A sighting below this confidence is not counted.
+MIN_CONFIDENCE = 0.5
+#: A turn's acting player whose arm was never seen (every gesture of the turn missed: about one
+#: in twenty for a single gesture; a Research declined is three or four).
+W_MISSED = 1.3
+#: An arm seen in one frame that no step of the reading explains (a stray hand, a seat misread:
+#: about one turn in twenty) ...
+W_STRAY = 1.3
+#: ... and for each further frame in a row it stays (someone is acting), up to W_STRAY_MAX.
+W_LINGER = 1.0
+W_STRAY_MAX = 4.0
+
+#: Where a hand is over, by kind (:func:`zone_class`); ``table``: elsewhere or not told, which
+#: fits any step.
+ZONE_CLASSES = ("deck", "row", "display", "archive", "area", "table")
+ANY: frozenset[str] = frozenset(ZONE_CLASSES)
+#: An arm seen: its seat and the kind of place its hand was over.
+Sighting = tuple[int, str]
+#: A player a reading says acted, and the kinds of place their hands went to.
+Actor = tuple[int, frozenset[str]]
+
+
+def zone_class(zone: str) -> str:
+    """The kind of place a :data:`referee.observation.REACH_ZONES` zone is: a tier's deck, the
+    Energy Row, a Display slot, an Archive, the rest of a seat's area, or elsewhere."""
+    if zone.startswith("deck/"):
+        return "deck"
+    if zone == "energy_row":
+        return "row"
+    if zone.startswith("display/"):
+        return "display"
+    if zone.endswith("/archive"):
+        return "archive"
+    if zone[:1].isdigit():
+        return "area"
+    return "table"
+
+
+def step_classes(step: Step) -> frozenset[str]:
+    """Where a player's hand goes for a step (any of): the Row and the ring for a Pick, a deck
+    for a Research or a card put back, the card's place and where it goes for a File or Build
+    (the dispenser to pay), the gizmo, the VP tokens, the Row or the dispenser for a gizmo used."""
+    k = step.kind
+    if k == "pick":
+        return frozenset({"row", "area"})
+    if k in ("research", "bottom"):
+        return frozenset({"deck"})
+    if k == "file":
+        return frozenset({"display", "archive", "area"})
+    if k == "build":
+        return frozenset({"display", "archive", "area"})
+    return frozenset({"area", "row"})  # a gizmo used (its VP token, its pick, its draw)
+
+
+@dataclass(frozen=True, slots=True)
+class ArmLog:
+    """The arms seen reaching since the last accepted table: (frame, seat, zone class) in
+    order; those the last accepted explanation accounted for (``spent``: a later reading that
+    goes back over it weighs them again); and whether the camera reports hands at all
+    (``reported``; if it never did, reaches weigh nothing and the tracker reads the table
+    alone). Immutable: the tracker swaps it, so a failed record write restores it with the rest."""
+
+    reported: bool = False
+    seen: tuple[tuple[int, int, str], ...] = ()
+    spent: tuple[Sighting, ...] = ()
+
+    def add(self, frame: int, reaches: Iterable[ReachSighting] | None) -> ArmLog:
+        """The reaches of one observation (``None``: the pipeline does not report hands)."""
+        if reaches is None:
+            return self
+        new = tuple(
+            (frame, r.seat, zone_class(r.zone))
+            for r in reaches
+            if r.seat is not None and r.confidence >= MIN_CONFIDENCE
+        )
+        if self.reported and not new:
+            return self
+        return ArmLog(True, self.seen + new, self.spent)
+
+    def sightings(self, frame: int) -> tuple[Sighting, ...]:
+        """The arms seen before ``frame``, in order: (seat, zone class)."""
+        return tuple((seat, cls) for f, seat, cls in self.seen if f < frame)
+
+    def before(self, frame: int) -> tuple[int, ...]:
+        """The seats seen reaching before ``frame``, in order."""
+        return tuple(seat for f, seat, _ in self.seen if f < frame)
+
+    def since(self, frame: int) -> tuple[int, ...]:
+        """The seats seen reaching from ``frame`` on, in order."""
+        return tuple(seat for f, seat, _ in self.seen if f >= frame)
+
+    def settles(self, start: State, steps: Sequence[Step], index: int, frame: int) -> bool:
+        """Whether the arms seen before ``frame`` show the player whose turn it was act after a
+        move out of turn (step ``index`` of a reading from ``start``): then that move is
+        certain, wherever the search placed it among the turn's own moves."""
+        if not self.reported:
+            return False
+        current, n = start.current, start.num_players
+        for step in steps[:index]:
+            if step.kind == "end_turn":
+                current = (current + 1) % n
+        offender = steps[index].player
+        if offender is None or offender == current:
+            return False
+        seen = self.before(frame)
+        return offender in seen and current in seen[seen.index(offender) + 1 :]
+
+    def consume(self, frame: int, start: State | None = None, steps: Sequence[Step] = ()) -> ArmLog:
+        """An explanation (``steps`` from ``start``) of the table that stood from ``frame`` on
+        was accepted: the arms seen before it are accounted for (kept as ``spent``), except the
+        last ones of players it does not involve (:func:`_deferred`); those and the arms seen
+        since wait for the next."""
+        cut = len(self.sightings(frame))
+        if start is not None:
+            cut -= _deferred(self.sightings(frame), set(actors(start, steps)))
+        return ArmLog(self.reported, self.seen[cut:], tuple((s, c) for _, s, c in self.seen[:cut]))
+
+    def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
+        """Part of a reading was accepted (the turns before a rule break that awaits its
+        verdict): the arms its players account for, first in order (a single stray sighting
+        among them too), are spent; the rest wait."""
+        expected, k, used = actors(start, steps), 0, 0
+        seats = [seat for _, seat, _ in self.seen]
+
+        def fits(j: int) -> int | None:
+            if k < len(expected) and seats[j] == expected[k]:
+                return k
+            if k + 1 < len(expected) and seats[j] == expected[k + 1]:
+                return k + 1
+            return None
+
+        while used < len(seats):
+            at = fits(used)
+            if at is None and used + 1 < len(seats) and fits(used + 1) is not None:
+                used += 1  # a stray sighting between the reading's arms
+                continue
+            if at is None:
+                break
+            k, used = at, used + 1
+        spent = tuple((seat, cls) for _, seat, cls in self.seen[:used])
+        return ArmLog(self.reported, self.seen[used:], spent)
+
+    def again(self) -> ArmLog:
+        """The log as a reading from before the last accepted explanation sees it: the arms that
+        explanation accounted for come first again (a reading that goes back over it)."""
+        return ArmLog(self.reported, tuple((-1, s, c) for s, c in self.spent) + self.seen, ())
+
+    def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
+        """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
+        ``again``: and those the last accepted explanation accounted for, for a reading from
+        before it). 0 when the camera does not report hands."""
+        if not self.reported:
+            return 0.0
+        now = self.sightings(frame)
+        now = now[: len(now) - _deferred(now, set(actors(start, steps)))]
+        seen = (self.spent if again else ()) + now
+        # the current player's arm, seen earlier this turn, stands for a main action no camera
+        # saw (a Research declined) when the reading ends the turn without one
+        earlier = not again and start.current in (seat for seat, _ in self.spent)
+        # after their main action the current player's hands may still be busy (cards put back
+        # under a deck after the table showed the Build): their first arms are theirs, unweighed
+        lead = start.main_done
+        return min(
+            reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
+            for order in orders(start, steps, earlier)
+        )
+
+    def turns(self, start: State, frame: int, skip_first: bool = False) -> int | None:
+        """How many turns the arms seen before ``frame`` say ended, if every arm reached in its
+        own turn (the seats in turn order from the current player; ``None``: no arm but the
+        current player's was seen). ``skip_first``: the first other player's arm left out (a
+        move out of turn before the current player's own)."""
+        if not self.reported:
+            return None
+        n, seat, ends = start.num_players, start.current, 0
+        seats = [s for s in self.before(frame) if 0 <= s < n]
+        if skip_first:
+            first = next((i for i, s in enumerate(seats) if s != start.current), None)
+            if first is None:
+                return None
+            rest = seats[first:]
+            seats = seats[:first] + rest[next((i for i, s in enumerate(rest) if s != rest[0]), len(rest)) :]
+        for s in seats:
+            if s != seat:
+                ends += (s - seat) % n
+                seat = s
+        return ends or None
+
+
+def _deferred(seen: Sequence[Sighting], involved: set[int]) -> int:
+    """How many of the last arms seen belong to players a reading does not involve: the next
+    player reaching in while the table the reading explains was still settling (a hand over a
+    deck hides nothing). They are left for the next reading rather than weighed as strays."""
+    k = 0
+    while k < len(seen) and seen[len(seen) - 1 - k][0] not in involved:
+        k += 1
+    return k
+
+
+def _turns(start: State, steps: Sequence[Step], seen: bool = False) -> list[tuple[int, list[Actor]]]:
+    """Per turn of a reading: the player whose turn it is, and the players of its steps in
+    order with where their hands went (that player's own, or another's out of turn), the player
+    of a turn that left no trace acting once (a Research declined: the arm reaches to a deck).
+    ``seen``: the current player's arm was already seen this turn (accounted for by the last
+    accepted reading)."""
+    out: list[tuple[int, list[Actor]]] = [(start.current, [])]
+    acted = start.main_done or seen  # the current turn's main action came before the reading
+    for step in steps:
+        if step.is_chance or step.kind == "skip":
+            continue
+        seat, moves = out[-1]
+        if step.kind == "end_turn":
+            if not acted:
+                moves.append((seat, frozenset({"deck"})))
+            out.append(((seat + 1) % start.num_players, []))
+            acted = False
+            continue
+        moves.append((step.player if step.player is not None else seat, step_classes(step)))
+        acted = True
+    return out
+
+
+def _runs(moves: Iterable[Actor]) -> list[Actor]:
+    """One entry per run of the same player, with every place their hands went in it."""
+    out: list[Actor] = []
+    for seat, classes in moves:
+        if out and out[-1][0] == seat:
+            out[-1] = (seat, out[-1][1] | classes)
+        else:
+            out.append((seat, classes))
+    return out
+
+
+def actors(start: State, steps: Sequence[Step], seen: bool = False) -> list[int]:
+    """The players a reading says acted, in order, one entry per run: the player of each of its
+    steps, and the player of each turn it ends that left no trace (a Research declined: the
+    player's arm reached to a deck). Ending a turn and random outcomes are no gesture."""
+    return [seat for seat, _ in _runs(m for _, moves in _turns(start, steps, seen) for m in moves)]
+
+
+#: Readings whose moves out of turn could be ordered in more ways than this are weighed in their
+#: own order only.
+MAX_ORDERS = 16
+
+
+def orders(start: State, steps: Sequence[Step], seen: bool = False) -> list[list[Actor]]:
+    """The orders in which a reading's players may have acted (:func:`actors`, with where their
+    hands went): a move out of turn is placed by the search among the turn's own moves wherever
+    the table allows, and the table rarely tells (a marble taken before or after the current
+    player's Build), so within a turn the player's own moves may come before, between or after
+    the others' moves out of turn (those keep their order)."""
+    options: list[list[Actor]] = [[]]
+    for seat, moves in _turns(start, steps, seen):
+        others = [m for m in moves if m[0] != seat]
+        if not others or len(others) == len(moves):
+            options = [o + moves for o in options]
+            continue
+        own = [m for m in moves if m[0] == seat]
+        turn = [others[:k] + own + others[k:] for k in range(len(others) + 1)]
+        if len(options) * len(turn) > MAX_ORDERS:
+            options = [o + moves for o in options]
+            continue
+        options = [o + t for o in options for t in turn]
+    return [_runs(o) for o in options]
+
+
+def stray(frames: int) -> float:
+    """The weight of an arm no step of a reading explains, seen in ``frames`` frames in a row:
+    a stray hand or a misread seat is a frame or two, an arm that stays longer is someone acting."""
+    return min(W_STRAY + W_LINGER * (frames - 1), W_STRAY_MAX)
+
+
+def reach_cost(
+    expected: Sequence[int | Actor], seen: Sequence[int | Sighting], free_first: bool = False
+) -> float:
+    """The weight of the arms ``seen`` (a seat, or a seat and where its hand was, per sighting,
+    in order) against the players ``expected`` to act (in order, one per run; a seat, or a seat
+    and where their hands go): each expected player whose arm was not seen in its place costs
+    W_MISSED, each run of sightings of one arm that no expected player accounts for
+    :func:`stray`, and so does a run of the right player's arm none of whose sightings was
+    over a place the reading sends their hands to (a Pick seen only over a deck); an expected
+    player accounts for any number of runs of their own arm (one gesture seen in several
+    frames, or several gestures), even with a stray arm between them. The cheapest alignment."""
+    want = [(e, ANY) if isinstance(e, int) else e for e in expected]
+    runs: list[tuple[int, int, set[str]]] = []  # (seat, frames, where)
+    for s in seen:
+        seat, cls = (s, "table") if isinstance(s, int) else s
+        if runs and runs[-1][0] == seat:
+            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2] | {cls})
+        else:
+            runs.append((seat, 1, {cls}))
+    n = len(want)
+    # state: (how many expected players were reached, whether the last of them was seen) -> cost
+    best: dict[tuple[int, bool], float] = {(0, False): 0.0}
+    for seat, frames, where in runs:
+        off = 0.0 if "table" in where else stray(frames)
+        nxt: dict[tuple[int, bool], float] = {}
+        for (i, hit), cost in best.items():
+            options = [((i, hit), cost + stray(frames))]
+            if i and want[i - 1][0] == seat:  # the same player's arm again
+                options.append(((i, True), cost + (0.0 if where & want[i - 1][1] else off)))
+            missed = W_MISSED * (i > 0 and not hit and not (free_first and i == 1))
+            for k in range(i, n):  # the next players, those skipped missed
+                if want[k][0] == seat:
+                    fit = 0.0 if where & want[k][1] else off
+                    skipped = k - i - (free_first and i == 0 and k > 0)
+                    options.append(((k + 1, True), cost + missed + W_MISSED * skipped + fit))
+            for key, c in options:
+                if c < nxt.get(key, float("inf")):
+                    nxt[key] = c
+        best = nxt
+    return min(
+        cost
+        + W_MISSED * ((i > 0 and not hit and not (free_first and i == 1)) + n - i - (free_first and i == 0))
+        for (i, hit), cost in best.items()
+    )

@@ -1,0 +1,118 @@
+"""Whose arm reached in, weighed against a reading (referee.tracker.reaching): the pure parts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from referee.gizmos import Step
+from referee.observation import ReachSighting
+from referee.tracker.reaching import (
+    W_MISSED,
+    W_STRAY,
+    ArmLog,
+    actors,
+    orders,
+    reach_cost,
+    stray,
+    zone_class,
+)
+from tests.tables import table
+from tests.test_tracker import K, R, pick
+
+
+def test_a_round_of_declined_research_is_three_players_acting_a_second_marble_one() -> None:
+    start = table(players=3)
+    research_round = [pick(0, R), Step("end_turn", 0), Step("end_turn", 1), Step("end_turn", 2), pick(0, K)]
+    second_marble = [pick(0, R), pick(0, K)]
+    assert actors(start, research_round) == [0, 1, 2, 0]
+    assert actors(start, second_marble) == [0]
+    arms = [0, 0, 1, 1, 1, 2, 0]  # frames: Ana's arm, Ben's to a deck, Cy's, Ana's again
+    assert reach_cost(actors(start, research_round), arms) == 0
+    # Ben's arm seen in three frames, Cy's in one, both unexplained
+    assert reach_cost(actors(start, second_marble), arms) == stray(3) + stray(1)
+    assert stray(1) == W_STRAY < stray(2) < stray(3) and stray(50) == stray(10)
+    # every arm missed: the round of Research costs three players unseen
+    assert reach_cost(actors(start, research_round), []) == 4 * W_MISSED
+
+
+def test_a_move_out_of_turn_is_its_players_arm_and_an_arm_seen_twice_counts_once() -> None:
+    start = table(players=3)
+    out_of_turn = [pick(1, R)]  # Ben takes a marble during Ana's turn
+    traceless = [Step("end_turn", 0), pick(1, R)]  # Ana declined a Research, then Ben
+    assert actors(start, out_of_turn) == [1] and actors(start, traceless) == [0, 1]
+    assert reach_cost([1], [1, 1, 1]) == 0
+    assert reach_cost([0, 1], [1]) == W_MISSED  # Ana's arm unseen
+    assert reach_cost([1], [0, 1]) == W_STRAY  # ... or seen: then the traceless turn fits
+    assert reach_cost([0, 1, 0], [0, 2, 0]) == W_MISSED + W_STRAY  # a seat misread
+    assert reach_cost([0], [0, 2, 0]) == W_STRAY  # a stray arm between two of Ana's
+
+
+def test_the_log_keeps_what_came_after_the_table_and_counts_nothing_when_hands_are_not_reported() -> None:
+    start = table(players=3)
+    log = ArmLog()
+    log = log.add(1, None).add(2, None)
+    assert not log.reported and log.cost(start, [pick(1, R)], 10) == 0
+    log = log.add(3, ()).add(4, (ReachSighting(1, "energy_row", 0.9), ReachSighting(None, "table", 0.9)))
+    log = log.add(5, (ReachSighting(2, "energy_row", 0.3),))  # too unsure to count
+    log = log.add(7, (ReachSighting(2, "energy_row", 0.9),))
+    assert log.reported and log.before(7) == (1,) and log.before(8) == (1, 2)
+    assert log.turns(start, 8) == 2 and log.turns(start, 4) is None
+    later = log.consume(7)
+    assert later.before(100) == (2,) and later.spent == ((1, "row"),)
+    assert later.cost(start, [Step("end_turn", 0), pick(1, R)], 5, again=True) == W_MISSED
+
+
+def test_a_move_out_of_turn_may_come_before_or_after_the_turns_own_moves() -> None:
+    start = table(players=3)
+    # the search put Cy's marble after Ana's own move; the arms saw it first
+    reading = [pick(0, R), pick(2, K)]
+    assert actors(start, reading) == [0, 2]
+    assert sorted([seat for seat, _ in order] for order in orders(start, reading)) == [[0, 2], [2, 0]]
+    log = (
+        ArmLog().add(1, (ReachSighting(2, "energy_row", 0.9),)).add(2, (ReachSighting(0, "energy_row", 0.9),))
+    )
+    assert log.cost(start, reading, 3) == 0
+    # Ana's arm after Cy's: Cy's move out of turn is settled (Ana played on after it)
+    assert log.settles(start, reading, 1, 3) and not log.settles(start, reading, 0, 3)
+    assert not ArmLog().add(1, (ReachSighting(2, "energy_row", 0.9),)).settles(start, reading, 1, 3)
+
+
+def test_a_reading_accepted_in_part_spends_only_its_own_arms() -> None:
+    start = table(players=3)
+    sightings = [0, 0, 2, 1, 1, 2, 2]  # Ana, a stray Cy, Ben, Cy
+    log = ArmLog()
+    for frame, seat in enumerate(sightings):
+        log = log.add(frame, (ReachSighting(seat, "deck/1", 0.9),))
+    part = log.consume_steps(start, [Step("end_turn", 0), Step("end_turn", 1)])  # Ana's and Ben's
+    assert [seat for seat, _ in part.spent] == [0, 0, 2, 1, 1] and part.before(100) == (2, 2)
+    # the current player's arm spent this turn: ending the turn expects no arm of theirs again
+    after = ArmLog(True, (), ((0, "deck"),))
+    assert after.cost(start, [Step("end_turn", 0), pick(1, R)], 5) == W_MISSED  # Ben's arm unseen
+    assert ArmLog(True).cost(start, [Step("end_turn", 0), pick(1, R)], 5) == 2 * W_MISSED
+
+
+def test_an_arm_seen_over_another_place_than_the_reading_says_is_weighed_as_stray() -> None:
+    start = table(players=3)
+    pick_now = [pick(0, K), Step("end_turn", 0), pick(1, R)]  # Ana picks, then Ben
+    research = [pick(0, K), Step("end_turn", 0), Step("end_turn", 1)]  # Ben declines a Research
+    ana = [(0, "row")]
+    over_deck = ana + [(1, "deck")] * 3  # Ben's arm three frames over a deck
+    assert reach_cost(orders(start, research)[0], over_deck) == 0
+    assert reach_cost(orders(start, pick_now)[0], over_deck) == stray(3)  # a Pick is no deck
+    assert reach_cost(orders(start, pick_now)[0], ana + [(1, "table")] * 3) == 0  # not told where
+    assert reach_cost(orders(start, pick_now)[0], ana + [(1, "deck"), (1, "row")]) == 0
+    assert zone_class("deck/2") == "deck" and zone_class("display/1/0") == "display"
+    assert zone_class("2/archive") == "archive" and zone_class("0/vp") == "area"
+    assert zone_class("energy_row") == "row" and zone_class("dispenser") == "table"
+
+
+def test_after_the_main_action_the_current_players_own_arms_are_not_strays() -> None:
+    # Ana has taken her main action (a Research whose cards she still puts back under the
+    # deck): her arms over the deck before Ben's pick weigh nothing; Ben's own arm is needed.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    log = ArmLog(True, tuple((f, 0, "deck") for f in range(4)) + ((5, 1, "row"),))
+    assert log.cost(start, [Step("end_turn", 0), pick(1, R)], 10) == 0
+    assert log.cost(start, [Step("end_turn", 0), pick(1, R)], 5) == W_MISSED  # Ben's arm not yet seen
+    before = dataclasses.replace(start, main_done=False)  # before it, they are her Research
+    assert log.cost(before, [Step("end_turn", 0), pick(1, R)], 10) == 0
+    assert log.cost(before, [pick(0, K), Step("end_turn", 0), pick(1, R)], 10) == stray(4)
