@@ -27,6 +27,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -54,6 +55,8 @@ from vision.training.evaluate import (
     differences,
     heldout_scenes,
     iou,
+    lagging_memory,
+    layout_memory,
     match,
     oracle_detections,
     table_differences,
@@ -129,6 +132,28 @@ def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[
         into[o.cls].add(card == o.card)
 
 
+def truth_objects(scene: RenderedScene) -> list[tuple[str, tuple[float, ...], Any]]:
+    """The scene's visible objects: class, box in the canonical frame (px), the object."""
+    return [(o.cls, tuple(v * CANON_PX_PER_MM for v in o.box_mm), o) for o in scene.objects if o.visible]
+
+
+def tally_table(
+    cards: list[tuple[Seen, int]], truth: list[tuple[str, tuple[float, ...], Any]], into: dict[str, Tally]
+) -> None:
+    """Count each card the pipeline identified on a detected box (matched to a true box by IoU
+    >= 0.5) right or wrong, full faces and top bands apart."""
+    for s, card in cards:
+        box = tuple(v * CANON_PX_PER_MM for v in s.box)
+        best = max(
+            ((i, iou(box, b)) for i, (c, b, _) in enumerate(truth) if c in into),
+            key=lambda x: x[1],
+            default=(None, 0.0),
+        )
+        if best[0] is not None and best[1] >= 0.5:
+            o = truth[best[0]][2]
+            into[o.cls].add(card == o.card)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark on each condition asked for and print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -185,9 +210,13 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     cal_status: dict[str, int] = defaultdict(int)
     cal_err: list[float] = []
     exact_oracle, exact = Tally(), Tally()
-    exact_memory = Tally()  # oracle, with the referee's memory of each seat's cards
+    exact_memory = Tally()  # oracle, with the referee's memory of this table's cards
+    exact_lag = Tally()  # oracle, with the memory one move behind (lagging_memory)
+    exact_pipe_memory = Tally()  # whole pipeline with the referee's memory
     ident_oracle = {"card": Tally(), "card_band": Tally()}  # identification on true boxes
     ident_memory = {"card": Tally(), "card_band": Tally()}  # the same with the referee's memory
+    ident_lag = {"card": Tally(), "card_band": Tally()}  # ... and with the memory one move behind
+    ident_pipe_memory = {"card": Tally(), "card_band": Tally()}  # detected boxes, with the memory
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
@@ -218,12 +247,17 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
         tally_cards(oracle.last_cards, scene, ident_oracle)
-        oracle.owned = {
-            p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players
-        }
-        exact_memory.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
-        tally_cards(oracle.last_cards, scene, ident_memory)
-        oracle.owned = None
+        # ... with the referee's memory, as the live run hands it over (Assembler.know): of this
+        # very table (the tracker accepted it), and one move behind (a card just built).
+        memory = layout_memory(scene.layout)
+        for known, exact_k, ident_k in (
+            (memory, exact_memory, ident_memory),
+            (lagging_memory(scene.layout, np.random.default_rng(seed)), exact_lag, ident_lag),
+        ):
+            oracle.know(known)
+            exact_k.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
+            tally_cards(oracle.last_cards, scene, ident_k)
+        oracle.know(None)
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
         for d in truth_dets:
@@ -246,6 +280,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             t0 = time.perf_counter()
             obs = observer.observe(scene.image, t=0.0, seats=seats)
             dt = time.perf_counter() - t0
+            # Identification inside the pipeline (table constraints), by box position.
+            tally_table(observer.assembler.last_cards, truth_objects(scene), ident_table)
             if observer.hands is not None:
                 hand = observer.last_hand_mask
                 assert hand is not None
@@ -279,6 +315,17 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     )
                     alt = observer.assembler.assemble(scene.image, seen_h.homography, alone, seats)
                     exact_network.add(content(alt) == content(scene.truth))
+            # The same detections assembled with the referee's memory, as the live run does
+            # (referee/app/live.py: the tracker's accepted state, then assemble).
+            seen_h = observer.calibrator.last
+            assert seen_h is not None
+            observer.know(memory)
+            with_memory = observer.assembler.assemble(
+                scene.image, seen_h.homography, observer.last_detections, seats
+            )
+            exact_pipe_memory.add(content(with_memory) == content(scene.truth))
+            tally_table(observer.assembler.last_cards, truth_objects(scene), ident_pipe_memory)
+            observer.know(None)
             right = content(obs) == content(scene.truth)
             vs_table = table_differences(obs, scene)
             exact.add(right)
@@ -301,7 +348,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             canon_images.append(canon)
         # The detector: AP at every threshold, then what the pipeline does with its boxes.
         dets = det.detect(canon, conf=0.01)
-        truth = [(o.cls, tuple(v * CANON_PX_PER_MM for v in o.box_mm), o) for o in scene.objects if o.visible]
+        truth = truth_objects(scene)
         for cls, _, _ in truth:
             n_truth[cls] += 1
         for d, t in match(dets, [(c, b) for c, b, _ in truth], same_class=True):
@@ -328,17 +375,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         for i, (cls, _, _) in enumerate(truth):
             if cls.startswith("marble_"):
                 marble_recall.add(i in hit)
-        # Identification inside the pipeline (table constraints), by box position.
-        for s, card in observer.assembler.last_cards:
-            box = tuple(v * CANON_PX_PER_MM for v in s.box)
-            best = max(
-                ((i, iou(box, b)) for i, (c, b, _) in enumerate(truth) if c in ident_table),
-                key=lambda x: x[1],
-                default=(None, 0.0),
-            )
-            if best[0] is not None and best[1] >= 0.5:
-                o = truth[best[0]][2]
-                ident_table[o.cls].add(card == o.card)
         prog.step()
 
     print()
@@ -359,11 +395,14 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         )
     print("\n[stage] zones + identification + marble colour + assembly, on the oracle detector")
     print(f"  observations exactly right: {exact_oracle}")
-    print(f"  the same with the referee's memory of each seat's cards (Assembler.owned): {exact_memory}")
+    print(
+        f"  the same with the referee's memory (Assembler.know: the tracker accepted this table): "
+        f"{exact_memory}; with the memory one move behind (a card just built): {exact_lag}"
+    )
     print(
         f"  identification on true boxes, full faces / top bands: {ident_oracle['card']} / "
         f"{ident_oracle['card_band']}; with the referee's memory: {ident_memory['card']} / "
-        f"{ident_memory['card_band']}"
+        f"{ident_memory['card_band']}; one move behind: {ident_lag['card']} / {ident_lag['card_band']}"
     )
     print(f"  marble colour stage on true boxes: {colour_oracle}")
     print("\n[stage] detector: mAP50 per class")
@@ -384,6 +423,11 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"  observations exactly right: {exact}")
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
     print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
+    print(
+        f"  with the referee's memory (as the live run: Observer.know, then assemble): exactly right "
+        f"{exact_pipe_memory}; identification full faces / top bands {ident_pipe_memory['card']} / "
+        f"{ident_pipe_memory['card_band']}"
+    )
     if hand_iou:
         print(
             f"  hand network: mask IoU median {statistics.median(hand_iou):.3f}, "

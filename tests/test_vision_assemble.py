@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
-from vision.identify import STARTING, assign, built_cards, column_cards, level_cards
+from vision.identify import MEMORY_BONUS, STARTING, CardMemory, assign, built_cards, column_cards, level_cards
 from vision.observe import Assembler, Seen, one_per_object
 from vision.training.evaluate import (
     Tally,
     average_precision,
     content,
     differences,
+    lagging_memory,
+    layout_memory,
     match,
     oracle_detections,
     scene_for_seed,
@@ -202,17 +204,43 @@ def test_table_differences_refuse_a_reading_of_what_the_hand_hides() -> None:
 
 
 def test_the_referees_memory_narrows_identification(assembler: Assembler) -> None:
-    """Cards in a seat's area are that seat's known cards; the Display holds none of them."""
+    """With what the referee knows, the table is read as it is; a card the memory puts in a seat
+    is not read in the Display; a card just built from the Display keeps its identity in the
+    column it moved to; a card never appears in a seat that does not own it or could not get it."""
     scene = scene_for_seed(9_300_001)
     truth = content(scene.truth)
-    owned = {p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players}
-    assembler.owned = owned
+    memory = layout_memory(scene.layout)
     try:
+        assembler.know(memory)
         assert content(_assemble(assembler, scene)) == truth
         slot = next(s for s in truth["display"] if s["card"] is not None)
         first = scene.layout.players[0].seat
-        assembler.owned = {**owned, first: owned[first] | {slot["card"]}}  # "that card is built"
+        owned = {**memory.owned, first: {*memory.owned[first], slot["card"]}}  # "that card is built"
+        display = {k: c for k, c in memory.display.items() if c != slot["card"]}
+        assembler.know(CardMemory(owned, display, memory.unseen))
         got = {(s["level"], s["slot"]): s["card"] for s in content(_assemble(assembler, scene))["display"]}
         assert got[slot["level"], slot["slot"]] != slot["card"]
+        # One move behind: the memory still has a seat's last card in the Display; the frame shows
+        # it in the seat's column (and a card from the deck in that slot): both read right.
+        lag = lagging_memory(scene.layout, np.random.default_rng(1))
+        assert lag != memory
+        assembler.know(lag)
+        assert content(_assemble(assembler, scene)) == truth
     finally:
-        assembler.owned = None
+        assembler.know(None)
+
+
+def test_card_memory_candidates() -> None:
+    """A Display slot: its known card (with the bonus) or an unseen card of its level; a seat's
+    area: its own cards (with the bonus), a Display card or an unseen one; never another seat's;
+    a memory that leaves no candidate is ignored."""
+    memory = CardMemory(owned={0: {0, 20}, 1: {1, 30}}, display={(1, 0): 10, (1, 1): 11}, unseen={12, 13, 50})
+    allowed, bonus = memory.slot(1, 0, level_cards(1))
+    assert set(np.flatnonzero(allowed)) == {10, 11, 12, 13}
+    assert bonus[10] == MEMORY_BONUS and np.count_nonzero(bonus) == 1
+    allowed, bonus = memory.seat(0, built_cards())
+    assert set(np.flatnonzero(allowed)) == {20, 10, 11, 12, 13, 50}
+    assert bonus[20] == bonus[0] == MEMORY_BONUS and bonus[30] == 0 and not allowed[30]
+    column = column_cards("upgrade", 1)
+    allowed, _ = CardMemory(owned={1: {1}}).seat(1, column)  # no upgrade card can be there: wrong memory
+    assert np.array_equal(allowed, column)  # so the table's own candidates stay

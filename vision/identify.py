@@ -16,8 +16,8 @@ seat ``s`` Starting Gizmo ``s``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -54,6 +54,60 @@ def column_cards(column: str, seat: int) -> np.ndarray:
     if column == default_cards()[seat].type:
         mask[seat] = True
     return mask
+
+
+#: What the referee's memory adds to the correlation of the card it expects at a place (a seat's
+#: own cards in its area, the Display card it knows in a slot): a card that stays keeps its
+#: identity unless the picture says otherwise by more than this. Chosen on development frames
+#: (docs/vision.md, "The referee's memory"); correlations of right and wrong cards differ by
+#: 0.1-0.5 on whole faces, so a new card seen whole still wins over a remembered one.
+MEMORY_BONUS = 0.15
+
+
+@dataclass(frozen=True, slots=True)
+class CardMemory:
+    """What the referee knows about the cards, as plain data from whoever follows the game.
+
+    ``owned``: per seat, the cards it built or archived; ``display``: the card it knows in each
+    Display slot ``(level, slot)``; ``unseen``: the cards that may still appear (in the decks or a
+    Research hand). A card moves only from the Display or a deck to a seat, and from its Archive
+    to its gizmos: so a Display slot holds its known card or an unseen one of its level, and a
+    seat's area holds its own cards, a Display card or an unseen one, never another seat's.
+    ``bonus`` is added to the score of the card the memory expects at a place.
+    """
+
+    owned: Mapping[int, Collection[int]] = field(default_factory=dict)
+    display: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    unseen: Collection[int] = ()
+    bonus: float = MEMORY_BONUS
+
+    def slot(self, level: int, slot: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates and memory bonus for a Display slot whose table candidates are ``allowed``."""
+        row = [c for (lv, _), c in self.display.items() if lv == level]
+        bonus = np.zeros(N_CARDS, np.float32)
+        known = self.display.get((level, slot))
+        if known is not None:
+            bonus[known] = self.bonus
+        return _narrowed(allowed, _card_mask([*self.unseen, *row])), bonus
+
+    def seat(self, seat: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates and memory bonus for a card in ``seat``'s area (its gizmos or Archive)."""
+        own = _card_mask(self.owned.get(seat, ()))
+        arriving = _card_mask([*self.unseen, *self.display.values()])
+        bonus = np.where(own, self.bonus, 0.0).astype(np.float32)
+        return _narrowed(allowed, own | arriving), bonus
+
+
+def _card_mask(cards: Collection[int]) -> np.ndarray:
+    m = np.zeros(N_CARDS, bool)
+    m[[c for c in cards if 0 <= c < N_CARDS]] = True
+    return m
+
+
+def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """``allowed`` narrowed to ``known``, unless that leaves nothing (then the memory is wrong)."""
+    both = allowed & known
+    return both if both.any() else allowed
 
 
 def _size(w_mm: float, h_mm: float, ppm: float) -> tuple[int, int]:

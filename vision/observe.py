@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_fr
 from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import (
     STARTING,
+    CardMemory,
     Identifier,
     apply_colour_map,
     assign,
@@ -53,7 +54,8 @@ EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
 #: What hides the zones its box overlaps: a hand (the hand network's), or anything else the
 #: empty table says is there and no detection explains (vision/occlusion.py).
 OCCLUDER_CLASSES = ("hand", "occluder")
-STARTING_MASK = np.isin(np.arange(112), STARTING)
+STARTING_MASK = np.isin(np.arange(N_CARDS), STARTING)
+NO_BONUS = np.zeros(N_CARDS, np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,14 +97,22 @@ class Assembler:
         self.colour_from_cards = colour_from_cards
         #: The colour map of the last frame (3 x 4), or None when none was fitted.
         self.last_colour_map: np.ndarray | None = None
-        #: What the referee remembers (set by the application layer, which follows the game):
-        #: per seat, the cards it knows that seat built or archived. A card in a seat's area is
-        #: then one of that seat's cards (a card that moves keeps its identity: it was seen whole
-        #: in the Display before), and the Display holds only cards no seat owns. ``None``: the
-        #: table alone decides.
-        self.owned: Mapping[int, Collection[int]] | None = None
+        #: What the referee remembers (:meth:`know`, from the application layer, which follows the
+        #: game): each seat's cards, the Display's and the cards still unseen. ``None``: the table
+        #: alone decides.
+        self.memory: CardMemory | None = None
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
         self.last_cards: list[tuple[Seen, int]] = []
+
+    def know(self, memory: CardMemory | None) -> None:
+        """Identify from now on with what the referee knows about the cards (``None``: forget).
+
+        A card that moves keeps its identity (the card that left the Display is the one that
+        appeared in a seat's column), only cards still unseen can appear, and a card that stays
+        where the referee knows it is kept unless the picture clearly says otherwise
+        (:class:`vision.identify.CardMemory`).
+        """
+        self.memory = memory
 
     def marble(self, frame: np.ndarray, h: np.ndarray, s: Seen) -> MarbleSighting:
         """A detected marble's colour: from the colour stage when there is one, else the detector's class."""
@@ -142,10 +152,10 @@ class Assembler:
                 display.append(SlotSighting(level, slot, None, EMPTY_CONFIDENCE))
                 continue
             best = max(cands, key=lambda s: s.confidence)
-            allowed = level_cards(level)
-            if self.owned:
-                allowed = _narrowed(allowed, ~_mask(c for cards in self.owned.values() for c in cards))
-            display.append(self._ask(asks, frame, h, best, 0, allowed, (level, slot)))
+            allowed, bonus = level_cards(level), NO_BONUS
+            if self.memory is not None:
+                allowed, bonus = self.memory.slot(level, slot, allowed)
+            display.append(self._ask(asks, frame, h, best, 0, allowed, bonus, (level, slot)))
         row = None
         if "energy_row" not in covered:
             marbles = sorted(within(self.zones.energy_row, MARBLE_CLASSES), key=lambda s: s.center[0])
@@ -178,7 +188,7 @@ class Assembler:
             if not unseen("gizmos"):
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
-        matches = assign([a.scores for a in asks], [a.allowed for a in asks])
+        matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks])
         self.last_colour_map = None
         if self.colour_from_cards:
             faces = self.identifier.faces
@@ -189,7 +199,7 @@ class Assembler:
                 mapped = apply_colour_map(frame, mat)
                 for a in asks:
                     a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
-                matches = assign([a.scores for a in asks], [a.allowed for a in asks])
+                matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks])
         for a, m in zip(asks, matches, strict=True):
             a.card, a.confidence = m.card, round(a.seen.confidence * m.confidence, 4)
         self.last_cards = [(a.seen, m.card) for a, m in zip(asks, matches, strict=True)]
@@ -219,10 +229,11 @@ class Assembler:
         s: Seen,
         rotation: int,
         allowed: np.ndarray,
+        bonus: np.ndarray,
         slot: tuple[int, int] | None = None,
     ) -> _Ask:
         """Score one card detection against every face; it is identified later, jointly."""
-        ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, rotation, slot)
+        ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, bonus, rotation, slot)
         asks.append(ask)
         return ask
 
@@ -257,9 +268,10 @@ class Assembler:
         out = []
         for s in sorted(cards, key=lambda s: (column(s), sz.to_local(*s.center)[1])):
             allowed = built_cards() if seat is None else column_cards(COLUMN_ORDER[column(s)], seat)
-            if self.owned and sz.seat in self.owned:
-                allowed = _narrowed(allowed, _mask(self.owned[sz.seat]))
-            out.append(self._ask(asks, frame, h, s, sz.rotation, allowed))
+            bonus = NO_BONUS
+            if self.memory is not None:
+                allowed, bonus = self.memory.seat(sz.seat, allowed)
+            out.append(self._ask(asks, frame, h, s, sz.rotation, allowed, bonus))
         return out
 
 
@@ -275,18 +287,6 @@ def token_points(s: Seen) -> int:
     return 1 if (x2 - x1 + y2 - y1) / 2 < VP_SPLIT_MM else 5
 
 
-def _mask(cards: Iterable[int]) -> np.ndarray:
-    m = np.zeros(N_CARDS, bool)
-    m[list(cards)] = True
-    return m
-
-
-def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """``allowed`` narrowed to ``known``, unless that leaves nothing (then the memory is wrong)."""
-    both = allowed & known
-    return both if both.any() else allowed
-
-
 @dataclass(slots=True)
 class _Ask:
     """A card detection awaiting identification: its scores, candidate mask, and where it goes."""
@@ -294,6 +294,7 @@ class _Ask:
     seen: Seen
     scores: np.ndarray
     allowed: np.ndarray
+    bonus: np.ndarray  # the referee's memory: added to the scores of the cards it expects here
     rotation: int  # the card's reading direction (its seat's)
     slot: tuple[int, int] | None = None  # (level, slot) for the Display
     card: int | None = None
@@ -357,6 +358,10 @@ class Observer:
     def identifier(self) -> Identifier:
         """The card identifier in use."""
         return self.assembler.identifier
+
+    def know(self, memory: CardMemory | None) -> None:
+        """What the referee knows about the cards, used from the next frame on (:meth:`Assembler.know`)."""
+        self.assembler.know(memory)
 
     def process(self, frame: np.ndarray, t: float | None = None) -> Observation | None:
         """Stream entry point: an observation for a settled frame, ``None`` while things move."""

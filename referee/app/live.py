@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser
 from referee.app.errors import LiveError
 from referee.app.evidence import EvidenceKeeper
+from referee.app.memory import card_memory
 from referee.app.pipeline import FrameSaver, Pipeline, annotate
 from referee.app.sources import Frame, FrameFeed
 from referee.events import DispenserEvent
@@ -381,6 +382,8 @@ class LiveReferee:
                 self.frame_buffer.set_status(False, str(exc))
                 self.frame_buffer.publish_image(frame.image)
             return
+        with game.locked() as tracker:  # identify with what the referee knows (referee/app/memory.py)
+            self.pipeline.assembler.know(card_memory(tracker.state))
         obs = self.pipeline.assembler.assemble(
             frame.image, h, detections, seats, frame.time, frame.index, notes
         )
