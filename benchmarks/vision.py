@@ -43,7 +43,7 @@ from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
 from vision.marbles import MarbleColours
-from vision.observe import OCCLUDER_CLASSES, Assembler, Observer, Seen, rotation_at
+from vision.observe import ASK_CONFIDENCE, OCCLUDER_CLASSES, Assembler, Observer, Seen, rotation_at
 from vision.occlusion import TableBackground
 from vision.progress import Progress
 from vision.training.dataset import HELDOUT_SEED_BASE
@@ -121,15 +121,23 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
         return scene.homography, "covered" if hand_on_marker else "failed"
 
 
-def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:
-    """Count each identified card (true boxes) right or wrong, full faces and top bands apart."""
+def card_truths(cards: list[tuple[Seen, int]], scene: RenderedScene) -> list[bool]:
+    """Whether each identified card (true boxes) is the card truly there."""
+    out = []
     for seen, card in cards:
         box = tuple(v * CANON_PX_PER_MM for v in seen.box)
         o = max(
             (o for o in scene.objects if o.visible and o.card is not None),
             key=lambda o: iou(box, tuple(v * CANON_PX_PER_MM for v in o.box_mm)),
         )
-        into[o.cls].add(card == o.card)
+        out.append(card == o.card)
+    return out
+
+
+def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:
+    """Count each identified card (true boxes) right or wrong, full faces and top bands apart."""
+    for (seen, _), right in zip(cards, card_truths(cards, scene), strict=True):
+        into[seen.cls].add(right)
 
 
 def truth_objects(scene: RenderedScene) -> list[tuple[str, tuple[float, ...], Any]]:
@@ -212,6 +220,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     exact_oracle, exact = Tally(), Tally()
     exact_memory = Tally()  # oracle, with the referee's memory of this table's cards
     exact_lag = Tally()  # oracle, with the memory one move behind (lagging_memory)
+    questions = {True: Tally(), False: Tally()}  # whole cards asked about (oracle), by right / wrong
     exact_pipe_memory = Tally()  # whole pipeline with the referee's memory
     ident_oracle = {"card": Tally(), "card_band": Tally()}  # identification on true boxes
     ident_memory = {"card": Tally(), "card_band": Tally()}  # the same with the referee's memory
@@ -247,16 +256,30 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
         tally_cards(oracle.last_cards, scene, ident_oracle)
+        asked = {q.center for q in oracle.last_questions}
+        for (seen, _card), right in zip(
+            oracle.last_cards, card_truths(oracle.last_cards, scene), strict=True
+        ):
+            if seen.cls == "card":
+                questions[right].add(seen.center in asked)
         # ... with the referee's memory, as the live run hands it over (Assembler.know): of this
         # very table (the tracker accepted it), and one move behind (a card just built).
         memory = layout_memory(scene.layout)
-        for known, exact_k, ident_k in (
-            (memory, exact_memory, ident_memory),
-            (lagging_memory(scene.layout, np.random.default_rng(seed)), exact_lag, ident_lag),
+        for label, known, exact_k, ident_k in (
+            ("memory", memory, exact_memory, ident_memory),
+            (
+                "memory one move behind",
+                lagging_memory(scene.layout, np.random.default_rng(seed)),
+                exact_lag,
+                ident_lag,
+            ),
         ):
             oracle.know(known)
-            exact_k.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
+            got_k = oracle.assemble(scene.image, h, truth_dets, seats)
+            exact_k.add(content(got_k) == content(scene.truth))
             tally_cards(oracle.last_cards, scene, ident_k)
+            if args.show_errors and content(got_k) != content(scene.truth):
+                print(f"  oracle with the {label} {seed}: {differences(got_k, scene.truth)}")
         oracle.know(None)
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
@@ -403,6 +426,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"  identification on true boxes, full faces / top bands: {ident_oracle['card']} / "
         f"{ident_oracle['card_band']}; with the referee's memory: {ident_memory['card']} / "
         f"{ident_memory['card_band']}; one move behind: {ident_lag['card']} / {ident_lag['card_band']}"
+    )
+    print(
+        f"  whole cards the referee asks about (confidence < {ASK_CONFIDENCE}): of those identified wrong "
+        f"{questions[False]}, of those identified right {questions[True]}"
     )
     print(f"  marble colour stage on true boxes: {colour_oracle}")
     print("\n[stage] detector: mAP50 per class")

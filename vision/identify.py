@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from referee.gizmos.cards import default_cards
-from vision.faces import BAND_MM, CARD_MM, FACE_PX_PER_MM, N_CARDS, face_set
+from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
 
 BAND_PPM = 1.0  # px/mm of band patches
 FULL_PPM = 0.5  # px/mm of whole-card patches
@@ -58,10 +58,10 @@ def column_cards(column: str, seat: int) -> np.ndarray:
 
 #: What the referee's memory adds to the correlation of the card it expects at a place (a seat's
 #: own cards in its area, the Display card it knows in a slot): a card that stays keeps its
-#: identity unless the picture says otherwise by more than this. Chosen on development frames
-#: (docs/vision.md, "The referee's memory"); correlations of right and wrong cards differ by
-#: 0.1-0.5 on whole faces, so a new card seen whole still wins over a remembered one.
-MEMORY_BONUS = 0.15
+#: identity unless the picture says otherwise by more than this. Chosen on development frames of
+#: random decks (docs/vision.md, "The referee's memory"): 0.1 left bands of an unseen deck at
+#: 98.5 %, 0.25 read all 200 right, 0.4 began to hold a card just built to a remembered one.
+MEMORY_BONUS = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,21 +165,35 @@ class Identifier:
             angles,
             gradients,
         )
-        band_px = round(BAND_MM * FACE_PX_PER_MM)
         self.band_ppm = band_ppm
         self.band_size = _size(CARD_MM[0], BAND_MM, band_ppm)
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
-        bands = [
-            cv2.GaussianBlur(cv2.resize(f[:band_px], self.band_size, interpolation=cv2.INTER_AREA), (3, 3), 0)
-            for f in faces
-        ]
-        fulls = [cv2.resize(f, self.full_size, interpolation=cv2.INTER_AREA) for f in faces]
-        self.band_refs = np.concatenate(
-            [self._windows(self._prep(b, band_ppm), *self.band_size) for b in bands]
+        refs = [self._references(f) for f in faces]
+        self.band_refs = np.concatenate([b for b, _ in refs])
+        self.full_refs = np.concatenate([f for _, f in refs])
+
+    def _references(self, face: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One face's band and whole-card references, as the matcher compares them."""
+        band_px = round(BAND_MM * FACE_PX_PER_MM)
+        band = cv2.GaussianBlur(
+            cv2.resize(face[:band_px], self.band_size, interpolation=cv2.INTER_AREA), (3, 3), 0
         )
-        self.full_refs = np.concatenate(
-            [self._windows(self._prep(f, FULL_PPM), *self.full_size) for f in fulls]
+        full = cv2.resize(face, self.full_size, interpolation=cv2.INTER_AREA)
+        return (
+            self._windows(self._prep(band, self.band_ppm), *self.band_size),
+            self._windows(self._prep(full, FULL_PPM), *self.full_size),
         )
+
+    def enrol(self, card: int, face: np.ndarray) -> None:
+        """Use ``face`` (upright, cropped to the card, any size) as card ``card``'s reference from
+        now on. Thread-safe for a matcher running meanwhile: new arrays replace the old ones."""
+        face = cv2.resize(face, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+        band, full = self._references(face)
+        band_refs, full_refs = self.band_refs.copy(), self.full_refs.copy()
+        band_refs[card], full_refs[card] = band[0], full[0]
+        faces = list(self.faces)
+        faces[card] = face
+        self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
 
     def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
         """A patch or reference as the matcher compares it (float, softened, or its edge strength)."""

@@ -26,7 +26,7 @@ from referee.gizmos.cards import COLORS
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
 from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
-from vision.faces import N_CARDS
+from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HandSegmenter, mask_box_mm
@@ -34,6 +34,7 @@ from vision.identify import (
     STARTING,
     CardMemory,
     Identifier,
+    Match,
     apply_colour_map,
     assign,
     built_cards,
@@ -56,6 +57,28 @@ EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
 OCCLUDER_CLASSES = ("hand", "occluder")
 STARTING_MASK = np.isin(np.arange(N_CARDS), STARTING)
 NO_BONUS = np.zeros(N_CARDS, np.float32)
+
+
+#: A card seen whole whose identification is below this confidence (:attr:`Match.confidence`)
+#: becomes a question (:attr:`Assembler.last_questions`): the referee cannot place it and asks.
+ASK_CONFIDENCE = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A card seen whole that the referee cannot place: what to ask about it.
+
+    ``face`` is the card as the camera saw it, upright, cropped to its box and white-balanced
+    (face size, 4 px/mm); ``suggestions`` are the likeliest cards the table allows there, best
+    first; ``where`` names the place (``display/<level>/<slot>``, ``<seat>/gizmos/<column>``,
+    ``<seat>/archive``), ``center`` is the card's centre on the table (mm).
+    """
+
+    where: str
+    center: tuple[float, float]  # table mm
+    face: np.ndarray
+    suggestions: tuple[int, ...]
+    confidence: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +126,8 @@ class Assembler:
         self.memory: CardMemory | None = None
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
         self.last_cards: list[tuple[Seen, int]] = []
+        #: The cards of the last frame seen whole but identified below :data:`ASK_CONFIDENCE`.
+        self.last_questions: list[Question] = []
 
     def know(self, memory: CardMemory | None) -> None:
         """Identify from now on with what the referee knows about the cards (``None``: forget).
@@ -203,6 +228,11 @@ class Assembler:
         for a, m in zip(asks, matches, strict=True):
             a.card, a.confidence = m.card, round(a.seen.confidence * m.confidence, 4)
         self.last_cards = [(a.seen, m.card) for a, m in zip(asks, matches, strict=True)]
+        self.last_questions = [
+            self._question(frame, h, a, m)
+            for a, m in zip(asks, matches, strict=True)
+            if a.seen.cls == "card" and m.confidence < ASK_CONFIDENCE
+        ]
         return Observation(
             time=t,
             display=tuple(d.slot_sighting() if isinstance(d, _Ask) else d for d in display),
@@ -236,6 +266,13 @@ class Assembler:
         ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, bonus, rotation, slot)
         asks.append(ask)
         return ask
+
+    def _question(self, frame: np.ndarray, h: np.ndarray, a: _Ask, m: Match) -> Question:
+        """What to ask about a card identified without confidence."""
+        face = Identifier._patch(frame, h, a.seen.center, CARD_MM, FACE_PX_PER_MM, a.rotation)
+        best = np.argsort(-np.where(a.allowed, a.scores + a.bonus, -np.inf))[:3]
+        suggestions = tuple(int(c) for c in best if a.allowed[c])
+        return Question(a.where, a.seen.center, face, suggestions, round(m.confidence, 4))
 
     def _scores(
         self, frame: np.ndarray, h: np.ndarray, s: Seen, rotation: int, allowed: np.ndarray
@@ -271,7 +308,9 @@ class Assembler:
             bonus = NO_BONUS
             if self.memory is not None:
                 allowed, bonus = self.memory.seat(sz.seat, allowed)
-            out.append(self._ask(asks, frame, h, s, sz.rotation, allowed, bonus))
+            ask = self._ask(asks, frame, h, s, sz.rotation, allowed, bonus)
+            ask.area = f"{sz.seat}/archive" if seat is None else f"{sz.seat}/gizmos/{COLUMN_ORDER[column(s)]}"
+            out.append(ask)
         return out
 
 
@@ -297,8 +336,14 @@ class _Ask:
     bonus: np.ndarray  # the referee's memory: added to the scores of the cards it expects here
     rotation: int  # the card's reading direction (its seat's)
     slot: tuple[int, int] | None = None  # (level, slot) for the Display
+    area: str = ""  # ``<seat>/gizmos/<column>`` or ``<seat>/archive`` for a seat's card
     card: int | None = None
     confidence: float = 0.0
+
+    @property
+    def where(self) -> str:
+        """The place's name, as :attr:`Question.where` gives it."""
+        return f"display/{self.slot[0]}/{self.slot[1]}" if self.slot is not None else self.area
 
     def sighting(self) -> CardSighting:
         return CardSighting(self.card, self.confidence)

@@ -36,6 +36,7 @@ from referee.app.errors import LiveError
 from referee.app.evidence import EvidenceKeeper
 from referee.app.memory import card_memory
 from referee.app.pipeline import FrameSaver, Pipeline, annotate
+from referee.app.questions import CardQuestions
 from referee.app.sources import Frame, FrameFeed
 from referee.events import DispenserEvent
 from referee.tracker import Tracker, TrackerSettings, Update
@@ -210,6 +211,8 @@ class LiveReferee:
         self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
         self._write_down = False  # the record could not be written at the last try
         self.evidence: EvidenceKeeper | None = None  # crops for each warning (referee/app/evidence.py)
+        #: Cards seen whole but not placed, asked on the dashboard (referee/app/questions.py).
+        self.questions: CardQuestions | None = None
 
     # -- the dashboard's live-runner protocol ---------------------------------------------------
 
@@ -389,6 +392,8 @@ class LiveReferee:
         )
         stats.observe_seconds += time.perf_counter() - t0
         stats.observed += 1
+        if self.questions is not None:
+            self.questions.offer(self.pipeline.assembler, frame.index)
         try:
             with game.locked() as tracker:
                 logged, warned = len(tracker.log), len(tracker.warnings)
