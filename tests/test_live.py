@@ -348,7 +348,8 @@ def test_the_live_run_identifies_with_what_the_referee_knows(tmp_path: Path) -> 
         memory = card_memory(tracker.state)
     assert pipeline.assembler.memory == memory
     assert set(memory.display.values()) == {c for row in state.display for c in row if c is not None}
-    assert memory.owned == {seat: frozenset({seat}) for seat in range(3)}  # the Starting Gizmos
+    assert memory.gizmos == {seat: frozenset({seat}) for seat in range(3)}  # the Starting Gizmos
+    assert memory.archive == {seat: frozenset() for seat in range(3)}
     assert not set(memory.unseen) & set(memory.display.values())
 
 
@@ -363,7 +364,7 @@ def test_card_memory_of_a_research_in_progress() -> None:
     hand = state.decks[0][0][0][:3]
     memory = card_memory(dataclasses.replace(state, pending=Pending("research", level=1, hand=hand)))
     assert set(hand) <= set(memory.unseen)
-    assert len(memory.display) == 9 and memory.owned == {0: frozenset({0}), 1: frozenset({1})}
+    assert len(memory.display) == 9 and memory.gizmos == {0: frozenset({0}), 1: frozenset({1})}
 
 
 def test_a_runner_that_cannot_open_its_camera_says_so(tmp_path: Path) -> None:

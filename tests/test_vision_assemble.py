@@ -215,9 +215,9 @@ def test_the_referees_memory_narrows_identification(assembler: Assembler) -> Non
         assert content(_assemble(assembler, scene)) == truth
         slot = next(s for s in truth["display"] if s["card"] is not None)
         first = scene.layout.players[0].seat
-        owned = {**memory.owned, first: {*memory.owned[first], slot["card"]}}  # "that card is built"
+        gizmos = {**memory.gizmos, first: {*memory.gizmos[first], slot["card"]}}  # "that card is built"
         display = {k: c for k, c in memory.display.items() if c != slot["card"]}
-        assembler.know(CardMemory(owned, display, memory.unseen))
+        assembler.know(CardMemory(gizmos, memory.archive, display, memory.unseen))
         got = {(s["level"], s["slot"]): s["card"] for s in content(_assemble(assembler, scene))["display"]}
         assert got[slot["level"], slot["slot"]] != slot["card"]
         # One move behind: the memory still has a seat's last card in the Display; the frame shows
@@ -234,13 +234,20 @@ def test_card_memory_candidates() -> None:
     """A Display slot: its known card (with the bonus) or an unseen card of its level; a seat's
     area: its own cards (with the bonus), a Display card or an unseen one; never another seat's;
     a memory that leaves no candidate is ignored."""
-    memory = CardMemory(owned={0: {0, 20}, 1: {1, 30}}, display={(1, 0): 10, (1, 1): 11}, unseen={12, 13, 50})
+    memory = CardMemory(
+        gizmos={0: {0, 20}, 1: {1, 30}},
+        archive={0: {21}},
+        display={(1, 0): 10, (1, 1): 11},
+        unseen={12, 13, 50},
+    )
     allowed, bonus = memory.slot(1, 0, level_cards(1))
     assert set(np.flatnonzero(allowed)) == {10, 11, 12, 13}
     assert bonus[10] == MEMORY_BONUS and np.count_nonzero(bonus) == 1
     allowed, bonus = memory.seat(0, built_cards())
-    assert set(np.flatnonzero(allowed)) == {20, 10, 11, 12, 13, 50}
-    assert bonus[20] == bonus[0] == MEMORY_BONUS and bonus[30] == 0 and not allowed[30]
+    assert set(np.flatnonzero(allowed)) == {20, 21, 10, 11, 12, 13, 50}
+    assert bonus[20] == bonus[0] == MEMORY_BONUS and bonus[21] == bonus[30] == 0 and not allowed[30]
+    _, bonus = memory.seat(0, built_cards(), archive=True)  # the Archive expects its own cards
+    assert bonus[21] == MEMORY_BONUS and np.count_nonzero(bonus) == 1
     column = column_cards("upgrade", 1)
-    allowed, _ = CardMemory(owned={1: {1}}).seat(1, column)  # no upgrade card can be there: wrong memory
+    allowed, _ = CardMemory(gizmos={1: {1}}).seat(1, column)  # no upgrade card can be there: wrong memory
     assert np.array_equal(allowed, column)  # so the table's own candidates stay

@@ -68,15 +68,18 @@ MEMORY_BONUS = 0.25
 class CardMemory:
     """What the referee knows about the cards, as plain data from whoever follows the game.
 
-    ``owned``: per seat, the cards it built or archived; ``display``: the card it knows in each
-    Display slot ``(level, slot)``; ``unseen``: the cards that may still appear (in the decks or a
-    Research hand). A card moves only from the Display or a deck to a seat, and from its Archive
-    to its gizmos: so a Display slot holds its known card or an unseen one of its level, and a
-    seat's area holds its own cards, a Display card or an unseen one, never another seat's.
-    ``bonus`` is added to the score of the card the memory expects at a place.
+    ``gizmos`` and ``archive``: per seat, the cards it built and those in its Archive;
+    ``display``: the card it knows in each Display slot ``(level, slot)``; ``unseen``: the cards
+    that may still appear (in the decks or a Research hand). A card moves only from the Display
+    or a deck to a seat, and from a seat's Archive to its gizmos: so a Display slot holds its
+    known card or an unseen one of its level, and a seat's area holds its own cards, a Display
+    card or an unseen one, never another seat's. ``bonus`` is added to the score of the cards
+    the memory expects at a place: the Display slot's card, the seat's gizmos in its gizmos,
+    its Archive in its Archive.
     """
 
-    owned: Mapping[int, Collection[int]] = field(default_factory=dict)
+    gizmos: Mapping[int, Collection[int]] = field(default_factory=dict)
+    archive: Mapping[int, Collection[int]] = field(default_factory=dict)
     display: Mapping[tuple[int, int], int] = field(default_factory=dict)
     unseen: Collection[int] = ()
     bonus: float = MEMORY_BONUS
@@ -90,12 +93,12 @@ class CardMemory:
             bonus[known] = self.bonus
         return _narrowed(allowed, _card_mask([*self.unseen, *row])), bonus
 
-    def seat(self, seat: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Candidates and memory bonus for a card in ``seat``'s area (its gizmos or Archive)."""
-        own = _card_mask(self.owned.get(seat, ()))
+    def seat(self, seat: int, allowed: np.ndarray, archive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates and memory bonus for a card in ``seat``'s gizmos (or, ``archive``, its Archive)."""
+        gizmos, kept = _card_mask(self.gizmos.get(seat, ())), _card_mask(self.archive.get(seat, ()))
         arriving = _card_mask([*self.unseen, *self.display.values()])
-        bonus = np.where(own, self.bonus, 0.0).astype(np.float32)
-        return _narrowed(allowed, own | arriving), bonus
+        bonus = np.where(kept if archive else gizmos, self.bonus, 0.0).astype(np.float32)
+        return _narrowed(allowed, gizmos | kept | arriving), bonus
 
 
 def _card_mask(cards: Collection[int]) -> np.ndarray:

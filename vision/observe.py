@@ -307,7 +307,7 @@ class Assembler:
             allowed = built_cards() if seat is None else column_cards(COLUMN_ORDER[column(s)], seat)
             bonus = NO_BONUS
             if self.memory is not None:
-                allowed, bonus = self.memory.seat(sz.seat, allowed)
+                allowed, bonus = self.memory.seat(sz.seat, allowed, archive=seat is None)
             ask = self._ask(asks, frame, h, s, sz.rotation, allowed, bonus)
             ask.area = f"{sz.seat}/archive" if seat is None else f"{sz.seat}/gizmos/{COLUMN_ORDER[column(s)]}"
             out.append(ask)

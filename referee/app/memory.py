@@ -19,7 +19,8 @@ def card_memory(state: State) -> CardMemory:
     if state.pending is not None:
         unseen |= set(state.pending.hand)
     return CardMemory(
-        owned={seat: frozenset((*p.gizmos, *p.archive)) for seat, p in enumerate(state.players)},
+        gizmos={seat: frozenset(p.gizmos) for seat, p in enumerate(state.players)},
+        archive={seat: frozenset(p.archive) for seat, p in enumerate(state.players)},
         display={
             (level + 1, slot): card
             for level, row in enumerate(state.display)

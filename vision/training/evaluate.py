@@ -67,11 +67,12 @@ def layout_memory(layout: TableLayout) -> CardMemory:
     """The referee's memory of a table it has followed up to this frame: each seat's cards, the
     Display's, and every other built card still unseen (what the live run hands vision once the
     tracker has accepted the table as it is)."""
-    owned = {p.seat: frozenset((*(c for col in p.columns for c in col), *p.archive)) for p in layout.players}
+    gizmos = {p.seat: frozenset(c for col in p.columns for c in col) for p in layout.players}
+    archive = {p.seat: frozenset(p.archive) for p in layout.players}
     display = {(lv, sl): c for lv, sl, c in layout.display if c is not None}
-    placed = set(display.values()).union(*owned.values())
+    placed = set(display.values()).union(*gizmos.values(), *archive.values())
     unseen = frozenset(c for c in range(len(LEVELS)) if LEVELS[c] > 0 and c not in placed)
-    return CardMemory(owned, display, unseen)
+    return CardMemory(gizmos, archive, display, unseen)
 
 
 def lagging_memory(layout: TableLayout, rng: np.random.Generator) -> CardMemory:
@@ -85,7 +86,7 @@ def lagging_memory(layout: TableLayout, rng: np.random.Generator) -> CardMemory:
         return memory
     p = seats[int(rng.integers(len(seats)))]
     card = max((col for col in p.columns if col), key=len)[-1]
-    owned = {**memory.owned, p.seat: frozenset(memory.owned[p.seat]) - {card}}
+    gizmos = {**memory.gizmos, p.seat: frozenset(memory.gizmos[p.seat]) - {card}}
     display, unseen = dict(memory.display), set(memory.unseen)
     slots = [k for k, c in display.items() if k[0] == LEVELS[card]]
     if slots:
@@ -94,7 +95,7 @@ def lagging_memory(layout: TableLayout, rng: np.random.Generator) -> CardMemory:
         display[k] = card
     else:
         unseen.add(card)
-    return CardMemory(owned, display, frozenset(unseen))
+    return CardMemory(gizmos, memory.archive, display, frozenset(unseen))
 
 
 def content(obs: Observation) -> dict[str, Any]:
