@@ -121,6 +121,21 @@ def test_assignment_uses_each_card_once() -> None:
     assert [m.card for m in got] == [8, 9]
 
 
+def test_the_optimal_assignment_settles_a_card_two_places_want() -> None:
+    """Card 98 was just built: the memory still expects it in the Display (its bonus lifts a
+    middling match there above the new card 79), while the column shows 98 clearly. Settling the
+    surest first keeps 98 in the Display and leaves the column a wrong card; the assignment with
+    the best total puts each card where its picture matches."""
+    display, column = _scores({98: 0.85, 79: 0.8}), _scores({98: 0.8, 99: 0.4})
+    every = np.ones(112, bool)
+    assert [m.card for m in assign([display, column], [every, every], "greedy")] == [98, 99]
+    got = assign([display, column], [every, every])
+    assert [m.card for m in got] == [79, 98]
+    assert got[1].score == pytest.approx(0.8) and got[1].margin == pytest.approx(0.4)  # 98 vs 99
+    with pytest.raises(ValueError, match="unknown assignment method"):
+        assign([display], [every], "best")
+
+
 def test_display_rows_and_columns_narrow_the_candidates() -> None:
     looks_like_33 = _scores({33: 0.70, 41: 0.69})  # 33 is level 1, 41 level 2 (a converter)
     assert assign([looks_like_33], [level_cards(2)])[0].card == 41

@@ -323,13 +323,20 @@ def _match(scores: np.ndarray, allowed: np.ndarray | None = None) -> Match:
     return Match(int(order[0]), float(s[order[0]]), float(s[order[0]] - runner_up))
 
 
-def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[Match]:
+def assign(
+    scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray], method: str = "optimal"
+) -> list[Match]:
     """Identify several cards at once, each card id at most once, each within its candidate mask.
 
-    Greedy on the best remaining score: the most certain card is settled first and leaves the
-    table, which is what resolves a blurred band that looks like a card seen clearly elsewhere.
-    A Starting Gizmo candidate takes the best score of the four (they are identical on real
-    copies). Every row's mask must leave at least one card, or ``ValueError`` says which row.
+    ``optimal`` (shipped): the assignment with the highest total score (Hungarian method), so two
+    places that want one card settle it by what both pictures say: a card just built that the
+    referee's memory still expects in the Display goes where it matches best, and the Display
+    slot takes the card that came from the deck. ``greedy``: the most certain card is settled
+    first and leaves the table (what resolves a blurred band that looks like a card seen clearly
+    elsewhere; both do that). A Starting Gizmo candidate takes the best score of the four (they
+    are identical on real copies). Every row's mask must leave at least one card, or
+    ``ValueError`` says which row. With more cards than candidates, the rows left over take
+    their best card anyway.
     """
     n = len(scores)
     table = np.full((n, N_CARDS), -np.inf, np.float32)
@@ -341,6 +348,32 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
         if start.any():
             row[STARTING[start]] = sc[STARTING].max()
         table[i] = row
+    if method == "greedy":
+        return _greedy(table)
+    if method != "optimal":
+        raise ValueError(f"identification: unknown assignment method {method!r}")
+    finite = np.isfinite(table)
+    cost = np.where(finite, -table, IMPOSSIBLE).astype(np.float64)
+    cards = _hungarian(cost) if n else np.zeros(0, int)
+    out = []
+    for i, card in enumerate(cards):
+        if not finite[i, card]:  # more cards than candidates: this one takes its best anyway
+            out.append(_match(table[i]))
+            continue
+        others = np.delete(cards, i)
+        alternatives = table[i].copy()
+        alternatives[others] = -np.inf
+        alternatives[card] = -np.inf
+        runner_up = float(alternatives.max()) if np.isfinite(alternatives.max()) else -1.0
+        out.append(Match(int(card), float(table[i, card]), float(table[i, card] - runner_up)))
+    return out
+
+
+IMPOSSIBLE = 1e6  # the cost of a card outside a row's candidates (taken only when nothing else fits)
+
+
+def _greedy(table: np.ndarray) -> list[Match]:
+    n = len(table)
     out: list[Match | None] = [None] * n
     free = np.ones(N_CARDS, bool)
     for _ in range(n):
@@ -355,6 +388,46 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
         out[i] = _match(live[i])
         free[card] = False
     return [m for m in out if m is not None]
+
+
+def _hungarian(cost: np.ndarray) -> np.ndarray:
+    """The column of each row in the assignment of least total cost (rows <= columns): the
+    shortest augmenting path form of the Hungarian method, O(rows² · columns)."""
+    n, m = cost.shape
+    u, v = np.zeros(n + 1), np.zeros(m + 1)
+    p = np.zeros(m + 1, int)  # p[j]: the row (1-based) holding column j (1-based); 0: free
+    way = np.zeros(m + 1, int)
+    for i in range(1, n + 1):
+        p[0], j0 = i, 0
+        minv = np.full(m + 1, np.inf)
+        used = np.zeros(m + 1, bool)
+        while True:
+            used[j0] = True
+            i0 = p[j0]
+            cur = cost[i0 - 1] - u[i0] - v[1:]
+            free = ~used[1:]
+            better = free & (cur < minv[1:])
+            minv[1:][better] = cur[better]
+            way[1:][better] = j0
+            candidates = np.flatnonzero(free)
+            j1 = int(candidates[np.argmin(minv[1:][candidates])]) + 1
+            delta = minv[j1]
+            taken = np.flatnonzero(used)
+            u[p[taken]] += delta
+            v[taken] -= delta
+            minv[1:][free] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+    rows = np.zeros(n, int)
+    for j in range(1, m + 1):
+        if p[j]:
+            rows[p[j] - 1] = j - 1
+    return rows
 
 
 # ------------------------------------------------------------------------ colour from cards seen whole

@@ -124,6 +124,8 @@ class Assembler:
         #: game): each seat's cards, the Display's and the cards still unseen. ``None``: the table
         #: alone decides.
         self.memory: CardMemory | None = None
+        #: How the frame's cards are identified together (:func:`vision.identify.assign`).
+        self.assignment = "optimal"
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
         self.last_cards: list[tuple[Seen, int]] = []
         #: The cards of the last frame seen whole but identified below :data:`ASK_CONFIDENCE`.
@@ -213,7 +215,7 @@ class Assembler:
             if not unseen("gizmos"):
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
-        matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks])
+        matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment)
         self.last_colour_map = None
         if self.colour_from_cards:
             faces = self.identifier.faces
@@ -224,7 +226,9 @@ class Assembler:
                 mapped = apply_colour_map(frame, mat)
                 for a in asks:
                     a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
-                matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks])
+                matches = assign(
+                    [a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment
+                )
         for a, m in zip(asks, matches, strict=True):
             a.card, a.confidence = m.card, round(a.seen.confidence * m.confidence, 4)
         self.last_cards = [(a.seen, m.card) for a, m in zip(asks, matches, strict=True)]
