@@ -19,7 +19,13 @@ type; the Archive: any built card), top-1 against each method's references:
   the cards it shows whole (``vision.identify.colour_map``, fitted on the whole cards as ``ncc``
   and the table's joint assignment identified them: no true identity is used).
 
+``--assembled`` (deck only) compares reference sets (the phone photos; cards cut from table
+frames, as a spread on the table or an answer to the referee's question gives them) × a few
+matcher options through the shipped assembly (white balance, colour map, the joint assignment),
+without and with the referee's memory.
+
     .venv/bin/python benchmarks/identify_methods.py [--frames 30] [--conditions own,style,deck]
+    .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
 """
 
 from __future__ import annotations
