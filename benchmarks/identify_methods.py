@@ -19,7 +19,13 @@ type; the Archive: any built card), top-1 against each method's references:
   the cards it shows whole (``vision.identify.color_map``, fitted on the whole cards as ``ncc``
   and the table's joint assignment identified them: no true identity is used).
 
+``--assembled`` (deck only) compares reference sets (the phone photos; cards cut from table
+frames, as a spread on the table or an answer to the referee's question gives them) × a few
+matcher options through the shipped assembly (white balance, colour map, the joint assignment),
+without and with the referee's memory.
+
     .venv/bin/python benchmarks/identify_methods.py [--frames 30] [--conditions own,style,deck]
+    .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -39,8 +47,8 @@ import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
-from benchmarks.vision import CONDITIONS
-from vision.faces import CARD_MM, face_set
+from benchmarks.vision import CONDITIONS, tally_cards
+from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS, face_set
 from vision.identify import (
     Identifier,
     apply_color_map,
@@ -50,10 +58,11 @@ from vision.identify import (
     column_cards,
     level_cards,
 )
-from vision.observe import rotation_at
+from vision.observe import Assembler, rotation_at
 from vision.progress import Progress
-from vision.training.evaluate import Tally, heldout_scenes
-from vision.training.synth import RenderedScene, TableLayout
+from vision.training.evaluate import Tally, heldout_scenes, layout_memory, oracle_detections
+from vision.training.synth import RenderedScene, RenderSettings, TableLayout, render_table
+from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
 
@@ -135,6 +144,78 @@ def mapped_ncc(scene: RenderedScene, ident: Identifier, zones: Zones) -> list[tu
     ]
 
 
+TABLE_ENROL_SEED = 9_250_000  # the enrolment tables of --assembled (no frame of the benchmark)
+
+
+def table_enrolled(deck: tuple[np.ndarray, ...], settings: RenderSettings) -> tuple[np.ndarray, ...]:
+    """The deck enrolled from the table instead of phone photos, as a spread on the calibrated
+    table or the answers to the referee's questions give it: each card lies in a Display slot of
+    a table of the held-out style (nine cards a frame, hand-placed), is cut out at its box
+    through the calibration from the frame white-balanced on the markers, at 4 px/mm."""
+    zones = default_zones()
+    slots = [(lv, sl) for lv, sl, _ in zones.display]
+    out: list[np.ndarray] = []
+    for k in range(0, N_CARDS, len(slots)):
+        cards = list(range(k, min(k + len(slots), N_CARDS)))
+        layout = TableLayout(
+            display=tuple((lv, sl, c) for (lv, sl), c in zip(slots, cards, strict=False)),
+            energy_row=(),
+            players=(),
+        )
+        seed = TABLE_ENROL_SEED + k
+        size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+        scene = render_table(layout, seed, replace(settings, size=size, hand_prob=0.0), faces=deck)
+        frame = balance(scene.image, scene.homography, zones)
+        for c in cards:
+            o = next(o for o in scene.objects if o.card == c)
+            centre = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+            out.append(Identifier._patch(frame, scene.homography, centre, CARD_MM, FACE_PX_PER_MM, 0))
+    return tuple(out)
+
+
+def assembled(args: argparse.Namespace) -> None:
+    """Reference sets × matcher options through the shipped assembly (white balance, colour map,
+    the table's joint assignment) on true boxes, without and with the referee's memory."""
+    settings, deck, first, _about = CONDITIONS["deck"]
+    assert deck is not None
+    photos = face_set(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
+    refs = {"phone photos": photos, "table crops": table_enrolled(deck(), settings)}
+    options: dict[str, dict[str, Any]] = {
+        "ncc": {},
+        "ncc-soft0.5": {"soften_mm": 0.5},
+        "ncc-band1.5": {"band_ppm": 1.5},
+        "ncc-chan": {"colour_norm": True},
+    }
+    if args.methods:
+        options = {k: v for k, v in options.items() if k in args.methods.split(",")}
+    runs = {
+        (r, o): Assembler(identifier=Identifier(faces, **kw))
+        for r, faces in refs.items()
+        for o, kw in options.items()
+    }
+    right: dict[tuple[str, str, str], dict[str, Tally]] = defaultdict(
+        lambda: {"card": Tally(), "card_band": Tally()}
+    )
+    prog = Progress("identify deck, assembled", args.frames, every=2)
+    for seed, scene in heldout_scenes(first, args.frames, settings, deck()):
+        seats = tuple(p.seat for p in scene.layout.players)
+        dets = oracle_detections(scene)
+        for (r, o), asm in runs.items():
+            for mem_name, mem in (("alone", None), ("memory", layout_memory(scene.layout))):
+                asm.know(mem)
+                asm.assemble(scene.image, scene.homography, dets, seats)
+                tally_cards(asm.last_cards, scene, right[r, o, mem_name])
+        del seed
+        prog.step()
+    print(f"\n== deck, {args.frames} frames from seed {first}: true boxes and camera, the shipped assembly")
+    for (r, o), _ in runs.items():
+        a, m = right[r, o, "alone"], right[r, o, "memory"]
+        print(
+            f"  {r:13s} {o:12s} full faces {a['card']} / top bands {a['card_band']};"
+            f" with the memory {m['card']} / {m['card_band']}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the methods and print top-1 per condition, full faces and bands apart."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -148,7 +229,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also ncc on the frame colour-mapped by its whole cards",
     )
+    ap.add_argument(
+        "--assembled",
+        action="store_true",
+        help="deck only: phone-photo and table-crop enrolment through the shipped assembly, "
+        "without and with the referee's memory",
+    )
     args = ap.parse_args(argv)
+    if args.assembled:
+        assembled(args)
+        return 0
     zones = default_zones()
     for cond in args.conditions.split(","):
         settings, deck, first, about = CONDITIONS[cond]

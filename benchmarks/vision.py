@@ -28,6 +28,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -44,6 +45,7 @@ from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
 from vision.marbles import MarbleColors
 from vision.observe import (
+    ASK_CONFIDENCE,
     OCCLUDER_CLASSES,
     VP_SPLIT_MM,
     Assembler,
@@ -64,6 +66,8 @@ from vision.training.evaluate import (
     error_causes,
     heldout_scenes,
     iou,
+    lagging_memory,
+    layout_memory,
     match,
     oracle_detections,
     table_differences,
@@ -128,15 +132,45 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
         return scene.homography, "covered" if hand_on_marker else "failed"
 
 
-def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:
-    """Count each identified card (true boxes) right or wrong, full faces and top bands apart."""
+def card_truths(cards: list[tuple[Seen, int]], scene: RenderedScene) -> list[bool]:
+    """Whether each identified card (true boxes) is the card truly there."""
+    out = []
     for seen, card in cards:
         box = tuple(v * CANON_PX_PER_MM for v in seen.box)
         o = max(
             (o for o in scene.objects if o.visible and o.card is not None),
             key=lambda o: iou(box, tuple(v * CANON_PX_PER_MM for v in o.box_mm)),
         )
-        into[o.cls].add(card == o.card)
+        out.append(card == o.card)
+    return out
+
+
+def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:
+    """Count each identified card (true boxes) right or wrong, full faces and top bands apart."""
+    for (seen, _), right in zip(cards, card_truths(cards, scene), strict=True):
+        into[seen.cls].add(right)
+
+
+def truth_objects(scene: RenderedScene) -> list[tuple[str, tuple[float, ...], Any]]:
+    """The scene's visible objects: class, box in the canonical frame (px), the object."""
+    return [(o.cls, tuple(v * CANON_PX_PER_MM for v in o.box_mm), o) for o in scene.objects if o.visible]
+
+
+def tally_table(
+    cards: list[tuple[Seen, int]], truth: list[tuple[str, tuple[float, ...], Any]], into: dict[str, Tally]
+) -> None:
+    """Count each card the pipeline identified on a detected box (matched to a true box by IoU
+    >= 0.5) right or wrong, full faces and top bands apart."""
+    for s, card in cards:
+        box = tuple(v * CANON_PX_PER_MM for v in s.box)
+        best = max(
+            ((i, iou(box, b)) for i, (c, b, _) in enumerate(truth) if c in into),
+            key=lambda x: x[1],
+            default=(None, 0.0),
+        )
+        if best[0] is not None and best[1] >= 0.5:
+            o = truth[best[0]][2]
+            into[o.cls].add(card == o.card)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,9 +229,14 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     cal_status: dict[str, int] = defaultdict(int)
     cal_err: list[float] = []
     exact_oracle, exact = Tally(), Tally()
-    exact_memory = Tally()  # oracle, with the referee's memory of each seat's cards
+    exact_memory = Tally()  # oracle, with the referee's memory of this table's cards
+    exact_lag = Tally()  # oracle, with the memory one move behind (lagging_memory)
+    questions = {True: Tally(), False: Tally()}  # whole cards asked about (oracle), by right / wrong
+    exact_pipe_memory = Tally()  # whole pipeline with the referee's memory
     ident_oracle = {"card": Tally(), "card_band": Tally()}  # identification on true boxes
     ident_memory = {"card": Tally(), "card_band": Tally()}  # the same with the referee's memory
+    ident_lag = {"card": Tally(), "card_band": Tally()}  # ... and with the memory one move behind
+    ident_pipe_memory = {"card": Tally(), "card_band": Tally()}  # detected boxes, with the memory
     exact_by_hand = {True: Tally(), False: Tally()}  # whole pipeline, frames with / without a hand
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
@@ -238,12 +277,31 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         got = oracle.assemble(scene.image, h, truth_dets, seats)
         exact_oracle.add(content(got) == content(scene.truth))
         tally_cards(oracle.last_cards, scene, ident_oracle)
-        oracle.owned = {
-            p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players
-        }
-        exact_memory.add(content(oracle.assemble(scene.image, h, truth_dets, seats)) == content(scene.truth))
-        tally_cards(oracle.last_cards, scene, ident_memory)
-        oracle.owned = None
+        asked = {q.center for q in oracle.last_questions}
+        for (seen, _card), right in zip(
+            oracle.last_cards, card_truths(oracle.last_cards, scene), strict=True
+        ):
+            if seen.cls == "card":
+                questions[right].add(seen.center in asked)
+        # ... with the referee's memory, as the live run hands it over (Assembler.know): of this
+        # very table (the tracker accepted it), and one move behind (a card just built).
+        memory = layout_memory(scene.layout)
+        for label, known, exact_k, ident_k in (
+            ("memory", memory, exact_memory, ident_memory),
+            (
+                "memory one move behind",
+                lagging_memory(scene.layout, np.random.default_rng(seed)),
+                exact_lag,
+                ident_lag,
+            ),
+        ):
+            oracle.know(known)
+            got_k = oracle.assemble(scene.image, h, truth_dets, seats)
+            exact_k.add(content(got_k) == content(scene.truth))
+            tally_cards(oracle.last_cards, scene, ident_k)
+            if args.show_errors and content(got_k) != content(scene.truth):
+                print(f"  oracle with the {label} {seed}: {differences(got_k, scene.truth)}")
+        oracle.know(None)
         causes_oracle.update(error_causes(got, scene.truth))
         if args.show_errors and content(got) != content(scene.truth):
             print(f"  oracle {seed}: {differences(got, scene.truth)}")
@@ -265,6 +323,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             t0 = time.perf_counter()
             obs = observer.observe(scene.image, t=0.0, seats=seats)
             dt = time.perf_counter() - t0
+            # Identification inside the pipeline (table constraints), by box position.
+            tally_table(observer.assembler.last_cards, truth_objects(scene), ident_table)
             if observer.hands is not None:
                 hand = observer.last_hand_mask
                 assert hand is not None
@@ -298,6 +358,17 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     )
                     alt = observer.assembler.assemble(scene.image, seen_h.homography, alone, seats)
                     exact_network.add(content(alt) == content(scene.truth))
+            # The same detections assembled with the referee's memory, as the live run does
+            # (referee/app/live.py: the tracker's accepted state, then assemble).
+            seen_h = observer.calibrator.last
+            assert seen_h is not None
+            observer.know(memory)
+            with_memory = observer.assembler.assemble(
+                scene.image, seen_h.homography, observer.last_detections, seats
+            )
+            exact_pipe_memory.add(content(with_memory) == content(scene.truth))
+            tally_table(observer.assembler.last_cards, truth_objects(scene), ident_pipe_memory)
+            observer.know(None)
             right = content(obs) == content(scene.truth)
             vs_table = table_differences(obs, scene)
             exact.add(right)
@@ -322,7 +393,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             canon_images.append(canon)
         # The detector: AP at every threshold, then what the pipeline does with its boxes.
         dets = det.detect(canon, conf=0.01)
-        truth = [(o.cls, tuple(v * CANON_PX_PER_MM for v in o.box_mm), o) for o in scene.objects if o.visible]
+        truth = truth_objects(scene)
         for cls, _, _ in truth:
             n_truth[cls] += 1
         for d, t in match(dets, [(c, b) for c, b, _ in truth], same_class=True):
@@ -360,17 +431,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 c = ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
                 near = sum(math.dist(c, o) < (MARBLE_MM + 1) * CANON_PX_PER_MM for o in centres) > 1
                 marble_touching[near].add(i in hit)
-        # Identification inside the pipeline (table constraints), by box position.
-        for s, card in observer.assembler.last_cards:
-            box = tuple(v * CANON_PX_PER_MM for v in s.box)
-            best = max(
-                ((i, iou(box, b)) for i, (c, b, _) in enumerate(truth) if c in ident_table),
-                key=lambda x: x[1],
-                default=(None, 0.0),
-            )
-            if best[0] is not None and best[1] >= 0.5:
-                o = truth[best[0]][2]
-                ident_table[o.cls].add(card == o.card)
         prog.step()
 
     print()
@@ -391,11 +451,18 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         )
     print("\n[stage] zones + identification + marble colour + assembly, on the oracle detector")
     print(f"  observations exactly right: {exact_oracle}")
-    print(f"  the same with the referee's memory of each seat's cards (Assembler.owned): {exact_memory}")
+    print(
+        f"  the same with the referee's memory (Assembler.know: the tracker accepted this table): "
+        f"{exact_memory}; with the memory one move behind (a card just built): {exact_lag}"
+    )
     print(
         f"  identification on true boxes, full faces / top bands: {ident_oracle['card']} / "
         f"{ident_oracle['card_band']}; with the referee's memory: {ident_memory['card']} / "
-        f"{ident_memory['card_band']}"
+        f"{ident_memory['card_band']}; one move behind: {ident_lag['card']} / {ident_lag['card_band']}"
+    )
+    print(
+        f"  whole cards the referee asks about (confidence < {ASK_CONFIDENCE}): of those identified wrong "
+        f"{questions[False]}, of those identified right {questions[True]}"
     )
     print(f"  marble colour stage on true boxes: {color_oracle}")
     print("\n[stage] detector: mAP50 per class")
@@ -434,6 +501,11 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         print(f"    {cause:36s} {n:4d}  ({causes_oracle[cause]})")
     for cause in sorted(set(causes_oracle) - set(causes_pipeline)):
         print(f"    {cause:36s} {0:4d}  ({causes_oracle[cause]})")
+    print(
+        f"  with the referee's memory (as the live run: Observer.know, then assemble): exactly right "
+        f"{exact_pipe_memory}; identification full faces / top bands {ident_pipe_memory['card']} / "
+        f"{ident_pipe_memory['card_band']}"
+    )
     if hand_iou:
         print(
             f"  hand network: mask IoU median {statistics.median(hand_iou):.3f}, "

@@ -22,6 +22,7 @@ from referee.app.cli import main
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser, check_port
 from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, paced, replay_settings
+from referee.app.memory import card_memory
 from referee.app.pipeline import FrameSaver, yolo_lines
 from referee.app.sources import Frame, open_source
 from referee.events import DispenserEvent
@@ -312,6 +313,44 @@ def test_dashboard_starts_the_live_runner_and_shows_what_it_sees(tmp_path: Path)
     assert frames.wait_frame(0, 1.0) is not None and frames.status().calibrated
     view = api.get(f"/api/games/{game.id}").get_json()
     assert view is not None
+
+
+def test_the_live_run_identifies_with_what_the_referee_knows(tmp_path: Path) -> None:
+    """Before each observation the pipeline is told the tracker's accepted state (issue 14): after
+    the camera's setup is accepted, the memory handed to vision is that state's cards."""
+    state, scene = _setup_scene()
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    blank = cv2.GaussianBlur(scene.image, (0, 0), 8)  # a blur of motion between two still spells
+    for i, image in enumerate([scene.image] * 5 + [blank] + [scene.image] * 5):  # two still spells
+        cv2.imwrite(str(folder / f"{i:03d}.png"), image)
+    pipeline = _scene_pipeline(scene)
+    game = LocalGame(Tracker.create(tmp_path / "g.sqlite", ["Ana", "Ben", "Cleo"]))
+    runner = LiveReferee(pipeline, lambda s: Feed(open_source(str(folder))), RunOptions(speed=0.0))
+    runner.run(game, Feed(open_source(str(folder))))
+    assert runner.stats.observed >= 2
+    with game.locked() as tracker:
+        assert [list(r) for r in tracker.state.display] == [list(r) for r in state.display]
+        memory = card_memory(tracker.state)
+    assert pipeline.assembler.memory == memory
+    assert set(memory.display.values()) == {c for row in state.display for c in row if c is not None}
+    assert memory.gizmos == {seat: frozenset({seat}) for seat in range(3)}  # the Starting Gizmos
+    assert memory.archive == {seat: frozenset() for seat in range(3)}
+    assert not set(memory.unseen) & set(memory.display.values())
+
+
+def test_card_memory_of_a_research_in_progress() -> None:
+    """Cards drawn for a Research are still unseen (they can be built or filed next)."""
+    import dataclasses
+    import random
+
+    from referee.gizmos.state import Pending
+
+    state = resolve_chance(new_game(2), random.Random(5))
+    hand = state.decks[0][0][0][:3]
+    memory = card_memory(dataclasses.replace(state, pending=Pending("research", level=1, hand=hand)))
+    assert set(hand) <= set(memory.unseen)
+    assert len(memory.display) == 9 and memory.gizmos == {0: frozenset({0}), 1: frozenset({1})}
 
 
 def test_a_runner_that_cannot_open_its_camera_says_so(tmp_path: Path) -> None:

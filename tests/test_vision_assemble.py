@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
-from vision.identify import STARTING, assign, built_cards, column_cards, level_cards
+from vision.identify import MEMORY_BONUS, STARTING, CardMemory, assign, built_cards, column_cards, level_cards
 from vision.observe import Assembler, Seen, one_per_object
 from vision.training.evaluate import (
     Tally,
@@ -19,6 +19,8 @@ from vision.training.evaluate import (
     content,
     differences,
     error_causes,
+    lagging_memory,
+    layout_memory,
     match,
     oracle_detections,
     scene_for_seed,
@@ -118,6 +120,21 @@ def test_assignment_uses_each_card_once() -> None:
     every = np.ones(112, bool)
     got = assign([blurred, clear], [every, every])
     assert [m.card for m in got] == [8, 9]
+
+
+def test_the_optimal_assignment_settles_a_card_two_places_want() -> None:
+    """Card 98 was just built: the memory still expects it in the Display (its bonus lifts a
+    middling match there above the new card 79), while the column shows 98 clearly. Settling the
+    surest first keeps 98 in the Display and leaves the column a wrong card; the assignment with
+    the best total puts each card where its picture matches."""
+    display, column = _scores({98: 0.85, 79: 0.8}), _scores({98: 0.8, 99: 0.4})
+    every = np.ones(112, bool)
+    assert [m.card for m in assign([display, column], [every, every], "greedy")] == [98, 99]
+    got = assign([display, column], [every, every])
+    assert [m.card for m in got] == [79, 98]
+    assert got[1].score == pytest.approx(0.8) and got[1].margin == pytest.approx(0.4)  # 98 vs 99
+    with pytest.raises(ValueError, match="unknown assignment method"):
+        assign([display], [every], "best")
 
 
 def test_display_rows_and_columns_narrow_the_candidates() -> None:
@@ -228,17 +245,50 @@ def test_table_differences_refuse_a_reading_of_what_the_hand_hides() -> None:
 
 
 def test_the_referees_memory_narrows_identification(assembler: Assembler) -> None:
-    """Cards in a seat's area are that seat's known cards; the Display holds none of them."""
+    """With what the referee knows, the table is read as it is; a card the memory puts in a seat
+    is not read in the Display; a card just built from the Display keeps its identity in the
+    column it moved to; a card never appears in a seat that does not own it or could not get it."""
     scene = scene_for_seed(9_300_001)
     truth = content(scene.truth)
-    owned = {p.seat: {c for col in p.columns for c in col} | set(p.archive) for p in scene.layout.players}
-    assembler.owned = owned
+    memory = layout_memory(scene.layout)
     try:
+        assembler.know(memory)
         assert content(_assemble(assembler, scene)) == truth
         slot = next(s for s in truth["display"] if s["card"] is not None)
         first = scene.layout.players[0].seat
-        assembler.owned = {**owned, first: owned[first] | {slot["card"]}}  # "that card is built"
+        gizmos = {**memory.gizmos, first: {*memory.gizmos[first], slot["card"]}}  # "that card is built"
+        display = {k: c for k, c in memory.display.items() if c != slot["card"]}
+        assembler.know(CardMemory(gizmos, memory.archive, display, memory.unseen))
         got = {(s["level"], s["slot"]): s["card"] for s in content(_assemble(assembler, scene))["display"]}
         assert got[slot["level"], slot["slot"]] != slot["card"]
+        # One move behind: the memory still has a seat's last card in the Display; the frame shows
+        # it in the seat's column (and a card from the deck in that slot): both read right.
+        lag = lagging_memory(scene.layout, np.random.default_rng(1))
+        assert lag != memory
+        assembler.know(lag)
+        assert content(_assemble(assembler, scene)) == truth
     finally:
-        assembler.owned = None
+        assembler.know(None)
+
+
+def test_card_memory_candidates() -> None:
+    """A Display slot: its known card (with the bonus) or an unseen card of its level; a seat's
+    area: its own cards (with the bonus), a Display card or an unseen one; never another seat's;
+    a memory that leaves no candidate is ignored."""
+    memory = CardMemory(
+        gizmos={0: {0, 20}, 1: {1, 30}},
+        archive={0: {21}},
+        display={(1, 0): 10, (1, 1): 11},
+        unseen={12, 13, 50},
+    )
+    allowed, bonus = memory.slot(1, 0, level_cards(1))
+    assert set(np.flatnonzero(allowed)) == {10, 11, 12, 13}
+    assert bonus[10] == MEMORY_BONUS and np.count_nonzero(bonus) == 1
+    allowed, bonus = memory.seat(0, built_cards())
+    assert set(np.flatnonzero(allowed)) == {20, 21, 10, 11, 12, 13, 50}
+    assert bonus[20] == bonus[0] == MEMORY_BONUS and bonus[21] == bonus[30] == 0 and not allowed[30]
+    _, bonus = memory.seat(0, built_cards(), archive=True)  # the Archive expects its own cards
+    assert bonus[21] == MEMORY_BONUS and np.count_nonzero(bonus) == 1
+    column = column_cards("upgrade", 1)
+    allowed, _ = CardMemory(gizmos={1: {1}}).seat(1, column)  # no upgrade card can be there: wrong memory
+    assert np.array_equal(allowed, column)  # so the table's own candidates stay

@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.enrol import check
+from vision.enrol import check, remember
 from vision.errors import EnrolmentError
 from vision.faces import FACE_H, FACE_W, drawn_faces, face_set
 from vision.identify import Identifier
@@ -105,3 +105,45 @@ def test_a_photo_that_is_not_a_cropped_card_is_named(
     cv2.imwrite(str(tmp_path / "5.png"), np.full((*shape, 3), 120, np.uint8))
     with pytest.raises(EnrolmentError, match=message):
         check(tmp_path)
+
+
+def test_a_card_it_cannot_place_is_asked_about_and_the_answer_remembered(tmp_path: Path) -> None:
+    """Ask during play and remember: the unenrolled cards are questions with their picture; the
+    answers enrol those pictures, and the next frame (another camera too) is read right."""
+    layout, real_faces = _table_of_real_cards()
+    scenes = [
+        render_table(layout, seed, RenderSettings(size=size, hand_prob=0), faces=real_faces)
+        for seed, size in ((61, (1280, 720)), (62, (1920, 1080)))
+    ]
+    scene = scenes[0]
+    assembler = Assembler(identifier=Identifier())
+    first = assembler.assemble(scene.image, scene.homography, oracle_detections(scene), ())
+    assert content(first) != content(scene.truth)
+    asked = {q.where: q for q in assembler.last_questions}
+    assert set(asked) == {f"display/1/{slot}" for slot in range(4)}
+    for slot, card in enumerate(REAL_LOOKS_LIKE):
+        q = asked[f"display/1/{slot}"]
+        assert q.face.shape == (FACE_H, FACE_W, 3) and len(q.suggestions) == 3
+        assert remember(tmp_path, card, q.face) == tmp_path / f"{card}.png"
+        assembler.identifier.enrol(card, q.face)
+    for s in scenes:
+        obs = assembler.assemble(s.image, s.homography, oracle_detections(s), ())
+        assert content(obs) == content(s.truth)
+        assert not assembler.last_questions
+    # Remembered: the next game's identifier reads the folder.
+    again = Assembler(identifier=Identifier(enrol_dir=str(tmp_path)))
+    obs = again.assemble(scene.image, scene.homography, oracle_detections(scene), ())
+    assert content(obs) == content(scene.truth)
+
+
+def test_remember_replaces_the_cards_earlier_photo(folder: Path) -> None:
+    """An answer replaces the card's earlier photo (7.jpg, 007.png: one card, one file)."""
+    face = real_card(20)
+    path = remember(folder, 20, face)
+    assert path.name == "20.png" and not (folder / "020.jpg").exists()
+    assert check(folder).enrolled == tuple(REAL_LOOKS_LIKE)
+    assert not list(folder.glob(".*.tmp"))
+    with pytest.raises(EnrolmentError, match="unknown card id 112"):
+        remember(folder, 112, face)
+    with pytest.raises(EnrolmentError, match="8-bit BGR"):
+        remember(folder, 20, face[..., 0])

@@ -104,6 +104,9 @@ def calls(ids: dict[str, str], api: ApiClient) -> dict[tuple[str, str], tuple[st
         ),
         ("/api/contrivance/games/{game_id}/undo", "post"): (f"/api/contrivance/games/{c}/undo", None),
         ("/api/contrivance/score", "post"): ("/api/contrivance/score", SCORE_TABLE),
+        ("/api/questions", "get"): ("/api/questions", None),
+        ("/api/questions/{question}/face.png", "get"): ("/api/questions/1/face.png", None),
+        ("/api/questions/{question}", "post"): ("/api/questions/1", {"card": 20}),
         ("/api/phone", "get"): ("/api/phone", None),
         ("/api/phone/code", "post"): ("/api/phone/code", None),
         ("/api/phone/pair", "post"): ("/api/phone/pair", {"code": "2468"}),
@@ -121,6 +124,8 @@ SCORE_TABLE = {
 # JSON sent where a JPEG goes (test_phone.py sends one).
 NO_RUNNER = {
     ("/api/games/{game_id}/live", "post"): 409,
+    ("/api/questions/{question}/face.png", "get"): 404,
+    ("/api/questions/{question}", "post"): 404,
     ("/api/phone/frame", "post"): 415,
 }
 

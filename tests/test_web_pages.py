@@ -98,6 +98,7 @@ def test_scores_camera_and_setup_pages(tmp_path: Path) -> None:
         and "not calibrated" in camera
         and "markers [1, 2] not found" in camera
     )
+    assert 'src="/static/questions.js"' in camera and 'id="questions"' in camera  # cards it cannot place
     table = api.get(f"/games/{gid}").get_data(as_text=True)
     assert 'id="camera-img"' in table
     setup = api.get("/setup").get_data(as_text=True)

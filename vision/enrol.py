@@ -7,10 +7,16 @@ turned upright. Enrolled faces replace the drawn ones in rendering, training and
 ``gizmos-referee vision enrol-check FOLDER`` validates a folder: an unknown id, an unreadable
 image, an image that is not a card cropped to its edges (wrong proportions) or too small to
 identify from is an error naming the file.
+
+During play the referee can ask about a card it cannot place (``referee/app/questions.py``): the
+answer enrols the card as the camera saw it (:func:`remember`), rectified through the calibration
+and white-balanced on the markers like every frame, so it needs no normalising of its own.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,3 +103,35 @@ def check(folder: str | Path) -> EnrolReport:
     """Validate an enrolment folder (the ``enrol-check`` command)."""
     got = load_enrolled(folder)
     return EnrolReport(Path(folder), tuple(sorted(got)), tuple(i for i in range(N_CARDS) if i not in got))
+
+
+def remember(folder: str | Path, card: int, face: np.ndarray) -> Path:
+    """Enrol ``face`` (a card face, upright, cropped to its edges) as card ``card`` in ``folder``:
+    written as ``<card>.png`` in one step (a crash leaves the old file or the new one, never half
+    of one), replacing any earlier photo of that card. Returns the file's path."""
+    if not 0 <= card < N_CARDS:
+        raise EnrolmentError(f"enrolment: unknown card id {card} (ids are 0..{N_CARDS - 1})")
+    if face.ndim != 3 or face.shape[2] != 3 or face.dtype != np.uint8:
+        raise EnrolmentError(
+            f"enrolment: card {card}: expected an 8-bit BGR image, got {face.dtype} {face.shape}"
+        )
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    ok, png = cv2.imencode(".png", face)
+    if not ok:
+        raise EnrolmentError(f"enrolment: card {card}: cannot encode the image")
+    target = out / f"{card}.png"
+    fd, tmp = tempfile.mkstemp(prefix=f".{card}-", suffix=".tmp", dir=out)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(png.tobytes())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    for p in _images(out):  # the card's earlier photo under another name (7.jpg, 007.png)
+        if p != target and p.stem.isdigit() and int(p.stem) == card:
+            p.unlink()
+    return target

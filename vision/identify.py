@@ -16,14 +16,14 @@ seat ``s`` Starting Gizmo ``s``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
 from referee.gizmos.cards import default_cards
-from vision.faces import BAND_MM, CARD_MM, FACE_PX_PER_MM, N_CARDS, face_set
+from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
 
 BAND_PPM = 1.0  # px/mm of band patches
 FULL_PPM = 0.5  # px/mm of whole-card patches
@@ -54,6 +54,63 @@ def column_cards(column: str, seat: int) -> np.ndarray:
     if column == default_cards()[seat].type:
         mask[seat] = True
     return mask
+
+
+#: What the referee's memory adds to the correlation of the card it expects at a place (a seat's
+#: own cards in its area, the Display card it knows in a slot): a card that stays keeps its
+#: identity unless the picture says otherwise by more than this. Chosen on development frames of
+#: random decks (docs/vision.md, "The referee's memory"): 0.1 left bands of an unseen deck at
+#: 98.5 %, 0.25 read all 200 right, 0.4 began to hold a card just built to a remembered one.
+MEMORY_BONUS = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class CardMemory:
+    """What the referee knows about the cards, as plain data from whoever follows the game.
+
+    ``gizmos`` and ``archive``: per seat, the cards it built and those in its Archive;
+    ``display``: the card it knows in each Display slot ``(level, slot)``; ``unseen``: the cards
+    that may still appear (in the decks or a Research hand). A card moves only from the Display
+    or a deck to a seat, and from a seat's Archive to its gizmos: so a Display slot holds its
+    known card or an unseen one of its level, and a seat's area holds its own cards, a Display
+    card or an unseen one, never another seat's. ``bonus`` is added to the score of the cards
+    the memory expects at a place: the Display slot's card, the seat's gizmos in its gizmos,
+    its Archive in its Archive.
+    """
+
+    gizmos: Mapping[int, Collection[int]] = field(default_factory=dict)
+    archive: Mapping[int, Collection[int]] = field(default_factory=dict)
+    display: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    unseen: Collection[int] = ()
+    bonus: float = MEMORY_BONUS
+
+    def slot(self, level: int, slot: int, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates and memory bonus for a Display slot whose table candidates are ``allowed``."""
+        row = [c for (lv, _), c in self.display.items() if lv == level]
+        bonus = np.zeros(N_CARDS, np.float32)
+        known = self.display.get((level, slot))
+        if known is not None:
+            bonus[known] = self.bonus
+        return _narrowed(allowed, _card_mask([*self.unseen, *row])), bonus
+
+    def seat(self, seat: int, allowed: np.ndarray, archive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates and memory bonus for a card in ``seat``'s gizmos (or, ``archive``, its Archive)."""
+        gizmos, kept = _card_mask(self.gizmos.get(seat, ())), _card_mask(self.archive.get(seat, ()))
+        arriving = _card_mask([*self.unseen, *self.display.values()])
+        bonus = np.where(kept if archive else gizmos, self.bonus, 0.0).astype(np.float32)
+        return _narrowed(allowed, gizmos | kept | arriving), bonus
+
+
+def _card_mask(cards: Collection[int]) -> np.ndarray:
+    m = np.zeros(N_CARDS, bool)
+    m[[c for c in cards if 0 <= c < N_CARDS]] = True
+    return m
+
+
+def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """``allowed`` narrowed to ``known``, unless that leaves nothing (then the memory is wrong)."""
+    both = allowed & known
+    return both if both.any() else allowed
 
 
 def _size(w_mm: float, h_mm: float, ppm: float) -> tuple[int, int]:
@@ -111,21 +168,35 @@ class Identifier:
             angles,
             gradients,
         )
-        band_px = round(BAND_MM * FACE_PX_PER_MM)
         self.band_ppm = band_ppm
         self.band_size = _size(CARD_MM[0], BAND_MM, band_ppm)
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
-        bands = [
-            cv2.GaussianBlur(cv2.resize(f[:band_px], self.band_size, interpolation=cv2.INTER_AREA), (3, 3), 0)
-            for f in faces
-        ]
-        fulls = [cv2.resize(f, self.full_size, interpolation=cv2.INTER_AREA) for f in faces]
-        self.band_refs = np.concatenate(
-            [self._windows(self._prep(b, band_ppm), *self.band_size) for b in bands]
+        refs = [self._references(f) for f in faces]
+        self.band_refs = np.concatenate([b for b, _ in refs])
+        self.full_refs = np.concatenate([f for _, f in refs])
+
+    def _references(self, face: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One face's band and whole-card references, as the matcher compares them."""
+        band_px = round(BAND_MM * FACE_PX_PER_MM)
+        band = cv2.GaussianBlur(
+            cv2.resize(face[:band_px], self.band_size, interpolation=cv2.INTER_AREA), (3, 3), 0
         )
-        self.full_refs = np.concatenate(
-            [self._windows(self._prep(f, FULL_PPM), *self.full_size) for f in fulls]
+        full = cv2.resize(face, self.full_size, interpolation=cv2.INTER_AREA)
+        return (
+            self._windows(self._prep(band, self.band_ppm), *self.band_size),
+            self._windows(self._prep(full, FULL_PPM), *self.full_size),
         )
+
+    def enrol(self, card: int, face: np.ndarray) -> None:
+        """Use ``face`` (upright, cropped to the card, any size) as card ``card``'s reference from
+        now on. Thread-safe for a matcher running meanwhile: new arrays replace the old ones."""
+        face = cv2.resize(face, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+        band, full = self._references(face)
+        band_refs, full_refs = self.band_refs.copy(), self.full_refs.copy()
+        band_refs[card], full_refs[card] = band[0], full[0]
+        faces = list(self.faces)
+        faces[card] = face
+        self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
 
     def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
         """A patch or reference as the matcher compares it (float, softened, or its edge strength)."""
@@ -252,13 +323,20 @@ def _match(scores: np.ndarray, allowed: np.ndarray | None = None) -> Match:
     return Match(int(order[0]), float(s[order[0]]), float(s[order[0]] - runner_up))
 
 
-def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[Match]:
+def assign(
+    scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray], method: str = "optimal"
+) -> list[Match]:
     """Identify several cards at once, each card id at most once, each within its candidate mask.
 
-    Greedy on the best remaining score: the most certain card is settled first and leaves the
-    table, which is what resolves a blurred band that looks like a card seen clearly elsewhere.
-    A Starting Gizmo candidate takes the best score of the four (they are identical on real
-    copies). Every row's mask must leave at least one card, or ``ValueError`` says which row.
+    ``optimal`` (shipped): the assignment with the highest total score (Hungarian method), so two
+    places that want one card settle it by what both pictures say: a card just built that the
+    referee's memory still expects in the Display goes where it matches best, and the Display
+    slot takes the card that came from the deck. ``greedy``: the most certain card is settled
+    first and leaves the table (what resolves a blurred band that looks like a card seen clearly
+    elsewhere; both do that). A Starting Gizmo candidate takes the best score of the four (they
+    are identical on real copies). Every row's mask must leave at least one card, or
+    ``ValueError`` says which row. With more cards than candidates, the rows left over take
+    their best card anyway.
     """
     n = len(scores)
     table = np.full((n, N_CARDS), -np.inf, np.float32)
@@ -270,6 +348,32 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
         if start.any():
             row[STARTING[start]] = sc[STARTING].max()
         table[i] = row
+    if method == "greedy":
+        return _greedy(table)
+    if method != "optimal":
+        raise ValueError(f"identification: unknown assignment method {method!r}")
+    finite = np.isfinite(table)
+    cost = np.where(finite, -table, IMPOSSIBLE).astype(np.float64)
+    cards = _hungarian(cost) if n else np.zeros(0, int)
+    out = []
+    for i, card in enumerate(cards):
+        if not finite[i, card]:  # more cards than candidates: this one takes its best anyway
+            out.append(_match(table[i]))
+            continue
+        others = np.delete(cards, i)
+        alternatives = table[i].copy()
+        alternatives[others] = -np.inf
+        alternatives[card] = -np.inf
+        runner_up = float(alternatives.max()) if np.isfinite(alternatives.max()) else -1.0
+        out.append(Match(int(card), float(table[i, card]), float(table[i, card] - runner_up)))
+    return out
+
+
+IMPOSSIBLE = 1e6  # the cost of a card outside a row's candidates (taken only when nothing else fits)
+
+
+def _greedy(table: np.ndarray) -> list[Match]:
+    n = len(table)
     out: list[Match | None] = [None] * n
     free = np.ones(N_CARDS, bool)
     for _ in range(n):
@@ -284,6 +388,46 @@ def assign(scores: Sequence[np.ndarray], allowed: Sequence[np.ndarray]) -> list[
         out[i] = _match(live[i])
         free[card] = False
     return [m for m in out if m is not None]
+
+
+def _hungarian(cost: np.ndarray) -> np.ndarray:
+    """The column of each row in the assignment of least total cost (rows <= columns): the
+    shortest augmenting path form of the Hungarian method, O(rows² · columns)."""
+    n, m = cost.shape
+    u, v = np.zeros(n + 1), np.zeros(m + 1)
+    p = np.zeros(m + 1, int)  # p[j]: the row (1-based) holding column j (1-based); 0: free
+    way = np.zeros(m + 1, int)
+    for i in range(1, n + 1):
+        p[0], j0 = i, 0
+        minv = np.full(m + 1, np.inf)
+        used = np.zeros(m + 1, bool)
+        while True:
+            used[j0] = True
+            i0 = p[j0]
+            cur = cost[i0 - 1] - u[i0] - v[1:]
+            free = ~used[1:]
+            better = free & (cur < minv[1:])
+            minv[1:][better] = cur[better]
+            way[1:][better] = j0
+            candidates = np.flatnonzero(free)
+            j1 = int(candidates[np.argmin(minv[1:][candidates])]) + 1
+            delta = minv[j1]
+            taken = np.flatnonzero(used)
+            u[p[taken]] += delta
+            v[taken] -= delta
+            minv[1:][free] -= delta
+            j0 = j1
+            if p[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            p[j0] = p[j1]
+            j0 = j1
+    rows = np.zeros(n, int)
+    for j in range(1, m + 1):
+        if p[j]:
+            rows[p[j] - 1] = j - 1
+    return rows
 
 
 # ------------------------------------------------------------------------ color from cards seen whole

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,13 +29,15 @@ from referee.gizmos.cards import COLORS
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
 from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
-from vision.faces import N_CARDS
+from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HandSegmenter, mask_box_mm
 from vision.identify import (
     STARTING,
+    CardMemory,
     Identifier,
+    Match,
     apply_color_map,
     assign,
     built_cards,
@@ -57,7 +59,30 @@ EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
 #: What hides the zones its box overlaps: a hand (the hand network's), or anything else the
 #: empty table says is there and no detection explains (vision/occlusion.py).
 OCCLUDER_CLASSES = ("hand", "occluder")
-STARTING_MASK = np.isin(np.arange(112), STARTING)
+STARTING_MASK = np.isin(np.arange(N_CARDS), STARTING)
+NO_BONUS = np.zeros(N_CARDS, np.float32)
+
+
+#: A card seen whole whose identification is below this confidence (:attr:`Match.confidence`)
+#: becomes a question (:attr:`Assembler.last_questions`): the referee cannot place it and asks.
+ASK_CONFIDENCE = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A card seen whole that the referee cannot place: what to ask about it.
+
+    ``face`` is the card as the camera saw it, upright, cropped to its box and white-balanced
+    (face size, 4 px/mm); ``suggestions`` are the likeliest cards the table allows there, best
+    first; ``where`` names the place (``display/<level>/<slot>``, ``<seat>/gizmos/<column>``,
+    ``<seat>/archive``), ``center`` is the card's centre on the table (mm).
+    """
+
+    where: str
+    center: tuple[float, float]  # table mm
+    face: np.ndarray
+    suggestions: tuple[int, ...]
+    confidence: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,20 +118,32 @@ class Assembler:
         #: Identification and marble color read the frame white-balanced on the markers' paper
         #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
         self.white_balance = white_balance
-        #: Cards are identified a second time on the frame colour-mapped to the references by
+        #: Cards are identified a second time on the frame color-mapped to the references by
         #: the cards this frame shows whole (:func:`vision.identify.color_map`): enrolled photos
         #: were taken under another lamp and camera than the table's.
         self.color_from_cards = color_from_cards
         #: The color map of the last frame (3 x 4), or None when none was fitted.
         self.last_color_map: np.ndarray | None = None
-        #: What the referee remembers (set by the application layer, which follows the game):
-        #: per seat, the cards it knows that seat built or archived. A card in a seat's area is
-        #: then one of that seat's cards (a card that moves keeps its identity: it was seen whole
-        #: in the Display before), and the Display holds only cards no seat owns. ``None``: the
-        #: table alone decides.
-        self.owned: Mapping[int, Collection[int]] | None = None
+        #: What the referee remembers (:meth:`know`, from the application layer, which follows the
+        #: game): each seat's cards, the Display's and the cards still unseen. ``None``: the table
+        #: alone decides.
+        self.memory: CardMemory | None = None
+        #: How the frame's cards are identified together (:func:`vision.identify.assign`).
+        self.assignment = "optimal"
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
         self.last_cards: list[tuple[Seen, int]] = []
+        #: The cards of the last frame seen whole but identified below :data:`ASK_CONFIDENCE`.
+        self.last_questions: list[Question] = []
+
+    def know(self, memory: CardMemory | None) -> None:
+        """Identify from now on with what the referee knows about the cards (``None``: forget).
+
+        A card that moves keeps its identity (the card that left the Display is the one that
+        appeared in a seat's column), only cards still unseen can appear, and a card that stays
+        where the referee knows it is kept unless the picture clearly says otherwise
+        (:class:`vision.identify.CardMemory`).
+        """
+        self.memory = memory
 
     def marble(self, frame: np.ndarray, h: np.ndarray, s: Seen) -> MarbleSighting:
         """A detected marble's color: from the color stage when there is one, else the detector's class."""
@@ -146,10 +183,10 @@ class Assembler:
                 display.append(SlotSighting(level, slot, None, EMPTY_CONFIDENCE))
                 continue
             best = max(cands, key=lambda s: s.confidence)
-            allowed = level_cards(level)
-            if self.owned:
-                allowed = _narrowed(allowed, ~_mask(c for cards in self.owned.values() for c in cards))
-            display.append(self._ask(asks, frame, h, best, 0, allowed, (level, slot)))
+            allowed, bonus = level_cards(level), NO_BONUS
+            if self.memory is not None:
+                allowed, bonus = self.memory.slot(level, slot, allowed)
+            display.append(self._ask(asks, frame, h, best, 0, allowed, bonus, (level, slot)))
         row = None
         if "energy_row" not in covered:
             marbles = sorted(within(self.zones.energy_row, MARBLE_CLASSES), key=lambda s: s.center[0])
@@ -182,7 +219,7 @@ class Assembler:
             if not unseen("gizmos"):
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
-        matches = assign([a.scores for a in asks], [a.allowed for a in asks])
+        matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment)
         self.last_color_map = None
         if self.color_from_cards:
             faces = self.identifier.faces
@@ -193,10 +230,17 @@ class Assembler:
                 mapped = apply_color_map(frame, mat)
                 for a in asks:
                     a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
-                matches = assign([a.scores for a in asks], [a.allowed for a in asks])
+                matches = assign(
+                    [a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment
+                )
         for a, m in zip(asks, matches, strict=True):
             a.card, a.confidence = m.card, round(a.seen.confidence * m.confidence, 4)
         self.last_cards = [(a.seen, m.card) for a, m in zip(asks, matches, strict=True)]
+        self.last_questions = [
+            self._question(frame, h, a, m)
+            for a, m in zip(asks, matches, strict=True)
+            if a.seen.cls == "card" and m.confidence < ASK_CONFIDENCE
+        ]
         return Observation(
             time=t,
             display=tuple(d.slot_sighting() if isinstance(d, _Ask) else d for d in display),
@@ -223,12 +267,20 @@ class Assembler:
         s: Seen,
         rotation: int,
         allowed: np.ndarray,
+        bonus: np.ndarray,
         slot: tuple[int, int] | None = None,
     ) -> _Ask:
         """Score one card detection against every face; it is identified later, jointly."""
-        ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, rotation, slot)
+        ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, bonus, rotation, slot)
         asks.append(ask)
         return ask
+
+    def _question(self, frame: np.ndarray, h: np.ndarray, a: _Ask, m: Match) -> Question:
+        """What to ask about a card identified without confidence."""
+        face = Identifier._patch(frame, h, a.seen.center, CARD_MM, FACE_PX_PER_MM, a.rotation)
+        best = np.argsort(-np.where(a.allowed, a.scores + a.bonus, -np.inf))[:3]
+        suggestions = tuple(int(c) for c in best if a.allowed[c])
+        return Question(a.where, a.seen.center, face, suggestions, round(m.confidence, 4))
 
     def _scores(
         self, frame: np.ndarray, h: np.ndarray, s: Seen, rotation: int, allowed: np.ndarray
@@ -261,9 +313,12 @@ class Assembler:
         out = []
         for s in sorted(cards, key=lambda s: (column(s), sz.to_local(*s.center)[1])):
             allowed = built_cards() if seat is None else column_cards(COLUMN_ORDER[column(s)], seat)
-            if self.owned and sz.seat in self.owned:
-                allowed = _narrowed(allowed, _mask(self.owned[sz.seat]))
-            out.append(self._ask(asks, frame, h, s, sz.rotation, allowed))
+            bonus = NO_BONUS
+            if self.memory is not None:
+                allowed, bonus = self.memory.seat(sz.seat, allowed, archive=seat is None)
+            ask = self._ask(asks, frame, h, s, sz.rotation, allowed, bonus)
+            ask.area = f"{sz.seat}/archive" if seat is None else f"{sz.seat}/gizmos/{COLUMN_ORDER[column(s)]}"
+            out.append(ask)
         return out
 
 
@@ -279,18 +334,6 @@ def token_points(s: Seen) -> int:
     return 1 if (x2 - x1 + y2 - y1) / 2 < VP_SPLIT_MM else 5
 
 
-def _mask(cards: Iterable[int]) -> np.ndarray:
-    m = np.zeros(N_CARDS, bool)
-    m[list(cards)] = True
-    return m
-
-
-def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """``allowed`` narrowed to ``known``, unless that leaves nothing (then the memory is wrong)."""
-    both = allowed & known
-    return both if both.any() else allowed
-
-
 @dataclass(slots=True)
 class _Ask:
     """A card detection awaiting identification: its scores, candidate mask, and where it goes."""
@@ -298,10 +341,17 @@ class _Ask:
     seen: Seen
     scores: np.ndarray
     allowed: np.ndarray
+    bonus: np.ndarray  # the referee's memory: added to the scores of the cards it expects here
     rotation: int  # the card's reading direction (its seat's)
     slot: tuple[int, int] | None = None  # (level, slot) for the Display
+    area: str = ""  # ``<seat>/gizmos/<column>`` or ``<seat>/archive`` for a seat's card
     card: int | None = None
     confidence: float = 0.0
+
+    @property
+    def where(self) -> str:
+        """The place's name, as :attr:`Question.where` gives it."""
+        return f"display/{self.slot[0]}/{self.slot[1]}" if self.slot is not None else self.area
 
     def sighting(self) -> CardSighting:
         return CardSighting(self.card, self.confidence)
@@ -395,6 +445,10 @@ class Observer:
     def identifier(self) -> Identifier:
         """The card identifier in use."""
         return self.assembler.identifier
+
+    def know(self, memory: CardMemory | None) -> None:
+        """What the referee knows about the cards, used from the next frame on (:meth:`Assembler.know`)."""
+        self.assembler.know(memory)
 
     def process(
         self,

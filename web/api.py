@@ -23,6 +23,7 @@ from referee.tracker import Tracker, TrackerError
 from web import api_schemas as S
 from web.errors import ApiError
 from web.hub import Hub, LiveGame
+from web.live import CardQuestions, QuestionRefused
 from web.schemas import document, openapi_document, valid_body
 from web.security import PIN_HEADER, PinError, admin_state, csrf_token, guard, require_admin, unlock
 from web.settings_file import save_settings, settings_path
@@ -180,6 +181,54 @@ def camera() -> Response:
             }
         )
     return jsonify({"camera": True, **source.status().to_json()})
+
+
+# ---------------------------------------------------------------- cards the camera cannot place
+
+
+def card_questions() -> CardQuestions:
+    questions = current_app.config.get("CARD_QUESTIONS")
+    if questions is None:
+        raise ApiError(404, "no camera pipeline that asks about cards is attached to this server")
+    return questions
+
+
+@bp.get("/questions")
+@document("the cards the camera saw whole but cannot place, with the likeliest ids", ok=S.QUESTIONS)
+def questions() -> Response:
+    asking = current_app.config.get("CARD_QUESTIONS")
+    return jsonify({"questions": asking.pending() if asking else [], "asking": asking is not None})
+
+
+@bp.get("/questions/<int:question>/face.png")
+@document(
+    "the card a question is about, as the camera saw it",
+    ok={"type": "string", "format": "binary"},
+    media="image/png",
+    errors=(404,),
+)
+def question_face(question: int) -> Response:
+    try:
+        png = card_questions().face_png(question)
+    except QuestionRefused as exc:
+        raise ApiError(exc.status, str(exc)) from exc
+    return Response(png, mimetype="image/png", headers={"Cache-Control": "no-store"})
+
+
+@bp.post("/questions/<int:question>")
+@document(
+    "answer a question: the card is this one (it is enrolled as the camera saw it, and remembered)",
+    ok=S.ANSWERED,
+    body=S.ANSWER,
+    errors=(404, 409),
+)
+@require_admin
+def answer_question(question: int) -> Response:
+    card = valid_body()["card"]
+    try:
+        return jsonify(card_questions().answer(question, card))
+    except QuestionRefused as exc:
+        raise ApiError(exc.status, str(exc)) from exc
 
 
 @bp.get("/cards")

@@ -334,6 +334,32 @@ LIVE = obj(["action"], {"action": {"enum": ["start", "pause", "stop"]}}, closed=
 LIVE_DONE = obj(
     ["ok", "live"], {"ok": {"const": True}, "live": {"enum": ["none", "running", "paused", "stopped"]}}
 )
+CARD_ID = {"type": "integer", "minimum": 0, "maximum": 111}
+QUESTION = obj(
+    ["id", "where", "suggestions", "confidence", "frame"],
+    {
+        "id": INT,
+        "where": {
+            "type": "string",
+            "description": "display/<level>/<slot>, <seat>/gizmos/<column> or <seat>/archive",
+        },
+        "suggestions": {"type": "array", "items": CARD_ID, "description": "likeliest cards, best first"},
+        "confidence": {"type": "number"},
+        "frame": {"type": ["integer", "null"]},
+    },
+)
+QUESTIONS = obj(
+    ["questions", "asking"],
+    {
+        "questions": {"type": "array", "items": QUESTION},
+        "asking": {"type": "boolean", "description": "a camera pipeline that asks is attached"},
+    },
+)
+ANSWER = obj(["card"], {"card": {**CARD_ID, "description": "the card it is"}}, closed=True)
+ANSWERED = obj(
+    ["ok", "card", "enrolled"],
+    {"ok": {"const": True}, "card": CARD_ID, "enrolled": {"type": "string", "description": "file written"}},
+)
 OPENAPI = obj(
     ["openapi", "info", "paths", "components"], {"openapi": STR, "info": OBJ, "paths": OBJ, "components": OBJ}
 )

@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "FRAME_SOURCE": None,  # web.live.FrameSource
     "PHONE_CAMERA": None,  # web.phone.PhoneSink: the phone's browser as the camera
     "LIVE_RUNNER": None,  # web.live.LiveRunner
+    "CARD_QUESTIONS": None,  # web.live.CardQuestions: cards the camera cannot place, asked here
     "PIN_ITERATIONS": 200_000,
     "PIN_MAX_FAILURES": 5,
     "PIN_LOCKOUT_S": 30.0,  # per client, doubling with each further lockout

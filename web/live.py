@@ -12,6 +12,9 @@ detector -> observations -> tracker) hands the app two objects through ``create_
   threads) never sees the tracker half-way through a change, and every change is pushed to the
   open pages when the ``with`` block ends.
 
+A third, optional hook, :class:`CardQuestions` (``CARD_QUESTIONS``), lists the cards the
+pipeline could not place and takes the players' answers.
+
 Without them the camera view says "no camera" and manual mode works fully.
 """
 
@@ -77,6 +80,33 @@ class LiveRunner(Protocol):
 
     def status(self) -> str:
         """``"running"``, ``"paused"`` or ``"stopped"``."""
+        ...
+
+
+class QuestionRefused(Exception):
+    """An answer to a card question that cannot be taken; ``status`` is the HTTP status to answer
+    (400 not a card id, 404 no such open question, 409 nowhere to remember it)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@runtime_checkable
+class CardQuestions(Protocol):
+    """The cards the live pipeline could not place, asked on the dashboard (issue 14): the answer
+    enrols the card as the camera saw it. Methods raise :class:`QuestionRefused`."""
+
+    def pending(self) -> list[dict[str, Any]]:
+        """The open questions: ``id``, ``where``, ``suggestions``, ``confidence``, ``frame``."""
+        ...
+
+    def face_png(self, question: int) -> bytes:
+        """The card asked about, as the camera saw it (PNG)."""
+        ...
+
+    def answer(self, question: int, card: int) -> dict[str, Any]:
+        """The card is ``card``: remember it; ``{"ok": true, "card": ..., "enrolled": file name}``."""
         ...
 
 

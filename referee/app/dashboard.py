@@ -14,6 +14,8 @@ from referee.app.dispenser import DispenserFeed
 from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, RunOptions
 from referee.app.pipeline import LazyVision
+from referee.app.questions import CardQuestions
+from referee.app.settings import Settings
 from referee.app.sources import open_source
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ def serve_dashboard(
         "GAMES_DIR": str(games_dir),
         "FRAME_SOURCE": frames,
         "LIVE_RUNNER": runner,
+        "CARD_QUESTIONS": getattr(runner, "questions", None),
         "CARD_ART": DrawnCardArt(),
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,
@@ -137,4 +140,6 @@ def serve_runner(
             raise
         return Feed(source, dispenser)
 
-    return LiveReferee(vision, opener, RunOptions(), frames), frames
+    runner = LiveReferee(vision, opener, RunOptions(), frames)
+    runner.questions = CardQuestions(enrol or Settings.from_env().enrol_dir)
+    return runner, frames

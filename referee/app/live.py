@@ -34,7 +34,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser
 from referee.app.errors import LiveError
 from referee.app.evidence import EvidenceKeeper
+from referee.app.memory import card_memory
 from referee.app.pipeline import FrameSaver, Pipeline, annotate
+from referee.app.questions import CardQuestions
 from referee.app.sources import Frame, FrameFeed
 from referee.events import DispenserEvent
 from referee.tracker import Tracker, TrackerSettings, Update
@@ -210,6 +212,9 @@ class LiveReferee:
         self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
         self._write_down = False  # the record could not be written at the last try
         self.evidence: EvidenceKeeper | None = None  # crops for each warning (referee/app/evidence.py)
+        #: Cards seen whole but not placed, asked on the dashboard (referee/app/questions.py).
+        self.questions: CardQuestions | None = None
+        self._known: object = None  # the state the pipeline's card memory was made from
 
     # -- the dashboard's live-runner protocol ---------------------------------------------------
 
@@ -346,6 +351,7 @@ class LiveReferee:
                 ):
                     framed = time.monotonic()
                     self.frame_buffer.set_framing(assess(frame.image, zones).to_json())
+                self._know(game)
                 t0 = time.perf_counter()
                 try:
                     sight = self.pipeline.process(frame.image, frame.time, frame.index, seats)
@@ -374,6 +380,15 @@ class LiveReferee:
         with contextlib.suppress(VisionError):
             self.pipeline.sight(frame.image, frame.time, frame.index, seats)
 
+    def _know(self, game: GameAccess) -> None:
+        """Identify with what the referee knows (referee/app/memory.py), renewed when the accepted
+        state changes: each seat's cards, the Display's, and the cards still unseen."""
+        with game.locked() as tracker:
+            state = tracker.state
+        if state is not self._known:
+            self._known = state
+            self.pipeline.know(card_memory(state))
+
     def _uncalibrated(self, frame: Frame, exc: CalibrationError) -> None:
         """A settled frame whose table could not be calibrated: counted, and said on the dashboard."""
         self.stats.calibration_failures += 1
@@ -385,6 +400,8 @@ class LiveReferee:
         obs, h, detections = sight.observation, sight.homography, sight.detections
         notes = obs.extra  # the calibration's notes, and the zones covered
         self.stats.observed += 1
+        if self.questions is not None:
+            self.questions.offer(self.pipeline.assembler, frame.index)
         try:
             with game.locked() as tracker:
                 logged, warned = len(tracker.log), len(tracker.warnings)

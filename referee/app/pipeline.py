@@ -22,8 +22,9 @@ from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 
 if TYPE_CHECKING:
+    from vision.identify import CardMemory
     from vision.motion import MotionGate
-    from vision.observe import Observer, Sight
+    from vision.observe import Assembler, Observer, Sight
     from vision.zones import Zones
 
 
@@ -39,6 +40,15 @@ class Pipeline(Protocol):
 
     @property
     def zones(self) -> Zones | None: ...
+
+    @property
+    def assembler(self) -> Assembler:
+        """The zones and identification stage (its last frame's unplaced cards are asked about)."""
+        ...
+
+    def know(self, memory: CardMemory | None) -> None:
+        """Identify from the next frame on with what the referee knows of the cards."""
+        ...
 
     def process(
         self,
@@ -108,6 +118,13 @@ class LazyVision:
     @property
     def zones(self) -> Zones | None:
         return self.build().zones
+
+    @property
+    def assembler(self) -> Assembler:
+        return self.build().assembler
+
+    def know(self, memory: CardMemory | None) -> None:
+        self.build().know(memory)
 
     def process(
         self,

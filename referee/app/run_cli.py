@@ -14,6 +14,7 @@ from referee.app.dashboard import serve_dashboard
 from referee.app.dispenser import DispenserFeed
 from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions
+from referee.app.questions import CardQuestions
 from referee.app.sources import FrameFeed, open_source
 from referee.app.summary import change_printer, write_summary
 from referee.game import get_game, players_problem
@@ -144,6 +145,7 @@ def run_table(args: Any) -> int:
         frames = FrameBuffer(feed.source.name)
         frames.follow_link(getattr(feed.source, "link_status", None))
     runner = LiveReferee(observer, opener, options, frames, change_printer(names, sys.stdout))
+    runner.questions = CardQuestions(args.enrol)  # cards it cannot place are asked on the dashboard
     server = None
     if args.no_serve:
         record = Path(args.record) if args.record else games / f"{time.strftime('%Y%m%d-%H%M%S')}.sqlite"

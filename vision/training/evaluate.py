@@ -17,7 +17,8 @@ import numpy as np
 from referee.observation import Observation
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM
-from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
+from vision.identify import LEVELS, CardMemory
+from vision.training.synth import RenderedScene, RenderSettings, TableLayout, random_layout, render_table
 
 #: Held-out rendering settings: wider tilt and yaw, more card rotation, a different hand rate and
 #: camera heights than the training distribution (:class:`~vision.training.synth.RenderSettings` defaults).
@@ -60,6 +61,41 @@ _NOT_CONTENT = ("confidence", "time", "source", "frame", "extra")
 
 
 _NOT_CONTENT = ("confidence", "time", "source", "frame", "extra")
+
+
+def layout_memory(layout: TableLayout) -> CardMemory:
+    """The referee's memory of a table it has followed up to this frame: each seat's cards, the
+    Display's, and every other built card still unseen (what the live run hands vision once the
+    tracker has accepted the table as it is)."""
+    gizmos = {p.seat: frozenset(c for col in p.columns for c in col) for p in layout.players}
+    archive = {p.seat: frozenset(p.archive) for p in layout.players}
+    display = {(lv, sl): c for lv, sl, c in layout.display if c is not None}
+    placed = set(display.values()).union(*gizmos.values(), *archive.values())
+    unseen = frozenset(c for c in range(len(LEVELS)) if LEVELS[c] > 0 and c not in placed)
+    return CardMemory(gizmos, archive, display, unseen)
+
+
+def lagging_memory(layout: TableLayout, rng: np.random.Generator) -> CardMemory:
+    """The memory one move behind the frame: a seat's last-placed card (the whole one at the foot
+    of its longest column) is still where the referee last saw it, in the Display (in the slot
+    of a card of its level, which came from the deck since), or unseen when no such slot holds a
+    card. What the frame right after a Build shows, before the tracker accepted it."""
+    memory = layout_memory(layout)
+    seats = [p for p in layout.players if any(c >= 4 for col in p.columns for c in col)]
+    if not seats:
+        return memory
+    p = seats[int(rng.integers(len(seats)))]
+    card = max((col for col in p.columns if col), key=len)[-1]
+    gizmos = {**memory.gizmos, p.seat: frozenset(memory.gizmos[p.seat]) - {card}}
+    display, unseen = dict(memory.display), set(memory.unseen)
+    slots = [k for k, c in display.items() if k[0] == LEVELS[card]]
+    if slots:
+        k = slots[int(rng.integers(len(slots)))]
+        unseen.add(display[k])  # the card the frame shows there came from the deck since
+        display[k] = card
+    else:
+        unseen.add(card)
+    return CardMemory(gizmos, memory.archive, display, frozenset(unseen))
 
 
 def content(obs: Observation) -> dict[str, Any]:
