@@ -459,6 +459,43 @@ def evaluate(net: Any, x: np.ndarray, y: np.ndarray, batch: int = 512) -> dict[s
     }
 
 
+def init_from_onnx(net: Any, path: Path, xb: Any) -> None:
+    """Start ``net`` from an exported model's weights (its batch norms folded into the
+    convolutions): each convolution takes the folded weights, and its batch norm is set from
+    the statistics of ``xb`` (a batch of inputs) so that it gives back the folded bias, in
+    training mode as in evaluation. The committed ``models/workbench.onnx`` carries no torch
+    checkpoint; this lets a new run start from it."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    blocks = [m for m in net.body if isinstance(m, torch.nn.Sequential)]
+    if len(convs) != len(blocks):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the square network has {len(blocks)}")
+    for name in ("content_head", "double_head", "facing_head", "value_head"):
+        getattr(net, name).weight.data.copy_(weights[f"{name}.weight"])
+        getattr(net, name).bias.data.copy_(weights[f"{name}.bias"])
+    net.eval()
+    conv_at = iter(zip(convs, blocks, strict=True))
+    x = xb
+    with torch.no_grad():
+        for module in net.body:
+            if isinstance(module, torch.nn.Sequential):
+                node, block = next(conv_at)
+                conv, bn = block[0], block[1]
+                conv.weight.copy_(weights[node.input[1]])
+                z = conv(x)
+                mean, var = z.mean((0, 2, 3)), z.var((0, 2, 3))
+                bn.running_mean.copy_(mean)
+                bn.running_var.copy_(var)
+                bn.weight.copy_(torch.sqrt(var + bn.eps))
+                bn.bias.copy_(mean + weights[node.input[2]])
+            x = module(x)
+
+
 def train(
     data: Path,
     val: Path,
@@ -481,7 +518,12 @@ def train(
     torch.set_num_threads(threads)
     xv, yv = load_dataset(val)
     net = square_net()
-    if init is not None:
+    if init is not None and init.suffix == ".onnx":
+        first = sorted(data.glob("shard-*.npz"))
+        if not first:
+            raise FileNotFoundError(f"no shards in {data}: render them with `dataset` first")
+        init_from_onnx(net, init, torch.from_numpy(to_input(np.load(first[0])["x"][:512])))
+    elif init is not None:
         net.load_state_dict(torch.load(init, weights_only=True))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     start = 0
@@ -579,7 +621,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--threads", type=int, default=2)
     t.add_argument("--resume", action="store_true")
-    t.add_argument("--init", type=Path, default=None, help="start from these weights")
+    t.add_argument(
+        "--init", type=Path, default=None, help="start from these weights (a .pt state or an exported .onnx)"
+    )
     e = sub.add_parser("export", help="write models/workbench.onnx")
     e.add_argument("--weights", type=Path, default=RUNS_DIR / "workbench" / "best.pt")
     e.add_argument("--out", type=Path, default=WORKBENCH_ONNX)
@@ -593,7 +637,15 @@ def main(argv: list[str] | None = None) -> int:
             build_dataset(a.out / "val", a.val, VAL_SEED_BASE, part=(k - 1, n))
         elif a.cmd == "train":
             best = train(
-                a.data / "train", a.data / "val", a.run, a.epochs, a.batch, a.lr, a.resume, a.threads
+                a.data / "train",
+                a.data / "val",
+                a.run,
+                a.epochs,
+                a.batch,
+                a.lr,
+                a.resume,
+                a.threads,
+                init=a.init,
             )
             print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
         else:
