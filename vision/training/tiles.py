@@ -830,6 +830,33 @@ class DrawnArt:
         img[:] = cv2.addWeighted(layer, a, img, 1 - a, 0)
 
 
+@dataclass(frozen=True, slots=True)
+class PhotoArt:
+    """A table's enrolled tile photos (:mod:`vision.tile_enrol`) as an :class:`Art`: a tile
+    enrolled for this Builder, Double and value is the photo (with a slight change of light per
+    scene), any other is drawn by ``fallback``; the mat is the enrolled mat photo, or the
+    fallback's."""
+
+    tiles: dict[tuple[str, bool, int], np.ndarray]
+    mat_photo: np.ndarray | None
+    fallback: DrawnArt
+    gain: float = 1.0
+
+    def tile(self, builder: str, double: bool, value: int) -> np.ndarray:
+        photo = self.tiles.get((builder, double, value))
+        if photo is None:
+            return self.fallback.tile(builder, double, value)
+        n = round(TILE_MM * TILE_PX_PER_MM)
+        img = cv2.resize(photo, (n, n), interpolation=cv2.INTER_AREA)
+        return np.clip(img.astype(np.float32) * self.gain, 0, 255).astype(np.uint8)
+
+    def mat(self, rng: np.random.Generator, w: int, h: int, pitch_px: float, border_px: float) -> np.ndarray:
+        if self.mat_photo is None:
+            return self.fallback.mat(rng, w, h, pitch_px, border_px)
+        img = cv2.resize(self.mat_photo, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+        return np.clip(img * rng.uniform(0.85, 1.15), 0, 255).astype(np.uint8)
+
+
 def own_art() -> DrawnArt:
     """The project's own look."""
     return DrawnArt(OWN_STYLE)
