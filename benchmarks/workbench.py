@@ -19,6 +19,7 @@ exactly right, and the frames per second of calibration + reading on 1280x720 fr
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -184,6 +185,7 @@ def run(
         out[key] = (sum(v), len(v))
     if latency:
         out["latency_ms"] = 1000 * statistics.median(latency)
+        out["throughput"] = len(latency) / sum(latency)
         out["network_ms"] = 1000 * statistics.median(network)
         out["cpu_ms"] = 1000 * statistics.median(cpu)
     if det:
@@ -213,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         condition(n)
     detector = Detector() if a.compare_detector else None
+    load_before = os.getloadavg()[0]
     results = {n: run(n, a.frames, reader, a.show_errors, detector) for n in names}
+    load_after = os.getloadavg()[0]
 
     def pct(v: object) -> str:
         if isinstance(v, tuple):
@@ -254,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
             ),
         ),
         (
+            "frames per second, wall-clock, over the 1280x720 frames (their count / their total time)",
+            lambda r: f"{r['throughput']:.1f} frames/s" if "throughput" in r else "-",
+        ),
+        (
             "  CPU time per 1280x720 frame, median (all threads; idle: at least 1000 / this frames/s)",
             lambda r: f"{r['cpu_ms']:.1f} ms = {1000 / r['cpu_ms']:.1f} frames/s" if "cpu_ms" in r else "-",
         ),
@@ -270,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|" + "---|" * len(names))
     for label, f in rows:
         print(f"| {label} | " + " | ".join(f(results[n]) for n in names) + " |")
+    print(
+        f"\nmodel {reader.path}; load average (1 min) {load_before:.1f} at the start, {load_after:.1f} "
+        f"at the end, on {os.cpu_count()} cores: wall-clock figures measure the machine's load too"
+    )
     return 0
 
 

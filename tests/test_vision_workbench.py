@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -13,20 +14,45 @@ from referee.contrivance.data import BUILDERS, COLUMNS
 from referee.observation import WorkbenchObservation
 from vision.calibrate import Calibrator
 from vision.errors import FrameError, ModelFileError
+from vision.paths import LOCATIONS
 from vision.training.synth import RenderSettings
-from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, own_art, random_art
+from vision.training.tiles import (
+    COLUMN5_MARKS,
+    DIAL_FACES,
+    DIALS,
+    MATS,
+    PLATES,
+    RIVETS,
+    SQUARE_MARKS,
+    TILE_MM,
+    TILE_PX_PER_MM,
+    TRAIN_FONTS,
+    WINDOWS,
+    own_art,
+    random_art,
+)
 from vision.training.workbench import (
     HIDDEN_SHARE,
     TileLayout,
     WorkbenchLayout,
     build_dataset,
     export,
+    init_from_onnx,
     random_workbench,
     render_workbench,
     square_labels,
+    square_net,
     train,
 )
-from vision.workbench import CONTENTS, WORKBENCH, WorkbenchObserver, WorkbenchReader
+from vision.workbench import (
+    CONTENTS,
+    WORKBENCH,
+    WorkbenchObserver,
+    WorkbenchReader,
+    softmax,
+    square_crops,
+    to_input,
+)
 from vision.zones import default_zones
 
 # Seeds no training set uses (training 5,000,000+, validation 5,900,000+, benchmark 9,300,000+).
@@ -54,20 +80,54 @@ def test_squares_lie_on_the_table_apart() -> None:
 
 def test_tiles_show_their_first_rivet_dot_at_the_top() -> None:
     n = round(TILE_MM * TILE_PX_PER_MM)
-    for art in (own_art(), random_art(3)):
+    for art in (own_art(), random_art(3), random_art(5_000_011), random_art(5_000_012)):
         seen = set()
         for b in BUILDERS:
             for double in (False, True):
                 img = art.tile(b, double, 4)
                 assert img.shape[:2] == (n, n)
                 seen.add(img[..., :3].tobytes())
-                m = round((1 + art.style.rivet_r) * TILE_PX_PER_MM)  # a Rivet's centre from its edge
+                m = round(art.style.rivet_centre_mm * TILE_PX_PER_MM)  # a Rivet's centre from its edge
                 assert img[m, n // 2, :3].max() < 20  # the first Rivet's black dot, on the north edge
                 if double:  # the second Rivet, opposite, carries no dot
                     assert img[n - 1 - m, n // 2, :3].max() > 40
         assert len(seen) == 2 * len(BUILDERS)
     values = {own_art().tile("Mechanic", False, v).tobytes() for v in range(7)}
     assert len(values) == 7
+
+
+def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out_font() -> None:
+    """Domain randomisation of the tile's composition (plates, Rivets, dials, windows, mats,
+    squares, column 5, icon variants, places), not only its colors; the held-out art's italic
+    COMPLEX serif is never a training font (leave-one-style-out; that no project code imports
+    the held-out art is checked by tests/test_vision_heldout.py)."""
+    from benchmarks.workbench_heldout import FONT
+
+    styles = [random_art(seed).style for seed in range(5_000_000, 5_000_200)]
+    for name, options in (
+        ("plate_kind", PLATES),
+        ("rivet_kind", RIVETS),
+        ("dial", DIALS),
+        ("dial_face_kind", DIAL_FACES),
+        ("window", WINDOWS),
+        ("mat_kind", MATS),
+        ("square_marks", SQUARE_MARKS),
+        ("column5", COLUMN5_MARKS),
+        ("icon_variant", (0, 1, 2)),
+        ("font", TRAIN_FONTS),
+    ):
+        assert {getattr(st, name) for st in styles} == set(options), name
+    assert len({st.dial_at for st in styles}) == len(styles)  # the dial anywhere, not in one place
+    assert {st.icon_at[1] < st.dial_at[1] for st in styles} == {True, False}  # marks above and below
+    assert any(st.slant for st in styles) and any(st.decor for st in styles)
+    assert FONT not in TRAIN_FONTS
+    assert all(f & cv2.FONT_ITALIC == 0 and f != cv2.FONT_HERSHEY_COMPLEX for f in TRAIN_FONTS)
+    n = round(TILE_MM * TILE_PX_PER_MM)
+    for seed in range(5_000_000, 5_000_030):  # every random look draws whole tiles and mats
+        art = random_art(seed)
+        assert art.tile("Regulator", True, 6).shape[:2] == (n, n)
+        mat = art.mat(np.random.default_rng(seed), 560, 350, 105.6, 16.0)
+        assert mat.shape == (350, 560, 3) and mat.dtype == np.uint8
 
 
 def test_rendered_truth_leaves_covered_squares_out() -> None:
@@ -122,6 +182,42 @@ def test_covered_squares_are_not_seen_not_empty(reader: WorkbenchReader) -> None
                 covered_read_empty += s is not None and s.tile is None
     assert covered >= 6
     assert covered_read_empty == 0
+
+
+def test_second_pass_skipped_only_where_it_changes_nothing(
+    reader: WorkbenchReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A square the first pass finds surely empty is not read again: the observation is the one
+    the full two passes give."""
+    import vision.workbench as wb
+
+    for seed in SEEDS[:3]:
+        layout = random_workbench(np.random.default_rng(seed), 6)
+        scene = render_workbench(layout, seed, RenderSettings(hand_prob=0.0), own_art())
+        fast = reader.read(scene.image, scene.homography, 0.0)
+        monkeypatch.setattr(wb, "SURELY_EMPTY", 2.0)  # every square read twice
+        full = reader.read(scene.image, scene.homography, 0.0)
+        monkeypatch.undo()
+        assert [_key(s) for s in fast.squares] == [_key(s) for s in full.squares]
+        assert any(s.tile is None for s in full.squares) and any(s.tile for s in full.squares)
+
+
+def test_a_run_can_start_from_the_committed_model(reader: WorkbenchReader) -> None:
+    """init_from_onnx gives the torch network the exported model's outputs (the committed ONNX
+    carries no torch checkpoint), in evaluation mode exactly and in training mode closely."""
+    import torch
+
+    scene = render_workbench(random_workbench(np.random.default_rng(2), 6), 8_700_002)
+    crops = square_crops(scene.image, scene.homography, WORKBENCH.squares(6), WORKBENCH)
+    x = torch.from_numpy(to_input(crops))
+    net = square_net()
+    init_from_onnx(net, LOCATIONS.workbench, x)
+    want = reader._forward(crops)
+    for mode, tol in ((net.eval, 1e-4), (net.train, 5e-3)):
+        mode()
+        with torch.no_grad():
+            got = [softmax(o.numpy()) for o in net(x)]
+        assert all(np.abs(g - w).max() < tol for g, w in zip(got, want, strict=True))
 
 
 def test_bad_input_is_one_clear_error(reader: WorkbenchReader, tmp_path: Path) -> None:

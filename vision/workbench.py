@@ -43,6 +43,9 @@ CROP_PX = 64  #: side of a square's crop (pixels)
 #: development seeds 8,800,000+ against the truth's 2 % rule: docs/contrivance_vision.md).
 HAND_SHARE = 0.03
 FACINGS = 4
+#: A square the network's first pass finds empty with at least this probability is not read a
+#: second time (the second pass, on the crop turned upright, only matters for tiles).
+SURELY_EMPTY = 0.9
 VALUES = MAX_VALUE + 1
 
 
@@ -192,12 +195,19 @@ class WorkbenchReader:
         """The network's probabilities for a batch of square crops, in two passes: the facing
         from the crops as seen, then the Builder, the Double and the dial from the crops turned
         upright (first Rivet north), the way the network was trained to read them; the content
-        is the mean of both passes."""
-        content1, _, facing, _ = self._forward(crops)
+        is the mean of both passes. A crop the first pass finds empty with at least
+        :data:`SURELY_EMPTY` skips the second (it is empty whatever the second says)."""
+        if not len(crops):
+            return []
+        content, double, facing, value = self._forward(crops)
         turned = facing.argmax(axis=1)
-        upright = np.stack([np.rot90(c, q, axes=(0, 1)) for c, q in zip(crops, turned, strict=True)])
-        content2, double, _, value = self._forward(upright)
-        content = (content1 + content2) / 2
+        again = np.flatnonzero(content[:, CONTENTS.index("empty")] < SURELY_EMPTY)
+        if len(again):
+            upright = np.stack([np.rot90(crops[i], turned[i], axes=(0, 1)) for i in again])
+            content2, double2, _, value2 = self._forward(upright)
+            content, double, value = content.copy(), double.copy(), value.copy()
+            content[again] = (content[again] + content2) / 2
+            double[again], value[again] = double2, value2
         return [
             SquareReading(content[i], float(double[i, 1]), facing[i], value[i]) for i in range(len(crops))
         ]
@@ -220,18 +230,15 @@ class WorkbenchReader:
             raise FrameError("workbench: expected a finite 3x3 homography (table mm -> image pixels)")
         t0 = time.perf_counter()
         squares = self.geometry.squares(self.rows)
-        crops = square_crops(frame, homography, squares, self.geometry)
-        t1 = time.perf_counter()
-        readings = self.readings(crops)
-        t2 = time.perf_counter()
         covered = self.covered(frame, homography, squares)
+        seen = [sq for sq, hand in zip(squares, covered, strict=True) if not hand]
+        t1 = time.perf_counter()
+        crops = square_crops(frame, homography, seen, self.geometry)
+        t2 = time.perf_counter()
+        readings = self.readings(crops)
         t3 = time.perf_counter()
-        sightings = tuple(
-            sighting(r, c, reading)
-            for (r, c), reading, hand in zip(squares, readings, covered, strict=True)
-            if not hand
-        )
-        self.timings = {"crops": t1 - t0, "network": t2 - t1, "hands": t3 - t2}
+        sightings = tuple(sighting(r, c, reading) for (r, c), reading in zip(seen, readings, strict=True))
+        self.timings = {"hands": t1 - t0, "crops": t2 - t1, "network": t3 - t2}
         return WorkbenchObservation(
             time=time.time() if t is None else t, squares=sightings, source=source, frame=frame_no
         )

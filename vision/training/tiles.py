@@ -2,17 +2,22 @@
 
 The publisher's art may not be shipped, so the project draws its own, with OpenCV primitives
 and its Hershey fonts only (nothing downloaded). A tile is drawn facing north (its first Rivet,
-the one with the black dot, on the top edge; the Double tile's second Rivet on the opposite
+the one with the dark dot, on the top edge; the Double tile's second Rivet on the opposite
 edge, ``Edition.double_rivets``) and carries what a reader needs: the Builder's mark (an icon
-per Builder and its initial), the Rivets and a Point Marker dial showing 0-6 (a needle, an arc
-or a lit tick, and the value in a window).
+per Builder and its initial), the Rivets and a Point Marker dial showing 0-6 (a needle, an arc,
+a lit tick, dots, wedges or numerals, and the value printed).
 
 :data:`OWN_STYLE` is the project's look (fixed colors per Builder). :func:`random_style`
-draws a new look per training scene (domain randomisation): Builder colors shuffled or random,
-so a network cannot read the Builder from color alone, icons filled or outlined at random
-weights, any of the training fonts, the elements' places swapped, plate and mat colors and
-textures at random. The benchmark's held-out art (``benchmarks/workbench_heldout.py``) is
-another drawing altogether, never imported here.
+draws a new look per training scene (domain randomisation of the tile's whole composition,
+not only its colors): plate kinds (solid, framed on a light or dark card, bevelled; dark,
+light or colored; flat, brushed or speckled), Rivet kinds (studs, flat discs, rings, domes,
+hex heads; steel, brass, copper or painted; sizes and insets), six dial designs on several
+faces and windows and arc spans, icons filled or outlined at any weight, stretched, turned
+and in variants, any training font slanted by a shear, the elements' places (dial above,
+below, beside or between the marks), and mats of painted, wooden, felt or card materials
+with lined, engraved, recessed, cornered or bare squares, column 5 marked six ways, and faint
+printed decorations on squares that are not tiles. The benchmark's held-out art
+(``benchmarks/workbench_heldout.py``) is another drawing altogether, never imported here.
 """
 
 from __future__ import annotations
@@ -29,14 +34,27 @@ from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PE
 BGR = tuple[int, int, int]
 TILE_PX_PER_MM = 4.0
 TILE_MM = 60.0
-#: OpenCV fonts the training styles may use; the held-out art uses others.
+#: OpenCV fonts the training styles may use (slanted, when at all, by a shear of their own: never
+#: ``FONT_ITALIC``, never the COMPLEX serif); the held-out art uses another.
 TRAIN_FONTS: tuple[int, ...] = (
     cv2.FONT_HERSHEY_SIMPLEX,
     cv2.FONT_HERSHEY_DUPLEX,
     cv2.FONT_HERSHEY_TRIPLEX,
     cv2.FONT_HERSHEY_PLAIN,
+    cv2.FONT_HERSHEY_SCRIPT_SIMPLEX,
 )
-DIALS: tuple[str, ...] = ("needle", "arc", "tick")
+#: How a dial marks its value.
+DIALS: tuple[str, ...] = ("needle", "arc", "tick", "dots", "wedges", "numerals")
+#: The dial's face, and the window its value is printed in ("bare": no window, "none": no printed
+#: value, only with the numerals dial).
+DIAL_FACES: tuple[str, ...] = ("disc", "square", "none")
+WINDOWS: tuple[str, ...] = ("disc", "square", "bare", "none")
+PLATES: tuple[str, ...] = ("solid", "framed", "bevel")
+PLATE_TEXTURES: tuple[str, ...] = ("noise", "brushed", "speckle")
+RIVETS: tuple[str, ...] = ("stud", "flat", "ring", "dome", "hex")
+MATS: tuple[str, ...] = ("flat", "wood", "felt", "card")
+SQUARE_MARKS: tuple[str, ...] = ("line", "engraved", "recessed", "corners", "none")
+COLUMN5_MARKS: tuple[str, ...] = ("star", "fill", "hatch", "dots", "frame", "none")
 
 
 class Art(Protocol):
@@ -53,19 +71,18 @@ class Art(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TileStyle:
-    """Every choice of a drawn look; :data:`OWN_STYLE` and :func:`random_style` fill it."""
+    """Every choice of a drawn look; :data:`OWN_STYLE` and :func:`random_style` fill it. The
+    defaults of the composition fields draw the project's own look."""
 
-    plates: tuple[BGR, ...]  # per Builder, in BUILDERS order
+    plates: tuple[BGR, ...]  # per Builder, in BUILDERS order (a framed plate's frame)
     ink: BGR
     icon_fill: bool
     icon_weight: float  # stroke width, mm
     font: int
     letter_scale: float
-    swap: bool  # icon at the top right and the initial at the top left
     dial: str  # one of DIALS
     dial_face: BGR
     dial_ink: BGR
-    dial_offset: tuple[float, float]  # dial centre offset from (30, 40) mm
     rivet: BGR
     rivet_r: float  # mm
     border: BGR
@@ -76,6 +93,41 @@ class TileStyle:
     mat_line: BGR
     mark: BGR  # column 5's marking
     mat_noise: float
+    # Composition (where and how each element is drawn); the defaults are the project's look.
+    icon_at: tuple[float, float] = (16.0, 17.0)  # mm, the icon's centre
+    letter_at: tuple[float, float] = (43.0, 17.0)
+    dial_at: tuple[float, float] = (30.0, 40.0)
+    dial_r: float = 14.0
+    dial_span: float = 270.0  # degrees from 0 to 6, centred on the top
+    dial_face_kind: str = "disc"  # one of DIAL_FACES
+    window: str = "disc"  # one of WINDOWS
+    icon_mm: float = 19.0
+    letter_mm: float = 11.0
+    #: Drawn through a mask (stretch, turn, shear); False: straight onto the tile (the own look).
+    stamped: bool = False
+    icon_aspect: float = 1.0  # width / height
+    icon_turn: float = 0.0  # degrees
+    icon_variant: int = 0
+    slant: float = 0.0  # shear of the lettering (x per y)
+    plate_kind: str = "solid"  # one of PLATES
+    paper: BGR = (230, 235, 235)  # a framed plate's card
+    frame_mm: float = 4.0
+    inner_line: bool = False
+    ink_per_builder: bool = False  # the marks in the Builder's color (framed plates)
+    plate_texture: str = "noise"  # one of PLATE_TEXTURES
+    rivet_kind: str = "stud"  # one of RIVETS
+    rivet_inset: float = 1.0  # mm from the edge to the Rivet's rim
+    dot: BGR = (10, 10, 10)
+    dot_share: float = 0.42  # the dot's radius over the Rivet's
+    mat_kind: str = "flat"  # one of MATS
+    square_marks: str = "line"  # one of SQUARE_MARKS
+    column5: str = "star"  # one of COLUMN5_MARKS
+    decor: float = 0.0  # the chance a square carries a faint printed decoration
+
+    @property
+    def rivet_centre_mm(self) -> float:
+        """How far a Rivet's centre lies from its edge (mm)."""
+        return self.rivet_inset + self.rivet_r
 
 
 OWN_STYLE = TileStyle(
@@ -85,11 +137,9 @@ OWN_STYLE = TileStyle(
     icon_weight=2.0,
     font=cv2.FONT_HERSHEY_DUPLEX,
     letter_scale=1.0,
-    swap=False,
     dial="needle",
     dial_face=(235, 240, 240),
     dial_ink=(20, 20, 20),
-    dial_offset=(0.0, 0.0),
     rivet=(170, 175, 180),
     rivet_r=5.0,
     border=(40, 40, 40),
@@ -107,57 +157,169 @@ def _color(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> BGR:
     return tuple(int(v) for v in rng.uniform(lo, hi, 3))  # type: ignore[return-value]
 
 
+def _brightness(c: BGR) -> float:
+    return sum(c) / 3
+
+
 def _contrast(rng: np.random.Generator, against: BGR, min_diff: float = 90) -> BGR:
     """A color at least ``min_diff`` away in mean brightness from ``against``."""
     for _ in range(50):
         c = _color(rng)
-        if abs(sum(c) / 3 - sum(against) / 3) >= min_diff:
+        if abs(_brightness(c) - _brightness(against)) >= min_diff:
             return c
-    return (20, 20, 20) if sum(against) / 3 > 127 else (235, 235, 235)
+    return (20, 20, 20) if _brightness(against) > 127 else (235, 235, 235)
+
+
+def _tone(rng: np.random.Generator) -> BGR:
+    """A plate or card color: dark, light or colored."""
+    kind = rng.random()
+    if kind < 0.3:
+        return _color(rng, 5, 80)
+    if kind < 0.6:
+        return _color(rng, 170, 250)
+    return _color(rng, 30, 230)
+
+
+#: Rivet metals (BGR): steel, brass, copper, gunmetal.
+_METALS: tuple[BGR, ...] = ((180, 182, 185), (60, 150, 200), (70, 110, 190), (120, 118, 115))
+
+
+def _rivet_color(rng: np.random.Generator) -> BGR:
+    if rng.random() < 0.6:
+        base = _METALS[int(rng.integers(len(_METALS)))]
+        return tuple(int(np.clip(v + rng.normal(0, 18), 45, 255)) for v in base)  # type: ignore[return-value]
+    while True:  # painted; bright enough that the dark dot shows
+        c = _color(rng, 20, 255)
+        if max(c) > 90:
+            return c
+
+
+def _layout(rng: np.random.Generator) -> dict[str, object]:
+    """Where the icon, the initial and the dial lie (mm), and their sizes."""
+    kind = int(rng.integers(4))
+    j = lambda lo, hi: float(rng.uniform(lo, hi))  # noqa: E731
+    pair = [(j(14, 18), 0.0), (j(42, 46), 0.0)]
+    if rng.random() < 0.5:
+        pair.reverse()
+    if kind == 0:  # the marks above, the dial below (the own look's arrangement)
+        y = j(14, 20)
+        icon, letter = (pair[0][0], y), (pair[1][0], y)
+        dial, r = (j(27, 33), j(37, 42)), j(11, 15)
+    elif kind == 1:  # the dial above, the marks below
+        y = j(40, 46)
+        icon, letter = (pair[0][0], y), (pair[1][0], y)
+        dial, r = (j(27, 33), j(25, 31)), j(9.5, 12.5)
+    elif kind == 2:  # the dial at one side, the marks stacked at the other
+        left = rng.random() < 0.5
+        dial, r = (j(20, 24) if left else j(36, 40), j(27, 33)), j(10, 13)
+        x = j(45, 48) if left else j(12, 15)
+        ys = [j(16, 21), j(39, 44)]
+        if rng.random() < 0.5:
+            ys.reverse()
+        icon, letter = (x, ys[0]), (x, ys[1])
+    else:  # the dial in the middle, the marks in opposite corners
+        dial, r = (j(28, 32), j(28, 32)), j(9, 11.5)
+        a, b = (j(11, 14), j(11, 14)), (j(46, 49), j(46, 49))
+        if rng.random() < 0.5:
+            a, b = (a[0], b[1]), (b[0], a[1])
+        icon, letter = (a, b) if rng.random() < 0.5 else (b, a)
+    small = kind == 3 or kind == 2
+    return {
+        "icon_at": icon,
+        "letter_at": letter,
+        "dial_at": dial,
+        "dial_r": r,
+        "icon_mm": j(11, 15) if small else j(13, 20),
+        "letter_mm": j(7, 10) if small else j(8, 12),
+    }
 
 
 def random_style(rng: np.random.Generator) -> TileStyle:
-    """A new look for one training scene (deterministic per ``rng``)."""
-    if rng.random() < 0.3:
+    """A new look for one training scene (deterministic per ``rng``): the whole composition of
+    the tile and the mat drawn at random, not only its colors."""
+    if rng.random() < 0.25:
         plates = tuple(OWN_STYLE.plates[int(i)] for i in rng.permutation(len(BUILDERS)))
-    elif rng.random() < 0.5:
-        one = _color(rng, 40, 230)
+    elif rng.random() < 0.4:
+        one = _tone(rng)
         plates = tuple(one for _ in BUILDERS)  # all Builders one color: the mark alone tells them
     else:
-        plates = tuple(_color(rng, 30, 230) for _ in BUILDERS)
-    mean = tuple(int(v) for v in np.mean(plates, axis=0))
-    face = _color(rng, 150, 255) if rng.random() < 0.8 else _color(rng, 0, 90)
+        plates = tuple(_tone(rng) for _ in BUILDERS)
+    plate_kind = str(rng.choice(PLATES, p=[0.45, 0.35, 0.2]))
+    paper = _tone(rng)
+    ink_per_builder = plate_kind == "framed" and rng.random() < 0.5
+    if ink_per_builder:  # the frame's colors must stand out on the card
+        plates = tuple(_contrast(rng, paper, 70) for _ in BUILDERS)
+    ground = paper if plate_kind == "framed" else tuple(int(v) for v in np.mean(plates, axis=0))
+    face_kind = str(rng.choice(DIAL_FACES, p=[0.6, 0.15, 0.25]))
+    face = _tone(rng) if face_kind != "none" else ground
+    dial = str(rng.choice(DIALS))
+    window = str(rng.choice(WINDOWS[:3], p=[0.45, 0.35, 0.2]))
+    if dial == "numerals" and rng.random() < 0.5:
+        window = "none"
+    mat_kind = str(rng.choice(MATS))
     mat = _color(rng, 20, 235)
+    if mat_kind == "wood":
+        mat = (int(rng.uniform(30, 110)), int(rng.uniform(60, 150)), int(rng.uniform(100, 210)))
+    elif mat_kind == "card":
+        mat = _color(rng, 150, 245)
+    rivet_r = float(rng.uniform(2.5, 6.0))
     return TileStyle(
         plates=plates,
-        ink=_contrast(rng, mean, 70),  # type: ignore[arg-type]
+        ink=_contrast(rng, ground, 70),  # type: ignore[arg-type]
         icon_fill=bool(rng.random() < 0.5),
-        icon_weight=float(rng.uniform(1.2, 3.0)),
+        icon_weight=float(rng.uniform(0.6, 3.0)),
         font=int(rng.choice(TRAIN_FONTS)),
-        letter_scale=float(rng.uniform(0.8, 1.15)),
-        swap=bool(rng.random() < 0.5),
-        dial=str(rng.choice(DIALS)),
-        dial_face=face,
-        dial_ink=_contrast(rng, face, 100),
-        dial_offset=(float(rng.uniform(-3, 3)), float(rng.uniform(-2, 3))),
-        rivet=_color(rng, 60, 230),
-        rivet_r=float(rng.uniform(3.5, 6.0)),
+        letter_scale=1.0,
+        dial=dial,
+        dial_face=face,  # type: ignore[arg-type]
+        dial_ink=_contrast(rng, face, 100),  # type: ignore[arg-type]
+        rivet=_rivet_color(rng),
+        rivet_r=rivet_r,
         border=_color(rng),
-        border_mm=float(rng.uniform(0, 2.5)),
-        corner_mm=float(rng.uniform(0, 8)),
+        border_mm=float(rng.uniform(0, 2.5)) if rng.random() < 0.6 else 0.0,
+        corner_mm=float(rng.uniform(0, 8)) if rng.random() < 0.7 else 0.0,
         plate_noise=float(rng.uniform(0, 14)),
         mat=mat,
-        mat_line=_contrast(rng, mat, 50),
+        mat_line=_contrast(rng, mat, 40),
         mark=_color(rng),
         mat_noise=float(rng.uniform(0, 14)),
+        **_layout(rng),  # type: ignore[arg-type]
+        dial_span=float(rng.uniform(180, 300)),
+        dial_face_kind=face_kind,
+        window=window,
+        stamped=True,
+        icon_aspect=float(np.exp(rng.uniform(-0.25, 0.25))),
+        icon_turn=float(rng.choice([0.0, 0.0, 30.0, 45.0]) + rng.uniform(-6, 6)),
+        icon_variant=int(rng.integers(3)),
+        slant=float(rng.uniform(-0.35, 0.35)) if rng.random() < 0.5 else 0.0,
+        plate_kind=plate_kind,
+        paper=paper,
+        frame_mm=float(rng.uniform(1.5, 6.5)),
+        inner_line=bool(rng.random() < 0.5),
+        ink_per_builder=ink_per_builder,
+        plate_texture=str(rng.choice(PLATE_TEXTURES)),
+        rivet_kind=str(rng.choice(RIVETS)),
+        rivet_inset=float(rng.uniform(0.5, 4.0)),
+        dot=_color(rng, 0, 18),
+        dot_share=float(rng.uniform(0.3, 0.55)),
+        mat_kind=mat_kind,
+        square_marks=str(rng.choice(SQUARE_MARKS)),
+        column5=str(rng.choice(COLUMN5_MARKS)),
+        decor=float(rng.choice([0.0, 0.3, 0.7])),
     )
 
 
 # ----------------------------------------------------------------------------------------------- icons
 
+WHITE: BGR = (255, 255, 255)
+
 
 def _pt(c: tuple[float, float], r: float, a: float) -> tuple[float, float]:
     return (c[0] + r * math.cos(a), c[1] + r * math.sin(a))
+
+
+def _ipt(p: tuple[float, float]) -> tuple[int, int]:
+    return (round(p[0]), round(p[1]))
 
 
 def _poly(img: np.ndarray, pts: list[tuple[float, float]], col: BGR, fill: bool, w: int) -> None:
@@ -169,61 +331,88 @@ def _poly(img: np.ndarray, pts: list[tuple[float, float]], col: BGR, fill: bool,
 
 
 def draw_icon(
-    img: np.ndarray, builder: str, c: tuple[float, float], s: float, col: BGR, fill: bool, w: int
+    img: np.ndarray,
+    builder: str,
+    c: tuple[float, float],
+    s: float,
+    col: BGR,
+    fill: bool,
+    w: int,
+    variant: int = 0,
+    hole: BGR = WHITE,
 ) -> None:
     """The Builder's icon centred on ``c`` (px), about ``s`` px across: Engineer a gear, Mechanic
-    a wrench, Regulator a valve, Cognicator an eye, Assembler a hex nut, Intendent a crown."""
+    a wrench, Regulator a valve, Cognicator an eye, Assembler a hex nut, Intendent a crown.
+    ``variant`` 0-2 draws the same mark another way (teeth, heads, wheel, lids, band);
+    ``hole``: the color of holes cut into a filled mark."""
     r = s / 2
-    ci = (round(c[0]), round(c[1]))
+    ci = _ipt(c)
     th = -1 if fill else w
     if builder == "Engineer":
+        teeth = (8, 6, 10)[variant]
+        depth = (0.72, 0.66, 0.78)[variant]
+        spread = 8 / teeth  # the own gear's tooth angles, for 8 teeth
         pts = []
-        for k in range(8):
-            a = 2 * math.pi * k / 8
-            for da, rr in ((-0.22, 0.72), (-0.12, 1.0), (0.12, 1.0), (0.22, 0.72)):
-                pts.append(_pt(c, rr * r, a + da))
+        for k in range(teeth):
+            a = 2 * math.pi * k / teeth
+            for da, rr in ((-0.22, depth), (-0.12, 1.0), (0.12, 1.0), (0.22, depth)):
+                pts.append(_pt(c, rr * r, a + da * spread))
         _poly(img, pts, col, fill, w)
-        cv2.circle(img, ci, round(0.3 * r), (255, 255, 255) if fill else col, -1 if fill else w, cv2.LINE_AA)
+        cv2.circle(img, ci, round(0.3 * r), hole if fill else col, -1 if fill else w, cv2.LINE_AA)
     elif builder == "Mechanic":
         a = math.radians(45)
         p0, p1 = _pt(c, -0.75 * r, a), _pt(c, 0.45 * r, a)
-        cv2.line(
-            img,
-            tuple(round(v) for v in p0),
-            tuple(round(v) for v in p1),
-            col,
-            max(w, round(0.3 * r)),
-            cv2.LINE_AA,
-        )
-        head = _pt(c, 0.62 * r, a)
-        cv2.circle(
-            img, (round(head[0]), round(head[1])), round(0.38 * r), col, th if fill else w, cv2.LINE_AA
-        )
-        jaw = _pt(c, 0.9 * r, a)
-        cv2.circle(img, (round(jaw[0]), round(jaw[1])), round(0.2 * r), (255, 255, 255), -1, cv2.LINE_AA)
+        cv2.line(img, _ipt(p0), _ipt(p1), col, max(w, round(0.3 * r)), cv2.LINE_AA)
+        ends = ((0.62, 0.9),) if variant != 1 else ((0.62, 0.9), (-0.62, -0.9))
+        for head_at, jaw_at in ends:
+            head = _pt(c, head_at * r, a)
+            cv2.circle(img, _ipt(head), round(0.38 * r), col, th if fill else w, cv2.LINE_AA)
+            if variant == 2:  # a ring spanner: a closed ring
+                cv2.circle(img, _ipt(head), round(0.2 * r), hole, -1, cv2.LINE_AA)
+            else:
+                cv2.circle(img, _ipt(_pt(c, jaw_at * r, a)), round(0.2 * r), hole, -1, cv2.LINE_AA)
     elif builder == "Regulator":
         left = [(c[0] - r, c[1] - 0.55 * r), (c[0] - r, c[1] + 0.55 * r), (c[0], c[1])]
         right = [(c[0] + r, c[1] - 0.55 * r), (c[0] + r, c[1] + 0.55 * r), (c[0], c[1])]
         _poly(img, left, col, fill, w)
         _poly(img, right, col, fill, w)
-        cv2.line(img, ci, (ci[0], round(c[1] - 0.8 * r)), col, w, cv2.LINE_AA)
-        cv2.line(
-            img,
-            (round(c[0] - 0.45 * r), round(c[1] - 0.8 * r)),
-            (round(c[0] + 0.45 * r), round(c[1] - 0.8 * r)),
-            col,
-            w,
-            cv2.LINE_AA,
-        )
+        top = round(c[1] - 0.8 * r)
+        if variant == 2:  # no stem: a hub at the middle
+            cv2.circle(img, ci, round(0.22 * r), col, -1, cv2.LINE_AA)
+            return
+        cv2.line(img, ci, (ci[0], top), col, w, cv2.LINE_AA)
+        if variant == 1:  # a handwheel
+            cv2.circle(img, (ci[0], top), round(0.2 * r), col, w, cv2.LINE_AA)
+        else:
+            cv2.line(img, (round(c[0] - 0.45 * r), top), (round(c[0] + 0.45 * r), top), col, w, cv2.LINE_AA)
     elif builder == "Cognicator":
-        cv2.ellipse(img, ci, (round(r), round(0.55 * r)), 0, 0, 360, col, w, cv2.LINE_AA)
+        if variant == 1:  # a lens of two arcs
+            cv2.ellipse(
+                img, (ci[0], round(c[1] + 0.5 * r)), (round(r), round(r)), 0, 210, 330, col, w, cv2.LINE_AA
+            )
+            cv2.ellipse(
+                img, (ci[0], round(c[1] - 0.5 * r)), (round(r), round(r)), 0, 30, 150, col, w, cv2.LINE_AA
+            )
+        else:
+            cv2.ellipse(img, ci, (round(r), round(0.55 * r)), 0, 0, 360, col, w, cv2.LINE_AA)
+        if variant == 2:  # lashes
+            for da in (-0.5, 0.0, 0.5):
+                a = -math.pi / 2 + da
+                cv2.line(img, _ipt(_pt(c, 0.6 * r, a)), _ipt(_pt(c, 0.9 * r, a)), col, w, cv2.LINE_AA)
         cv2.circle(img, ci, round(0.38 * r), col, -1, cv2.LINE_AA)
         if not fill:
-            cv2.circle(img, ci, round(0.15 * r), (255, 255, 255), -1, cv2.LINE_AA)
+            cv2.circle(img, ci, round(0.15 * r), hole, -1, cv2.LINE_AA)
     elif builder == "Assembler":
         pts = [_pt(c, r, math.pi / 6 + k * math.pi / 3) for k in range(6)]
         _poly(img, pts, col, fill, w)
-        cv2.circle(img, ci, round(0.42 * r), (255, 255, 255) if fill else col, -1 if fill else w, cv2.LINE_AA)
+        if variant == 1:  # a hexagonal hole
+            inner = [_pt(c, 0.42 * r, k * math.pi / 3) for k in range(6)]
+            _poly(img, inner, hole if fill else col, fill, w)
+        elif variant == 2:  # a washer ring
+            cv2.circle(img, ci, round(0.62 * r), hole if fill else col, max(1, w // 2), cv2.LINE_AA)
+            cv2.circle(img, ci, round(0.3 * r), hole if fill else col, -1 if fill else w, cv2.LINE_AA)
+        else:
+            cv2.circle(img, ci, round(0.42 * r), hole if fill else col, -1 if fill else w, cv2.LINE_AA)
     elif builder == "Intendent":
         pts = [
             (c[0] - r, c[1] + 0.6 * r),
@@ -235,6 +424,13 @@ def draw_icon(
             (c[0] + r, c[1] + 0.6 * r),
         ]
         _poly(img, pts, col, fill, w)
+        if variant == 1:  # balls on the points
+            for x, y in (pts[1], pts[3], pts[5]):
+                cv2.circle(img, _ipt((x, y)), round(0.14 * r), col, -1, cv2.LINE_AA)
+        elif variant == 2:  # a band
+            cv2.rectangle(
+                img, _ipt((c[0] - r, c[1] + 0.6 * r)), _ipt((c[0] + r, c[1] + 0.85 * r)), col, th, cv2.LINE_AA
+            )
     else:
         raise ValueError(f"no icon for Builder {builder!r}")
 
@@ -252,63 +448,190 @@ def _text(
     cv2.putText(img, txt, (round(c[0] - tw / 2), round(c[1] + th / 2)), font, scale, col, weight, cv2.LINE_AA)
 
 
+def _stamp(
+    img: np.ndarray,
+    draw: object,
+    c: tuple[float, float],
+    size: float,
+    col: BGR,
+    aspect: float = 1.0,
+    turn: float = 0.0,
+    shear: float = 0.0,
+) -> None:
+    """Draw a mark through a mask: ``draw(mask, centre)`` paints it white on a square of about
+    2 ``size`` px, which is stretched (``aspect``: width over height), sheared, turned
+    (degrees) and laid onto ``img`` centred on ``c`` in ``col``."""
+    m = max(8, round(2 * size))
+    mask = np.zeros((m, m), np.uint8)
+    draw(mask, ((m - 1) / 2, (m - 1) / 2))  # type: ignore[operator]
+    sx = math.sqrt(aspect)
+    a = np.array([[sx, -shear / sx], [0.0, 1 / sx]])
+    t = math.radians(turn)
+    a = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]]) @ a
+    centre = np.array([(m - 1) / 2, (m - 1) / 2])
+    mat = np.hstack([a, (np.array(c) - a @ centre)[:, None]])
+    h, w = img.shape[:2]
+    alpha = cv2.warpAffine(mask, mat, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255
+    img[..., :3] = (img[..., :3] * (1 - alpha) + np.array(col, np.float32) * alpha).astype(np.uint8)
+
+
+def _label(
+    img: np.ndarray, txt: str, c: tuple[float, float], height: float, style: TileStyle, col: BGR, weight: int
+) -> None:
+    """Text in the style's font, slanted when the style is."""
+    if not style.stamped or not style.slant:
+        _text(img, txt, c, height, style.font, col, weight)
+        return
+    _stamp(
+        img,
+        lambda mk, cc: _text(mk, txt, cc, height, style.font, WHITE, weight),
+        c,
+        1.3 * height,
+        col,
+        shear=style.slant,
+    )
+
+
+def _dial_face(img: np.ndarray, ci: tuple[int, int], r: float, style: TileStyle, k: float) -> None:
+    line = max(1, round(0.4 * k))
+    if style.dial_face_kind == "disc":
+        cv2.circle(img, ci, round(r), style.dial_face, -1, cv2.LINE_AA)
+        cv2.circle(img, ci, round(r), style.dial_ink, line, cv2.LINE_AA)
+    elif style.dial_face_kind == "square":
+        p0, p1 = (round(ci[0] - r), round(ci[1] - r)), (round(ci[0] + r), round(ci[1] + r))
+        cv2.rectangle(img, p0, p1, style.dial_face, -1, cv2.LINE_AA)
+        cv2.rectangle(img, p0, p1, style.dial_ink, line, cv2.LINE_AA)
+
+
 def draw_dial(
     img: np.ndarray, value: int, c: tuple[float, float], r: float, style: TileStyle, k: float
 ) -> None:
-    """The Point Marker: a disc with 7 ticks (0 lower left to 6 lower right), the value marked
-    as ``style.dial`` says, and the value printed in a window at the centre."""
-    ci = (round(c[0]), round(c[1]))
-    cv2.circle(img, ci, round(r), style.dial_face, -1, cv2.LINE_AA)
-    cv2.circle(img, ci, round(r), style.dial_ink, max(1, round(0.4 * k)), cv2.LINE_AA)
-    angles = [math.radians(135 + 45 * i) for i in range(7)]  # image y down: 135 deg is lower left
-    for i, a in enumerate(angles):
-        lit = style.dial == "tick" and i == value
-        p0, p1 = _pt(c, 0.78 * r, a), _pt(c, 0.98 * r, a)
-        cv2.line(
-            img,
-            tuple(round(v) for v in p0),
-            tuple(round(v) for v in p1),
-            style.dial_ink,
-            max(1, round((1.4 if lit else 0.5) * k)),
-            cv2.LINE_AA,
+    """The Point Marker: seven places on an arc of ``style.dial_span`` degrees centred on the top
+    (0 at the lower left, 6 at the lower right), the value marked as ``style.dial`` says (a
+    needle, a filled arc, a lit tick, a large dot, lit wedges or a ringed numeral), and printed
+    in a window at the centre (``style.window``)."""
+    ci = _ipt(c)
+    ink, face = style.dial_ink, style.dial_face
+    _dial_face(img, ci, r, style, k)
+    start = 90 + (360 - style.dial_span) / 2  # image y down: 90 deg is straight down
+    step = style.dial_span / 6
+    angles = [math.radians(start + step * i) for i in range(7)]
+    thin = max(1, round(0.5 * k))
+    window_r = 0.6 * r
+    if style.dial in ("needle", "arc", "tick"):
+        for i, a in enumerate(angles):
+            lit = style.dial == "tick" and i == value
+            p0, p1 = _pt(c, 0.78 * r, a), _pt(c, 0.98 * r, a)
+            cv2.line(img, _ipt(p0), _ipt(p1), ink, max(1, round((1.4 if lit else 0.5) * k)), cv2.LINE_AA)
+            if lit:
+                cv2.circle(img, _ipt(_pt(c, 0.88 * r, a)), round(0.14 * r), ink, -1, cv2.LINE_AA)
+        if style.dial == "needle":
+            cv2.line(img, ci, _ipt(_pt(c, 0.95 * r, angles[value])), ink, max(1, round(0.9 * k)), cv2.LINE_AA)
+        elif style.dial == "arc":
+            cv2.ellipse(
+                img,
+                ci,
+                (round(0.86 * r), round(0.86 * r)),
+                0,
+                start,
+                start + step * value + 1,
+                ink,
+                max(1, round(1.3 * k)),
+                cv2.LINE_AA,
+            )
+    elif style.dial == "dots":
+        for i, a in enumerate(angles):
+            p = _ipt(_pt(c, 0.84 * r, a))
+            if i == value:
+                cv2.circle(img, p, round(0.16 * r), ink, -1, cv2.LINE_AA)
+            else:
+                cv2.circle(img, p, max(2, round(0.07 * r)), ink, max(1, round(0.3 * k)), cv2.LINE_AA)
+    elif style.dial == "wedges":
+        for i, a in enumerate(angles):
+            d = math.radians(0.42 * step)
+            pts = [
+                _pt(c, 0.72 * r, a - d),
+                _pt(c, 0.97 * r, a - d),
+                _pt(c, 0.97 * r, a + d),
+                _pt(c, 0.72 * r, a + d),
+            ]
+            _poly(img, pts, ink, i <= value, max(1, round(0.3 * k)))
+    elif style.dial == "numerals":
+        window_r = 0.45 * r
+        for i, a in enumerate(angles):
+            q = _pt(c, 0.76 * r, a)
+            if i == value:
+                cv2.circle(img, _ipt(q), round(0.21 * r), ink, -1, cv2.LINE_AA)
+            _label(img, str(i), q, 0.22 * r, style, face if i == value else ink, max(1, round(0.3 * k)))
+    else:
+        raise ValueError(f"no dial {style.dial!r}")
+    weight = max(1, round(0.9 * k))
+    if style.window == "disc":
+        cv2.circle(img, ci, round(window_r), face, -1, cv2.LINE_AA)
+    elif style.window == "square":
+        h = round(0.8 * window_r)
+        cv2.rectangle(img, (ci[0] - h, ci[1] - h), (ci[0] + h, ci[1] + h), face, -1)
+        cv2.rectangle(img, (ci[0] - h, ci[1] - h), (ci[0] + h, ci[1] + h), ink, thin)
+    if style.window != "none":
+        _label(
+            img, str(value), c, (0.8 if style.window == "disc" else 0.65) * window_r / 0.6, style, ink, weight
         )
-        if lit:
-            q = _pt(c, 0.88 * r, a)
-            cv2.circle(img, (round(q[0]), round(q[1])), round(0.14 * r), style.dial_ink, -1, cv2.LINE_AA)
-    if style.dial == "needle":
-        tip = _pt(c, 0.95 * r, angles[value])
-        cv2.line(img, ci, (round(tip[0]), round(tip[1])), style.dial_ink, max(1, round(0.9 * k)), cv2.LINE_AA)
-    elif style.dial == "arc":
-        cv2.ellipse(
-            img,
-            ci,
-            (round(0.86 * r), round(0.86 * r)),
-            0,
-            135,
-            135 + 45 * value + 1,
-            style.dial_ink,
-            max(1, round(1.3 * k)),
-            cv2.LINE_AA,
-        )
-    cv2.circle(img, ci, round(0.6 * r), style.dial_face, -1, cv2.LINE_AA)
-    _text(img, str(value), c, 0.8 * r, style.font, style.dial_ink, max(1, round(0.9 * k)))
 
 
 def draw_rivet(img: np.ndarray, edge: int, style: TileStyle, k: float, first: bool) -> None:
     """A Rivet at the middle of an edge (0 N, 1 E, 2 S, 3 W) of a north-facing tile; the first
-    carries the black dot that tells which way a Double tile faces."""
+    carries the dark dot that tells which way a Double tile faces."""
     size = img.shape[0]
-    m = 1.0 + style.rivet_r  # mm from the edge to the rivet's centre
+    m = style.rivet_centre_mm
     c = [(size / 2, m * k), (size - m * k, size / 2), (size / 2, size - m * k), (m * k, size / 2)][edge]
-    ci = (round(c[0]), round(c[1]))
+    ci = _ipt(c)
     rr = round(style.rivet_r * k)
-    cv2.circle(img, (ci[0] + round(0.4 * k), ci[1] + round(0.4 * k)), rr, (30, 30, 30), -1, cv2.LINE_AA)
-    cv2.circle(img, ci, rr, style.rivet, -1, cv2.LINE_AA)
-    cv2.circle(img, ci, rr, tuple(int(v * 0.55) for v in style.rivet), max(1, round(0.4 * k)), cv2.LINE_AA)
-    hl = (ci[0] - round(0.3 * rr), ci[1] - round(0.3 * rr))
-    cv2.circle(img, hl, max(1, round(0.25 * rr)), (245, 245, 245), -1, cv2.LINE_AA)
+    col = style.rivet
+    dark = tuple(int(v * 0.55) for v in col)
+    line = max(1, round(0.4 * k))
+    kind = style.rivet_kind
+    if kind in ("stud", "dome"):
+        cv2.circle(img, (ci[0] + round(0.4 * k), ci[1] + round(0.4 * k)), rr, (30, 30, 30), -1, cv2.LINE_AA)
+    if kind == "hex":
+        pts = [_pt(c, rr, k6 * math.pi / 3 + math.pi / 6 * (edge % 2)) for k6 in range(6)]
+        _poly(img, pts, col, True, line)
+        _poly(img, pts, dark, False, line)  # type: ignore[arg-type]
+    elif kind == "dome":  # shaded from the top left
+        for f in np.linspace(1.0, 0.2, 6):
+            shade = tuple(int(min(255, v * (0.7 + 0.5 * (1 - f)))) for v in col)
+            off = round((1 - f) * 0.35 * rr)
+            cv2.circle(img, (ci[0] - off, ci[1] - off), max(1, round(f * rr)), shade, -1, cv2.LINE_AA)
+    else:
+        cv2.circle(img, ci, rr, col, -1, cv2.LINE_AA)
+        cv2.circle(img, ci, rr, dark, line, cv2.LINE_AA)
+    if kind == "stud":
+        hl = (ci[0] - round(0.3 * rr), ci[1] - round(0.3 * rr))
+        cv2.circle(img, hl, max(1, round(0.25 * rr)), (245, 245, 245), -1, cv2.LINE_AA)
+    elif kind == "ring":
+        cv2.circle(img, ci, max(2, round(0.65 * rr)), dark, line, cv2.LINE_AA)
     if first:
-        cv2.circle(img, ci, max(2, round(0.42 * rr)), (10, 10, 10), -1, cv2.LINE_AA)
+        cv2.circle(img, ci, max(2, round(style.dot_share * rr)), style.dot, -1, cv2.LINE_AA)
+
+
+def _grain(rng: np.random.Generator, kind: str, amount: float, h: int, w: int) -> np.ndarray:
+    """A texture (h, w, 1) float32 around 0: low-frequency noise, brushed streaks or speckle."""
+    if kind == "brushed":
+        streaks = rng.normal(0, amount, (h, 1)).astype(np.float32)
+        return cv2.resize(streaks, (w, h), interpolation=cv2.INTER_LINEAR)[..., None]
+    if kind == "speckle":
+        return cv2.GaussianBlur(rng.normal(0, amount, (h, w)).astype(np.float32), (0, 0), 0.8)[..., None]
+    small = rng.normal(0, amount, (8, 8, 1)).astype(np.float32)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)[..., None]
+
+
+def _bevel(img: np.ndarray, width: int, strength: float) -> np.ndarray:
+    """Light the top and left edges and shade the bottom and right ones (a raised plate)."""
+    n = img.shape[0]
+    ramp = np.clip(1 - np.arange(n, dtype=np.float32) / max(width, 1), 0, 1)
+    top, left = ramp[:, None], ramp[None, :]
+    bottom, right = ramp[::-1][:, None], ramp[::-1][None, :]
+    light = np.maximum(top, left) - np.maximum(bottom, right)
+    return np.clip(img.astype(np.float32) + strength * light[..., None], 0, 255).astype(np.uint8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,30 +644,48 @@ class DrawnArt:
     def tile(self, builder: str, double: bool, value: int) -> np.ndarray:
         s, k = self.style, TILE_PX_PER_MM
         n = round(TILE_MM * k)
-        rng = np.random.default_rng([self.seed, BUILDERS.index(builder), value, int(double)])
-        plate = np.array(s.plates[BUILDERS.index(builder)], np.float32)
+        b = BUILDERS.index(builder)
+        rng = np.random.default_rng([self.seed, b, value, int(double)])
+        color = s.plates[b]
+        framed = s.plate_kind == "framed"
         img = np.empty((n, n, 3), np.float32)
-        img[:] = plate
+        img[:] = np.array(s.paper if framed else color, np.float32)
         if s.plate_noise:
-            small = rng.normal(0, s.plate_noise, (8, 8, 1)).astype(np.float32)
-            img += cv2.resize(small, (n, n), interpolation=cv2.INTER_CUBIC)[..., None]
+            img += _grain(rng, s.plate_texture, s.plate_noise, n, n)
         img = np.clip(img, 0, 255).astype(np.uint8)
-        b = round(s.border_mm * k)
-        if b:
-            cv2.rectangle(img, (b // 2, b // 2), (n - 1 - b // 2, n - 1 - b // 2), s.border, b, cv2.LINE_AA)
+        if framed:
+            f = round(s.frame_mm * k)
+            cv2.rectangle(img, (f // 2, f // 2), (n - 1 - f // 2, n - 1 - f // 2), color, f)
+            if s.inner_line:
+                g = f + round(1.5 * k)
+                cv2.rectangle(img, (g, g), (n - 1 - g, n - 1 - g), color, max(1, round(0.4 * k)), cv2.LINE_AA)
+        elif s.plate_kind == "bevel":
+            img = _bevel(img, round(s.frame_mm * k), 45.0 if _brightness(color) < 200 else 30.0)
+        bw = round(s.border_mm * k)
+        if bw:
+            cv2.rectangle(
+                img, (bw // 2, bw // 2), (n - 1 - bw // 2, n - 1 - bw // 2), s.border, bw, cv2.LINE_AA
+            )
+        ink = color if s.ink_per_builder else s.ink
         w = max(1, round(s.icon_weight * k))
-        icon_x, letter_x = (43.0, 16.0) if s.swap else (16.0, 43.0)
-        draw_icon(img, builder, (icon_x * k, 17 * k), 19 * k, s.ink, s.icon_fill, w)
-        _text(
-            img,
-            builder[0],
-            (letter_x * k, 17 * k),
-            11 * k * s.letter_scale,
-            s.font,
-            s.ink,
-            max(1, round(1.2 * k)),
-        )
-        draw_dial(img, value, ((30 + s.dial_offset[0]) * k, (40 + s.dial_offset[1]) * k), 14 * k, s, k)
+        icon_c = (s.icon_at[0] * k, s.icon_at[1] * k)
+        letter_c = (s.letter_at[0] * k, s.letter_at[1] * k)
+        if s.stamped:
+            _stamp(
+                img,
+                lambda mk, cc: draw_icon(
+                    mk, builder, cc, s.icon_mm * k, WHITE, s.icon_fill, w, s.icon_variant, (0, 0, 0)
+                ),
+                icon_c,
+                s.icon_mm * k,
+                ink,
+                s.icon_aspect,
+                s.icon_turn,
+            )
+        else:
+            draw_icon(img, builder, icon_c, s.icon_mm * k, ink, s.icon_fill, w)
+        _label(img, builder[0], letter_c, s.letter_mm * k * s.letter_scale, s, ink, max(1, round(1.2 * k)))
+        draw_dial(img, value, (s.dial_at[0] * k, s.dial_at[1] * k), s.dial_r * k, s, k)
         rivets = DEFAULT_EDITION.double_rivets if double else (0,)
         for i, edge in enumerate(rivets):
             draw_rivet(img, edge, s, k, first=i == 0)
@@ -358,32 +699,160 @@ class DrawnArt:
             img = np.dstack([img, mask])
         return img
 
-    def mat(self, rng: np.random.Generator, w: int, h: int, pitch_px: float, border_px: float) -> np.ndarray:
+    def _ground(self, rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+        """The mat's material, (h, w, 3) float32."""
         s = self.style
         img = np.empty((h, w, 3), np.float32)
         img[:] = s.mat
+        if s.mat_kind == "wood":  # growth rings along the mat, bent by slow noise
+            along = rng.random() < 0.5
+            length, across = (w, h) if along else (h, w)
+            bend = cv2.resize(
+                rng.normal(0, 1, (across // 25 + 2, 4)).astype(np.float32),
+                (length, across),
+                interpolation=cv2.INTER_CUBIC,
+            )
+            ys = np.arange(across, dtype=np.float32)[:, None]
+            rings = np.sin(ys / rng.uniform(1.5, 5.0) + rng.uniform(2, 8) * bend)
+            shade = 1 + rng.uniform(0.04, 0.15) * rings + 0.04 * bend
+            img *= (shade if along else shade.T)[..., None]
+        elif s.mat_kind == "felt":
+            fibres = cv2.GaussianBlur(
+                rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), rng.uniform(0.6, 1.5)
+            )
+            img += rng.uniform(6, 20) * fibres[..., None]
+        elif s.mat_kind == "card":
+            img += rng.normal(0, rng.uniform(1, 5), (h, w, 1)).astype(np.float32)
         if s.mat_noise:
             small = rng.normal(0, s.mat_noise, (h // 30 + 2, w // 30 + 2, 1)).astype(np.float32)
             img += cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)[..., None]
-        img = np.clip(img, 0, 255).astype(np.uint8)
+        return img
+
+    def mat(self, rng: np.random.Generator, w: int, h: int, pitch_px: float, border_px: float) -> np.ndarray:
+        s = self.style
+        img = np.clip(self._ground(rng, w, h), 0, 255).astype(np.uint8)
         lw = max(1, round(pitch_px / 45))
         for r in range(ROWS_PER_MAT):
             for c in range(COLUMNS):
                 x0, y0 = border_px + c * pitch_px, border_px + r * pitch_px
                 p0 = (round(x0 + 2 * lw), round(y0 + 2 * lw))
                 p1 = (round(x0 + pitch_px - 2 * lw), round(y0 + pitch_px - 2 * lw))
+                mid = ((p0[0] + p1[0]) / 2, (p0[1] + p1[1]) / 2)
                 if c == COLUMNS - 1:  # the marked square
-                    cv2.rectangle(img, p0, p1, s.mark, -1, cv2.LINE_AA)
-                    mid = ((p0[0] + p1[0]) / 2, (p0[1] + p1[1]) / 2)
-                    _poly(
-                        img,
-                        [_pt(mid, 0.3 * pitch_px, math.pi / 2 + k * 4 * math.pi / 5) for k in range(5)],
-                        s.mat_line,
-                        False,
-                        lw,
-                    )
-                cv2.rectangle(img, p0, p1, s.mat_line, lw, cv2.LINE_AA)
+                    self._column5(img, p0, p1, mid, pitch_px, lw, rng)
+                elif s.decor and rng.random() < s.decor:
+                    self._decor(img, mid, pitch_px, lw, rng)
+                self._square(img, p0, p1, lw)
         return img
+
+    def _square(self, img: np.ndarray, p0: tuple[int, int], p1: tuple[int, int], lw: int) -> None:
+        s = self.style
+        kind = s.square_marks
+        if kind == "line":
+            cv2.rectangle(img, p0, p1, s.mat_line, lw, cv2.LINE_AA)
+        elif kind == "engraved":  # a groove: dark, with a lit edge beside it
+            dark = tuple(int(v * 0.45) for v in s.mat)
+            lit = tuple(int(min(255, v * 1.5 + 30)) for v in s.mat)
+            cv2.rectangle(img, p0, p1, dark, lw + 1, cv2.LINE_AA)
+            cv2.rectangle(img, (p0[0] + lw + 1, p0[1] + lw + 1), (p1[0] + 1, p1[1] + 1), lit, 1, cv2.LINE_AA)
+        elif kind == "recessed":
+            roi = img[p0[1] : p1[1], p0[0] : p1[0]]
+            roi[:] = np.clip(roi.astype(np.float32) * 0.82, 0, 255).astype(np.uint8)
+            cv2.rectangle(img, p0, p1, s.mat_line, 1, cv2.LINE_AA)
+        elif kind == "corners":
+            arm = round(0.18 * (p1[0] - p0[0]))
+            for (x, y), (dx, dy) in (
+                (p0, (1, 1)),
+                ((p1[0], p0[1]), (-1, 1)),
+                ((p0[0], p1[1]), (1, -1)),
+                (p1, (-1, -1)),
+            ):
+                cv2.line(img, (x, y), (x + dx * arm, y), s.mat_line, lw, cv2.LINE_AA)
+                cv2.line(img, (x, y), (x, y + dy * arm), s.mat_line, lw, cv2.LINE_AA)
+
+    def _column5(
+        self,
+        img: np.ndarray,
+        p0: tuple[int, int],
+        p1: tuple[int, int],
+        mid: tuple[float, float],
+        pitch_px: float,
+        lw: int,
+        rng: np.random.Generator,
+    ) -> None:
+        s = self.style
+        kind = s.column5
+        if kind in ("star", "fill"):
+            cv2.rectangle(img, p0, p1, s.mark, -1, cv2.LINE_AA)
+        if kind == "star":
+            _poly(
+                img,
+                [_pt(mid, 0.3 * pitch_px, math.pi / 2 + k * 4 * math.pi / 5) for k in range(5)],
+                s.mat_line,
+                False,
+                lw,
+            )
+        elif kind == "hatch":
+            roi = img[p0[1] : p1[1], p0[0] : p1[0]]
+            gap = int(rng.integers(5, 13))
+            for d in range(0, 2 * max(roi.shape[:2]), gap):
+                cv2.line(roi, (d, 0), (d - roi.shape[0], roi.shape[0]), s.mark, 1, cv2.LINE_AA)
+        elif kind == "dots":
+            gap = int(rng.integers(6, 12))
+            for y in range(p0[1] + gap // 2, p1[1], gap):
+                for x in range(p0[0] + gap // 2, p1[0], gap):
+                    cv2.circle(img, (x, y), max(1, gap // 5), s.mark, -1, cv2.LINE_AA)
+        elif kind == "frame":
+            cv2.rectangle(img, p0, p1, s.mark, 3 * lw, cv2.LINE_AA)
+
+    def _decor(
+        self, img: np.ndarray, mid: tuple[float, float], pitch_px: float, lw: int, rng: np.random.Generator
+    ) -> None:
+        """A faint print on a square that is not a tile (a ring, a cross, a number, a small box)."""
+        s = self.style
+        layer = img.copy()
+        kind = int(rng.integers(4))
+        r = pitch_px * rng.uniform(0.15, 0.35)
+        if kind == 0:
+            cv2.circle(layer, _ipt(mid), round(r), s.mat_line, lw, cv2.LINE_AA)
+        elif kind == 1:
+            for a in (math.pi / 4, 3 * math.pi / 4):
+                cv2.line(layer, _ipt(_pt(mid, r, a)), _ipt(_pt(mid, -r, a)), s.mat_line, lw, cv2.LINE_AA)
+        elif kind == 2:
+            _text(layer, str(int(rng.integers(1, 10))), mid, r, cv2.FONT_HERSHEY_SIMPLEX, s.mat_line, lw)
+        else:
+            cv2.rectangle(
+                layer, _ipt((mid[0] - r, mid[1] - r)), _ipt((mid[0] + r, mid[1] + r)), s.mat_line, lw
+            )
+        a = rng.uniform(0.2, 0.6)
+        img[:] = cv2.addWeighted(layer, a, img, 1 - a, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class PhotoArt:
+    """A table's enrolled tile photos (:mod:`vision.tile_enrol`) as an :class:`Art`: a tile
+    enrolled for this Builder, Double and value is the photo (with a slight change of light per
+    scene), any other is drawn by ``fallback``; the mat is the enrolled mat photo, or the
+    fallback's."""
+
+    tiles: dict[tuple[str, bool, int], np.ndarray]
+    mat_photo: np.ndarray | None
+    fallback: DrawnArt
+    gain: float = 1.0
+
+    def tile(self, builder: str, double: bool, value: int) -> np.ndarray:
+        photo = self.tiles.get((builder, double, value))
+        if photo is None:
+            return self.fallback.tile(builder, double, value)
+        n = round(TILE_MM * TILE_PX_PER_MM)
+        img = cv2.resize(photo, (n, n), interpolation=cv2.INTER_AREA)
+        return np.clip(img.astype(np.float32) * self.gain, 0, 255).astype(np.uint8)
+
+    def mat(self, rng: np.random.Generator, w: int, h: int, pitch_px: float, border_px: float) -> np.ndarray:
+        if self.mat_photo is None:
+            return self.fallback.mat(rng, w, h, pitch_px, border_px)
+        img = cv2.resize(self.mat_photo, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+        return np.clip(img * rng.uniform(0.85, 1.15), 0, 255).astype(np.uint8)
 
 
 def own_art() -> DrawnArt:

@@ -27,9 +27,11 @@ import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, ROWS_PER_MAT
 from referee.observation import SquareSighting, TileSighting, WorkbenchObservation
+from vision.errors import EnrolmentError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image
 from vision.paths import LOCATIONS
 from vision.progress import Progress
+from vision.tile_enrol import EnrolledTiles, load_tiles
 from vision.training.synth import (
     CANVAS_MARGIN_MM,
     CANVAS_PX_PER_MM,
@@ -42,7 +44,7 @@ from vision.training.synth import (
     camera_homography,
     photograph,
 )
-from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, Art, own_art, random_art
+from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, Art, PhotoArt, own_art, random_art
 from vision.workbench import CONTENTS, CROP_PX, WORKBENCH, WorkbenchGeometry, square_crops
 from vision.zones import default_zones
 
@@ -54,6 +56,13 @@ VAL_SEED_BASE = 5_900_000
 HELDOUT_SEED_BASE = 9_000_000
 #: Share of training scenes in the project's own look (the rest domain-randomised).
 OWN_ART_SHARE = 0.3
+#: Enrolment fine-tuning (``enrol``): its scenes' seeds, and the share of them showing the
+#: enrolled photos (the rest are ordinary training scenes, so the network keeps the rest).
+ENROL_SEED_BASE = 5_500_000
+ENROL_VAL_SEED_BASE = 5_950_000
+ENROLLED_SHARE = 0.7
+#: In an enrolled scene, the share of its tiles that are enrolled photos.
+PHOTO_TILE_SHARE = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,13 +278,47 @@ def training_scene(seed: int, settings: RenderSettings) -> RenderedWorkbench:
     return render_workbench(random_workbench(rng), seed, s, art)
 
 
-def render_shard(path: Path, seeds: range, settings: RenderSettings, progress: Progress | None = None) -> int:
-    """Render scenes and write their square crops and labels to one ``.npz`` shard."""
+def enrolled_scene(seed: int, settings: RenderSettings, enrolled: EnrolledTiles) -> RenderedWorkbench:
+    """A scene of the table's own tiles (:mod:`vision.tile_enrol`): PHOTO_TILE_SHARE of its tiles
+    are enrolled photos (Builder, Double and value as photographed, turned at random), the others
+    and the mat (unless a mat photo is enrolled) drawn in the own or a random look."""
+    rng = np.random.default_rng([seed, 7])
+    keys = sorted(enrolled.tiles)
+    layout = random_workbench(rng)
+    tiles = []
+    for sq, t in layout.tiles:
+        if rng.random() < PHOTO_TILE_SHARE:
+            b, d, v = keys[int(rng.integers(len(keys)))]
+            t = TileLayout(b, d, t.facing, v)
+        tiles.append((sq, t))
+    fallback = own_art() if rng.random() < 0.5 else random_art(seed)
+    art = PhotoArt(enrolled.tiles, enrolled.mat, fallback, float(rng.uniform(0.85, 1.15)))
+    from dataclasses import replace
+
+    from vision.training.randomise import random_camera
+
+    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+    s = replace(settings, size=size, camera=random_camera if rng.random() < 0.5 else None)
+    return render_workbench(WorkbenchLayout(layout.rows, tuple(tiles)), seed, s, art)
+
+
+def render_shard(
+    path: Path,
+    seeds: range,
+    settings: RenderSettings,
+    progress: Progress | None = None,
+    enrolled: EnrolledTiles | None = None,
+) -> int:
+    """Render scenes and write their square crops and labels to one ``.npz`` shard (with
+    ``enrolled``, ENROLLED_SHARE of them show the enrolled tiles)."""
     xs, ys = [], []
     for seed in seeds:
         if seed >= HELDOUT_SEED_BASE:
             raise ValueError(f"seed {seed} is in the benchmark's held-out range (>= {HELDOUT_SEED_BASE})")
-        scene = training_scene(seed, settings)
+        mine = enrolled is not None and np.random.default_rng([seed, 8]).random() < ENROLLED_SHARE
+        scene = (
+            enrolled_scene(seed, settings, enrolled) if mine and enrolled else training_scene(seed, settings)
+        )
         squares, y = square_labels(scene)
         rng = np.random.default_rng([seed, 5])
         xs.append(square_crops(scene.image, perturbed(scene.homography, rng), squares, WORKBENCH))
@@ -295,10 +338,11 @@ def build_dataset(
     per_shard: int = 50,
     hand_prob: float = 0.6,
     part: tuple[int, int] = (0, 1),
+    enrolled: EnrolledTiles | None = None,
 ) -> None:
     """Render ``scenes`` scenes into shards under ``out``; a shard already there is kept
     (resumable), and ``part`` (k, n) renders every n-th shard from the k-th, so that n
-    processes can share the work."""
+    processes can share the work; ``enrolled``: the table's own tiles in most scenes."""
     out.mkdir(parents=True, exist_ok=True)
     settings = RenderSettings(hand_prob=hand_prob)
     last = first_seed + scenes
@@ -312,12 +356,12 @@ def build_dataset(
     )
     for p, r in todo:
         if not p.exists():
-            render_shard(p, r, settings, prog)
+            render_shard(p, r, settings, prog, enrolled)
 
 
 def load_dataset(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     """Every shard of a dataset folder, concatenated."""
-    shards = sorted(folder.glob("shard-*.npz"))
+    shards = sorted(p for p in folder.glob("shard-*.npz") if not p.name.endswith(".tmp.npz"))  # whole ones
     if not shards:
         raise FileNotFoundError(f"no shards in {folder}: render them with `dataset` first")
     parts = [np.load(p) for p in shards]
@@ -459,6 +503,43 @@ def evaluate(net: Any, x: np.ndarray, y: np.ndarray, batch: int = 512) -> dict[s
     }
 
 
+def init_from_onnx(net: Any, path: Path, xb: Any) -> None:
+    """Start ``net`` from an exported model's weights (its batch norms folded into the
+    convolutions): each convolution takes the folded weights, and its batch norm is set from
+    the statistics of ``xb`` (a batch of inputs) so that it gives back the folded bias, in
+    training mode as in evaluation. The committed ``models/workbench.onnx`` carries no torch
+    checkpoint; this lets a new run start from it."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    blocks = [m for m in net.body if isinstance(m, torch.nn.Sequential)]
+    if len(convs) != len(blocks):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the square network has {len(blocks)}")
+    for name in ("content_head", "double_head", "facing_head", "value_head"):
+        getattr(net, name).weight.data.copy_(weights[f"{name}.weight"])
+        getattr(net, name).bias.data.copy_(weights[f"{name}.bias"])
+    net.eval()
+    conv_at = iter(zip(convs, blocks, strict=True))
+    x = xb
+    with torch.no_grad():
+        for module in net.body:
+            if isinstance(module, torch.nn.Sequential):
+                node, block = next(conv_at)
+                conv, bn = block[0], block[1]
+                conv.weight.copy_(weights[node.input[1]])
+                z = conv(x)
+                mean, var = z.mean((0, 2, 3)), z.var((0, 2, 3))
+                bn.running_mean.copy_(mean)
+                bn.running_var.copy_(var)
+                bn.weight.copy_(torch.sqrt(var + bn.eps))
+                bn.bias.copy_(mean + weights[node.input[2]])
+            x = module(x)
+
+
 def train(
     data: Path,
     val: Path,
@@ -481,7 +562,12 @@ def train(
     torch.set_num_threads(threads)
     xv, yv = load_dataset(val)
     net = square_net()
-    if init is not None:
+    if init is not None and init.suffix == ".onnx":
+        first = sorted(p for p in data.glob("shard-*.npz") if not p.name.endswith(".tmp.npz"))
+        if not first:
+            raise FileNotFoundError(f"no shards in {data}: render them with `dataset` first")
+        init_from_onnx(net, init, torch.from_numpy(to_input(np.load(first[0])["x"][:512])))
+    elif init is not None:
         net.load_state_dict(torch.load(init, weights_only=True))
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     start = 0
@@ -561,6 +647,33 @@ def export(weights: Path, out: Path = LOCATIONS.workbench) -> Path:
     return out
 
 
+def enrol(
+    folder: Path,
+    out: Path,
+    scenes: int = 300,
+    val: int = 30,
+    epochs: int = 3,
+    lr: float = 1e-3,
+    threads: int = 1,
+    init: Path = LOCATIONS.workbench,
+    model_out: Path | None = None,
+) -> str:
+    """Adapt the square network to a table's own tiles: render scenes with the enrolled photos
+    (resumable shards), fine-tune from ``init`` (``--resume`` is implied: a run already in
+    ``out`` continues) and export. Returns a line saying what was enrolled and where the model is."""
+    enrolled = load_tiles(folder)
+    if not init.is_file():
+        raise FileNotFoundError(f"model to start from {init} not found")
+    print(enrolled.summary(), file=sys.stderr, flush=True)
+    build_dataset(out / "train", scenes, ENROL_SEED_BASE, enrolled=enrolled)
+    build_dataset(out / "val", val, ENROL_VAL_SEED_BASE, enrolled=enrolled)
+    run = out / "run"
+    resume = (run / "last.pt").exists()
+    train(out / "train", out / "val", run, epochs, 64, lr, resume, threads, init=None if resume else init)
+    target = export(run / "best.pt", model_out or out / "workbench.onnx")
+    return f"{enrolled.summary()}\nmodel: {target} (read with --model / --workbench-model)"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m vision.training.workbench", description=__doc__.split("\n")[0]
@@ -579,7 +692,29 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--threads", type=int, default=2)
     t.add_argument("--resume", action="store_true")
-    t.add_argument("--init", type=Path, default=None, help="start from these weights")
+    t.add_argument(
+        "--init", type=Path, default=None, help="start from these weights (a .pt state or an exported .onnx)"
+    )
+    c = sub.add_parser("enrol-check", help="check a folder of the table's own tile photos")
+    c.add_argument("folder", type=Path)
+    en = sub.add_parser(
+        "enrol",
+        help="adapt the square network to the table's own tiles: a short fine-tune on scenes rendered with "
+        "their photos (resumable; progress), exported to --model-out",
+    )
+    en.add_argument(
+        "folder", type=Path, help="tile photos named like Engineer-3.jpg, Mechanic-double-6.png, mat.jpg"
+    )
+    en.add_argument(
+        "--out", type=Path, default=LOCATIONS.runs / "workbench-enrol", help="dataset and run folder"
+    )
+    en.add_argument("--scenes", type=int, default=300)
+    en.add_argument("--val", type=int, default=30)
+    en.add_argument("--epochs", type=int, default=3)
+    en.add_argument("--lr", type=float, default=1e-3)
+    en.add_argument("--threads", type=int, default=1)
+    en.add_argument("--init", type=Path, default=LOCATIONS.workbench, help="the model to start from")
+    en.add_argument("--model-out", type=Path, default=None, help="default: OUT/workbench.onnx")
     e = sub.add_parser("export", help="write models/workbench.onnx")
     e.add_argument("--weights", type=Path, default=LOCATIONS.runs / "workbench" / "best.pt")
     e.add_argument("--out", type=Path, default=LOCATIONS.workbench)
@@ -591,16 +726,28 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"--part {a.part!r}: expected k/n with 1 <= k <= n")
             build_dataset(a.out / "train", a.train, TRAIN_SEED_BASE, part=(k - 1, n))
             build_dataset(a.out / "val", a.val, VAL_SEED_BASE, part=(k - 1, n))
+        elif a.cmd == "enrol-check":
+            print(load_tiles(a.folder).summary())
+        elif a.cmd == "enrol":
+            print(enrol(a.folder, a.out, a.scenes, a.val, a.epochs, a.lr, a.threads, a.init, a.model_out))
         elif a.cmd == "train":
             best = train(
-                a.data / "train", a.data / "val", a.run, a.epochs, a.batch, a.lr, a.resume, a.threads
+                a.data / "train",
+                a.data / "val",
+                a.run,
+                a.epochs,
+                a.batch,
+                a.lr,
+                a.resume,
+                a.threads,
+                init=a.init,
             )
             print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
         else:
             if not a.weights.is_file():
                 raise FileNotFoundError(f"weights {a.weights} not found")
             print(export(a.weights, a.out))
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, EnrolmentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
