@@ -100,9 +100,15 @@ def test_pairing_and_frames_need_the_csrf_token_and_codes_need_the_admin(
 def test_bad_pairing_and_bad_frames_are_one_clear_json_line(phone_app: tuple[Flask, PhoneFrames]) -> None:
     app, sink = phone_app
     phone = ApiClient(app)
-    for body in ({}, {"code": 123456}, {"code": ""}, ["x"]):
+    for body, message in (
+        ({}, "pairing.code: required"),
+        ({"code": 123456}, "pairing.code"),
+        ({"code": ""}, "pairing.code"),
+        ({"code": "1", "pin": "2"}, "pairing"),
+        (["x"], "expected an object"),
+    ):
         resp = phone.send("POST", "/api/phone/pair", body, pin=None)
-        assert resp.status_code == 400 and '"code"' in resp.get_json()["error"], body
+        assert resp.status_code == 400 and message in resp.get_json()["error"], body
     resp = pair(phone, "000000")
     assert resp.status_code == 403 and "wrong pairing code or PIN" in resp.get_json()["error"]
     assert pair(phone, TEST_PIN).status_code == 200

@@ -207,6 +207,8 @@ def test_scoring_a_finished_table_matches_the_engine(api: ApiClient) -> None:
             "[0][0]",
         ),
         ({"damage": "low"}, "damage:"),
+        ({"damage": 31}, "damage:"),
+        ({"damage": True}, "damage:"),
         ({"requirement": 9}, "requirement:"),
         ({"extra": 1}, "unknown field"),
     ],

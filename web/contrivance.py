@@ -320,6 +320,7 @@ TILE = {
         ),
     ]
 }
+DAMAGE_ENTERED = (-20, 30)
 FINISHED_TABLE = S.obj(
     ["builders", "workbench", "damage"],
     {
@@ -328,7 +329,12 @@ FINISHED_TABLE = S.obj(
             "type": "array",
             "items": {"type": "array", "items": TILE, "minItems": COLUMNS, "maxItems": COLUMNS},
         },
-        "damage": {"type": "integer"},
+        "damage": {
+            "type": "integer",
+            "minimum": DAMAGE_ENTERED[0],
+            "maximum": DAMAGE_ENTERED[1],
+            "description": "the Damage at the end; a wide sanity range, not a rule",
+        },
         "requirement": {"type": ["integer", "null"], "minimum": 0, "maximum": 4},
     },
     closed=True,
@@ -493,7 +499,7 @@ def undo(game_id: str) -> Response:
 def score_finished_table() -> Response:
     data = valid_body("table")
     builders, bench = workbench_from_json(data)
-    damage = _int(data.get("damage"), "damage", -20, 30)
+    damage: int = data["damage"]  # a whole number in DAMAGE_ENTERED: the schema's
     scoring = score_workbench(bench, builders, damage, data.get("requirement"))  # 0..4 or null: the schema's
     return jsonify(
         {

@@ -30,7 +30,7 @@ import numpy as np
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session, url_for
 
 from web.errors import ApiError
-from web.schemas import document
+from web.schemas import document, valid_body
 from web.security import client_id, csrf_token, guard, require_admin
 
 bp = Blueprint("phone", __name__)
@@ -212,7 +212,18 @@ def new_code() -> Response:
 @document(
     "pair this browser as the table's camera with the pairing code or the admin PIN",
     ok=STATE,
-    body={"type": "object", "required": ["code"], "properties": {"code": {"type": "string"}}},
+    body={
+        "type": "object",
+        "required": ["code"],
+        "properties": {
+            "code": {
+                "type": "string",
+                "minLength": 1,
+                "description": "the pairing code from the dashboard or the admin PIN",
+            }
+        },
+        "additionalProperties": False,
+    },
     errors=(404, 429),
 )
 def pair() -> Response:
@@ -220,12 +231,7 @@ def pair() -> Response:
     dashboard, or the admin PIN (one field, so a six-digit PIN works too). A wrong one counts
     against the PIN's per-client throttle, and against the code's tries."""
     _need_sink()
-    data = request.get_json(silent=True)
-    code = data.get("code") if isinstance(data, dict) else None
-    if not isinstance(code, str) or not code:
-        raise ApiError(
-            400, 'pairing needs a JSON object {"code": the pairing code from the dashboard or the admin PIN}'
-        )
+    code: str = valid_body("pairing")["code"]
     if not _pairing().use_code(code) and not guard().check(code, client_id()):
         raise ApiError(
             403,

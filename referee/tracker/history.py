@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee.gizmos import GizmosError, State, describe, ranking, step_from_json
+from referee.tracker.base import TrackerError
 from referee.tracker.record import Entry, GameRecord, RecordError
-from referee.tracker.tracker import Tracker, TrackerError
+from referee.tracker.tracker import Tracker
 
 # How a moment that takes the game back names what it voids.
 VOIDED_BY = {"undo": "undone", "correction": "corrected", "revise": "re-explained"}

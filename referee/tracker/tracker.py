@@ -24,6 +24,14 @@ returned marbles decides the payment.
 
 Everything accepted is appended to the :class:`GameRecord` (one transaction per explanation)
 before the tracker moves on, so a restart (:meth:`Tracker.open`) resumes where the game stood.
+
+This module is the tracker's core: intake (``observe``: stabilised views in, searches out),
+explaining and accepting steps, warnings, and the public entry points. Each other concern has its
+own module, written as functions of what they are given or a small collaborator: the sensor
+reconciliation (:mod:`referee.tracker.sensors`), the camera-only turn inference
+(:mod:`referee.tracker.turns`), people's corrections (:mod:`referee.tracker.corrections`), the
+verdicts (:mod:`referee.tracker.verdicts`), stabilising (:mod:`referee.tracker.view`), the search
+(:mod:`referee.tracker.explain`) and the record (:mod:`referee.tracker.record`).
 """
 
 from __future__ import annotations
@@ -34,9 +42,8 @@ import dataclasses
 import functools
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +53,6 @@ from referee.gizmos import (
     State,
     Step,
     apply,
-    check_invariants,
     force,
     legal_steps,
     new_game,
@@ -55,17 +61,35 @@ from referee.gizmos import (
     state_from_json,
     step_from_json,
 )
-from referee.gizmos.cards import COLOR_INDEX, COLORS
 from referee.gizmos.errors import RULES, GizmosError, StateError
 from referee.gizmos.steps import describe
 from referee.observation import Observation
-from referee.tracker.explain import Explanation, Hints, Limits, explain, fold_research, visible_cards
+from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
+from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
+from referee.tracker.explain import Explanation, Hints, explain, fold_research
 from referee.tracker.record import GameRecord, RecordError, writable
-from referee.tracker.verdicts import RefereeWarning, describe_violation
+from referee.tracker.sensors import Sensors
+from referee.tracker.turns import (
+    VIOLATION_WEIGHT,
+    LostTurns,
+    QuietMark,
+    explain_from_table,
+    follow_lost,
+    relaxations,
+    settled,
+    weight,
+)
+from referee.tracker.verdicts import (
+    CERTAIN_MID_TURN,
+    RefereeWarning,
+    cards_from_nowhere,
+    describe_violation,
+    misread_cards,
+    turns_before_break,
+)
 from referee.tracker.view import (
     Stabilizer,
     TableView,
-    adopt_view,
     matches,
     mismatches,
     seat_matches,
@@ -73,99 +97,19 @@ from referee.tracker.view import (
     zone_text,
 )
 
-Listener = Callable[[str, dict[str, Any]], None]
-
-#: Broken rules that finishing the turn cannot mend: warned mid-turn once the view persists.
-#: Others (a Build still being paid, a VP token taken before the action that earns it) wait for
-#: the end of the turn, and so does a move out of turn: with no signal, the turn before may have
-#: left no trace (a Research declined), and only what follows tells.
-CERTAIN_MID_TURN = frozenset(
-    {
-        "RING_FULL",
-        "ARCHIVE_FULL",
-        "SECOND_MAIN_ACTION",
-        "GAME_OVER",
-        "ACTION_FORBIDDEN",
-        "CARD_NOT_AVAILABLE",
-        "GIZMO_ALREADY_USED",
-    }
-)
-
-
-@dataclass(frozen=True, slots=True)
-class LogLine:
-    """One line of the move log: a step in plain language, with its turn and player."""
-
-    turn: int
-    round: int
-    player: int | None
-    text: str
-    step: dict[str, Any]
-    forced: bool = False
-    # An end of turn: how it was known ("signal", "table": inferred from what was seen, "person").
-    ended: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(slots=True)
-class Update:
-    """What one input changed: accepted steps, new warnings, and notes."""
-
-    steps: list[Step] = field(default_factory=list)
-    warnings: list[RefereeWarning] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.steps or self.warnings)
-
-
-@dataclass(frozen=True, slots=True)
-class TrackerSettings:
-    """Noise handling and search bounds."""
-
-    frames: int = 3  # a zone counts once it reads the same this many frames in a row
-    threshold: float = 0.6  # items below this confidence are unknown
-    sure: float = 0.85  # zones read below this confidence could be misread: no violation rests on them
-    confirm: int = 3  # frames an unexplained stable view must persist before a mid-turn verdict
-    eot_wait: int = 12  # frames to wait for a clear view after an end-of-turn signal
-    inferred_ends: int = 3  # turns an explanation may end unsignalled (the next players' changes show it)
-    final_wait: int = 3  # frames the game's last turn, with nothing legal left but ending it, stays still
-    backoff: int = 10  # frames without a new search after a table nothing explains (a person is asked)
-    max_violations: int = 2
-    limits: Limits = field(default_factory=Limits)
-
-
-#: Camera only: how many turns that left no trace (a Research declined) a broken rule weighs.
-#: In play, about one turn in ten leaves no trace and a rule is broken in a few turns in a
-#: hundred: one traceless turn is likelier than a move out of turn, a broken rule likelier than
-#: two traceless turns (a second marble, rather than everyone else's turn passing unseen).
-VIOLATION_WEIGHT = 1.5
-
-
-class TrackerError(RuntimeError):
-    """A request the tracker cannot carry out (unknown warning, bad correction)."""
-
-
-@dataclass(slots=True)
-class _Tally:
-    """What the dispenser sensors reported during one turn."""
-
-    returned: int = 0
-    row: list[str] = field(default_factory=list)
-    draws: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Done:
-    """What the accepted steps of the current turn moved through the dispenser."""
-
-    paid: int = 0
-    builds: list[tuple[int, int]] = field(default_factory=list)  # (card, marbles paid)
-    row: list[int] = field(default_factory=list)
-    draws: list[int] = field(default_factory=list)
+#: Still importable from here (their homes: ``base``, ``corrections``, ``turns``, ``verdicts``).
+__all__ = [
+    "CERTAIN_MID_TURN",
+    "VIOLATION_WEIGHT",
+    "Listener",
+    "LogLine",
+    "Tracker",
+    "TrackerError",
+    "TrackerSettings",
+    "Update",
+    "replay_states",
+    "swap_cards",
+]
 
 
 @dataclass(slots=True)
@@ -196,7 +140,7 @@ def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
 
 #: What a call may change in place besides containers: the sensor tallies (copied deeply) and
 #: the suspect reading (its frame count; copied shallowly, its explanation is never changed).
-_DEEP = frozenset({"_sensed", "_done", "_closed"})
+_DEEP = frozenset({"sensors"})
 _SHALLOW = frozenset({"_suspect"})
 #: Not part of what a failed write restores: the record itself, wiring, and the frame history
 #: (a frame that was seen stays seen).
@@ -231,11 +175,7 @@ class Tracker:
         # that moment filled in from just before (see Stabilizer.recent).
         self._checkpoints: list[tuple[TableView, TableView]] = []
         self._waited = 0  # frames since the oldest of them
-        self._sensors = False  # a dispenser board has reported something
-        self._sensed_draws = False  # ... including blind draws (the reference build has no sensor)
-        self._sensed = _Tally()  # the current turn, since the last end signal
-        self._closed: list[_Tally] = []  # turns signalled over, not yet explained
-        self._done = _Done()
+        self.sensors = Sensors()  # the dispenser's counts of the turns, and the camera's
         self._last_key: tuple[object, ...] | None = None
         self._last_partial: tuple[object, ...] | None = None
         self._last_obs: Observation | None = None
@@ -260,14 +200,13 @@ class Tracker:
         self._table_ends: int | None = None  # camera only: the turns the last explanation ended
         self._table_view: TableView | None = None  # ... and the table it explained
         # Camera only: the last accepted explanation let turns pass without a trace (legal):
-        # the state it started from, the table it explained and its weight (see _weight). What
-        # is seen next may make a move out of turn there likelier (_explain_from_table).
-        # (and how many move-log lines stood before it).
-        self._quiet_mark: tuple[State, TableView, float, int] | None = None
-        self._rewind_to: tuple[State, TableView, int] | None = None  # that reading, chosen: go back
+        # the state it started from, the table it explained, its weight (see turns.weight) and
+        # how many move-log lines stood before it. What is seen next may make a move out of turn
+        # there likelier (turns.explain_from_table).
+        self._quiet_mark: QuietMark | None = None
         self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
-        # ... and since then: the last table seen, its last mover, the turns ended (_follow_lost)
-        self._lost_turns: tuple[TableView, int, int] | None = None
+        # ... and since then: the last table seen, its last mover, the turns ended (turns.follow_lost)
+        self._lost_turns: LostTurns | None = None
 
     # ------------------------------------------------------------------ creation and resume
 
@@ -460,7 +399,7 @@ class Tracker:
             return
         key = view.key()
         if self._lost is not None:
-            self._follow_lost(view)
+            self._lost_turns = follow_lost(self._lost_turns, view, self.state.num_players)
         if self._quiet:  # nothing explained the table lately: search again only now and then
             self._quiet -= 1
             if key != self._last_key:
@@ -542,20 +481,12 @@ class Tracker:
         recent = self.settings.frames
         self._checkpoints.append((self.stabilizer.stable(), self.stabilizer.recent(recent)))
         self._waited = 0
-        self._closed.append(self._sensed)
-        self._sensed = _Tally()
+        self.sensors.close_turn()
 
     def _on_dispenser(self, event: DispenserEvent) -> None:
-        self._sensors = True
+        self.sensors.on_dispenser(event)
         if event.kind == "button":
             self._on_end_signal()
-        elif event.kind == "row_refill":
-            self._sensed.row.append(event.color or "unknown")
-        elif event.kind == "draw":
-            self._sensed_draws = True
-            self._sensed.draws.append(event.color or "unknown")
-        elif event.kind == "return":
-            self._sensed.returned += event.count
 
     def _after_end_signal(self) -> Update:
         update = Update()
@@ -590,29 +521,14 @@ class Tracker:
         start of the turn (nothing of the turn accepted yet); ``recalled``: the tables at the
         end signals include zones recalled from just before them; ``sensed``: the dispenser's
         counts of the turn (marbles returned, Row refills) must be met (the count of returns
-        always, while the paying ring is out of view). ``table_ends``: camera only, the turns
-        the explanation ends, as whose areas changed tell (:meth:`_table_turns`); turns that
-        left no trace cost nothing in the search (the tracker weighs them)."""
+        always, while the paying ring is out of view; :meth:`Sensors.hints`). ``table_ends``:
+        camera only, the turns the explanation ends, as whose areas changed tell
+        (:func:`referee.tracker.turns.table_turns`); turns that left no trace cost nothing in the
+        search (the tracker weighs them)."""
         s = self.settings
-        done = _Done() if fresh else self._done
-        tallies = [*self._closed, self._sensed]
-        rows = [COLOR_INDEX.get(c, -1) for t in tallies for c in t.row][len(done.row) :]
-        draws = [COLOR_INDEX.get(c, -1) for t in tallies for c in t.draws][len(done.draws) :]
-        returned = refills = None
         ring_seen = view.seats[self.state.current].ring is not None
-        if urgent and self._sensors and self._closed and (sensed or not ring_seen):
-            # What is left to explain of the turn's counts (below zero when the turn's accepted
-            # steps already exceed them: only explaining the turn again can meet them).
-            returned = self._closed[0].returned - done.paid
-            if sensed:
-                refills = len(self._closed[0].row) - len(done.row)
-        hints = Hints(
-            row_colours=tuple(rows),
-            draw_colours=tuple(draws),
-            returned=returned,
-            refills=refills,
-            strict_rows=refills is not None,
-            strict_draws=self._sensed_draws and not ring_seen,
+        hints = dataclasses.replace(
+            self.sensors.hints(urgent, fresh, sensed, ring_seen),
             end_turns=self._ends,
             unsignalled_ends=s.inferred_ends if inferred or not self._signalled else 0,
             free_until_end=self._turn_forced,
@@ -638,12 +554,32 @@ class Tracker:
             # signalled, that reading is unlikely; explain again from before it.
             self._go_back(mark[0], mark[1], mark[3], update)
         if not self._signalled and not self._ends:  # camera only: the turns come from the table
-            found, hints = self._explain_from_table(view, urgent, end_last)
-            if self._rewind_to is not None:
-                start, seen, lines = self._rewind_to
-                self._rewind_to = None
+            reading = explain_from_table(
+                self.state,
+                view,
+                functools.partial(self._hints, view, urgent, end_last),
+                not all(binds for _, binds in self._waypoints),
+                self._quiet_mark,
+                s,
+            )
+            found, hints = reading.found, reading.hints
+            if reading.ends is not None:
+                self._table_ends = reading.ends
+            self._table_view = view
+            if reading.rewind_to is not None:
+                start, seen, lines = reading.rewind_to
                 self._go_back(start, seen, lines, update)
-        for relax in [] if not self._signalled and not self._ends else self._relaxations(hints):
+        tries = (
+            []
+            if not self._signalled and not self._ends
+            else relaxations(
+                hints,
+                any(seen != soft for seen, soft in self._checkpoints),
+                not all(binds for _, binds in self._waypoints),
+                self._signalled,
+            )
+        )
+        for relax in tries:
             if relax.get("inferred") and found is not None:
                 break  # where turns are signalled, a turn ends unsignalled only as a last resort
             tried = explain(
@@ -686,83 +622,6 @@ class Tracker:
             self._suspect.frames += 1
         self._conclude(view, update, urgent)
 
-    def _table_turns(self, view: TableView, state: State | None = None) -> list[int]:
-        """Camera only: how many turns may have ended before the table now seen, from whose
-        areas changed (a player's ring, Archive, gizmos and VP tokens are theirs; the Display
-        and the Row go with the player whose area gains). A change in the area of the player
-        ``d`` seats after the current one ends ``d`` turns: the current one, and one per seat in
-        between, which left no trace (a Research declined; the search only ends such a turn
-        where a Research was possible). A change in the current player's own area is their turn
-        going on; after their main action it may also be a whole round later, everyone else
-        having left no trace. The end of the game bounds the turns. The hypotheses, likeliest
-        first; the search weighs each (:meth:`_explain_from_table`)."""
-        s = state or self.state
-        n, c = s.num_players, s.current
-        movers = [
-            i for i, (p, sv) in enumerate(zip(s.players, view.seats, strict=True)) if not seat_matches(p, sv)
-        ]
-        out: list[int] = []
-        if not movers or c in movers:
-            out.append(0)
-        # The last mover in seat order ends the most turns; an earlier one may have moved out of
-        # turn during a later one's turn (fewer turns ended).
-        out += sorted({(m - c) % n for m in movers} - {0}, reverse=True)
-        if movers == [c] and s.main_done:
-            out.append(n)
-        if s.end_triggered:  # play after the game's last turn (GAME_OVER) by anyone
-            last = n - c
-            if last not in out:
-                out.append(last)
-        return out
-
-    def _explain_from_table(
-        self, view: TableView, urgent: bool, end_last: bool
-    ) -> tuple[Explanation | None, Hints]:
-        """Camera only: explain the view under each hypothesis of :meth:`_table_turns` and take
-        the likeliest: a broken rule weighs ``QUIET_TURN_WEIGHT`` turns that left no trace
-        (one such turn is likelier than a move out of turn, a rule broken likelier than a whole
-        round of them). Each search is bounded on its own, so the cost is predictable: at most
-        one search per hypothesis."""
-        s = self.settings
-        best: tuple[float, int] | None = None
-        found: Explanation | None = None
-        chosen = self._hints(view, urgent, end_last, table_ends=0)
-        loose = not all(binds for _, binds in self._waypoints)
-        for rank, ends in enumerate(self._table_turns(view)):
-            if best is not None and best[0] == 0:
-                break  # legal, no traceless turn: nothing later can weigh less
-            for waypoints in (True, False) if loose else (True,):
-                # A table seen on the way that does not bind (a Build seen underpaid) is set
-                # aside if play explains the new table better without it (then paid in full).
-                hints = self._hints(view, urgent, end_last, table_ends=ends, waypoints=waypoints)
-                tried = explain(self.state, view, hints, s.max_violations, s.limits)
-                if tried is None:
-                    continue
-                cost = (_weight(tried), rank)
-                if best is None or cost < best:
-                    best, found, chosen = cost, tried, hints
-                    self._table_ends = ends
-                if tried.legal:
-                    break
-        self._table_view = view
-        mark = self._quiet_mark
-        if mark is None:
-            return found, chosen
-        # The last explanation let turns pass without a trace: with what is seen now, a move out
-        # of turn there may be likelier (a player's Pick before the current player's action).
-        start, seen, paid, lines = mark
-        own = best[0] if best is not None else float("inf")
-        for ends in self._table_turns(view, start):
-            hints = dataclasses.replace(
-                self._hints(view, urgent, end_last, fresh=True, table_ends=ends), waypoints=(seen,)
-            )
-            tried = explain(start, view, hints, s.max_violations, s.limits)
-            if tried is not None and _weight(tried) < paid + own:
-                own, paid, found, chosen = _weight(tried), 0.0, tried, hints
-                self._table_ends = ends
-                self._rewind_to = (start, seen, lines)
-        return found, chosen
-
     def _catch_up(self, update: Update) -> bool:
         """Explain the table as it stood at the oldest pending end signal, by itself: a smaller
         search than everything since, when that one found nothing at all (several turns went by
@@ -775,31 +634,11 @@ class Tracker:
                 self._hints(mark, True, True), end_turns=1, checkpoints=(mark,), unsignalled_ends=0
             )
             found = explain(self.state, mark, hints, self.settings.max_violations, self.settings.limits)
-            if found is None or found.tables != 1 or self._misread_cards(found):
+            if found is None or found.tables != 1 or misread_cards(self.state, found):
                 continue
             self._accept(found, update)
             return True
         return False
-
-    def _relaxations(self, hints: Hints) -> list[dict[str, bool]]:
-        """The searches to try, strictest first, while nothing legal is found: the sensors'
-        counts may disagree with the camera (its reading stands where it sees; the disagreement
-        is reported when the turn is accepted), and a zone recalled at an end signal may have
-        changed under the hand that covered it."""
-        out: list[dict[str, bool]] = [{}]
-        sensed = hints.returned is not None or hints.refills is not None
-        recalled = any(seen != soft for seen, soft in self._checkpoints)
-        if sensed:
-            out.append({"sensed": False})
-        if recalled:
-            out.append({"recalled": False})
-        if sensed and recalled:
-            out.append({"sensed": False, "recalled": False})
-        if not all(binds for _, binds in self._waypoints):
-            out += [{**relax, "waypoints": False} for relax in out]
-        if self._signalled:  # only if nothing else explains the table (see _explain)
-            out.append({"inferred": True, "waypoints": False})
-        return out
 
     def _revise(self, view: TableView, update: Update, urgent: bool, end_last: bool, budget: int) -> bool:
         """The turn's earlier tables were ambiguous (a marble drawn, or picked and refilled with
@@ -854,7 +693,7 @@ class Tracker:
         if lines is not None:  # an earlier turn: it is redone from its start from now on
             self._baseline = self.turn_starts[-1]
             self._turn_forced = any(line.forced for line in self.log if line.turn == start.turn)
-        self._done = _Done()
+        self.sensors.restart_turn()
 
     def _explains_if_misread(self, view: TableView, hints: Hints) -> bool:
         """Whether legal play explains the table once the zones read with low confidence are
@@ -876,7 +715,7 @@ class Tracker:
         if urgent and found is None and refilling and self._waited < s.eot_wait:
             return  # the Row is still being refilled: wait for the table to settle
         # Rules broken in a turn the explanation ends (the next player has begun) are certain.
-        codes = {e.code for i, e in found.violations if not _settled(found, i, e.code)} if found else set()
+        codes = {e.code for i, e in found.violations if not settled(found, i, e.code)} if found else set()
         decide = urgent or (persisted and (found is None or codes <= CERTAIN_MID_TURN))
         if suspect.doubtful:
             # The break rests on a low-confidence reading: the camera gets the rest of the turn
@@ -899,7 +738,7 @@ class Tracker:
         if found is None:
             self._quiet = s.backoff
             if decide:
-                strange = self._cards_from_nowhere(view)
+                strange = cards_from_nowhere(self.state, view)
                 hint = f" ({strange} not in view before: a misread card?)" if strange else ""
                 self._uncertain(
                     ("unexplained", suspect.key),
@@ -917,15 +756,15 @@ class Tracker:
                     if self._lost is not None and self._lost != suspect.key:
                         self._quiet_mark = None
                         note = f"turn {self.state.turn + 1}: nothing explains the table, play went on"
-                        self._follow_lost(view)
+                        self._lost_turns = follow_lost(self._lost_turns, view, self.state.num_players)
                         self._adopt_table(view, "referee", note, self._lost_turns)
                         self._quiet = 0
                     else:
                         self._lost = suspect.key
-                        self._lost_turns = (view_of(self.state), self.state.current, 0)
-                        self._follow_lost(view)
+                        start = (view_of(self.state), self.state.current, 0)
+                        self._lost_turns = follow_lost(start, view, self.state.num_players)
             return
-        misread = self._misread_cards(found)
+        misread = misread_cards(self.state, found)
         if misread and decide:
             cards = ", ".join(f"#{c}" for c in misread)
             self._uncertain(
@@ -942,54 +781,10 @@ class Tracker:
             # The verdict waits for the end of the turn, but the turns the explanation ends
             # before the break are over (a later player has begun): accept them now, so the
             # turn is known to have begun when the next player's change comes.
-            done = self._turns_before_break(found)
+            done = turns_before_break(self.state, found)
             if done is not None:
                 self._accept(done, update)
                 self._last_key = None  # the rest is explained again from there, next frame
-
-    def _turns_before_break(self, found: Explanation) -> Explanation | None:
-        """The part of a rule-breaking explanation up to its last end of turn before the first
-        broken rule, or None when no turn ends before it."""
-        first = min(i for i, _ in found.violations)
-        ends = [i for i, step in enumerate(found.steps[:first]) if step.kind == "end_turn"]
-        if not ends:
-            return None
-        k = ends[-1] + 1
-        folds = {i: (level, cards) for i, level, cards in found.folds if i < k}
-        state = self.state
-        for i, step in enumerate(found.steps[:k]):
-            state = force(state, step)[0] if found.forced[i] else apply(state, step)
-            if i in folds:
-                state = fold_research(state, *folds[i])
-        return dataclasses.replace(
-            found,
-            steps=found.steps[:k],
-            forced=found.forced[:k],
-            violations=(),
-            state=state,
-            alternatives=1,
-            folds=tuple(f for f in found.folds if f[0] < k),
-        )
-
-    def _cards_from_nowhere(self, view: TableView) -> str:
-        """Cards seen in a player's area that no camera saw anywhere before, as text."""
-        visible = visible_cards(self.state)
-        held: set[int] = set()
-        for sv in view.seats:
-            held |= (sv.archive or frozenset()) | (sv.gizmos or frozenset())
-        return ", ".join(f"#{c}" for c in sorted(held - visible))
-
-    def _misread_cards(self, found: Explanation) -> list[int]:
-        """Cards a rule-breaking step took from where no camera could have seen them."""
-        out = []
-        visible = visible_cards(self.state)
-        for index, err in found.violations:
-            step = found.steps[index]
-            if err.code == "CARD_NOT_AVAILABLE" and step.card is not None and step.card not in visible:
-                pend = self.state.pending
-                if pend is None or step.card not in pend.hand:
-                    out.append(step.card)
-        return out
 
     def _after_game(self, view: TableView, update: Update) -> None:
         """The game is over: changes on the table are warned about (once per player), never scored."""
@@ -1080,7 +875,7 @@ class Tracker:
             and seen is not None
             and matches(self.state, seen)
         ):
-            self._quiet_mark = (start, seen, _weight(found), lines)
+            self._quiet_mark = (start, seen, weight(found), lines)
         self._emit("state", {"turn": self.state.turn})
 
     def _advance(
@@ -1102,17 +897,9 @@ class Tracker:
                 entry["ended"] = how
             self.record.append("step", entry)
         self.state = after
-        done = self._done
+        # The set-up's Row: not part of the first turn (a sensed refill is used up).
         setup = step.is_chance and before is self._baseline and before.turn == 0 and not before.main_done
-        if setup:  # the set-up's Row: not part of the first turn (a sensed refill is used up)
-            if before.chance and before.chance[0][0] == "row" and self._sensed.row:
-                self._sensed.row.pop(0)
-        elif step.kind == "build":
-            paid = sum(step.pay or ())
-            done.paid += paid
-            done.builds.append((step.card or 0, paid))
-        elif step.kind == "dispense" and before.chance:
-            (done.row if before.chance[0][0] == "row" else done.draws).append(step.color or 0)
+        self.sensors.on_step(before, step, setup)
         if not step.is_chance:
             seat = step.player if step.player is not None else before.current
             self.log.append(
@@ -1145,42 +932,14 @@ class Tracker:
             self._ends -= 1
             self._checkpoints.pop(0)
             self._waited = 0
-        tally = self._closed.pop(0) if self._closed else self._sensed
-        if tally is self._sensed:
-            self._sensed = _Tally()
-        done, self._done = self._done, _Done()
-        if live and self._sensors:
-            for message in self._disagreements(tally, done, before.current):
+        tally, done = self.sensors.end_turn()
+        if live and self.sensors.reported:
+            for message in self.sensors.disagreements(tally, done, self.names[before.current]):
                 w = self._new_warning(
                     "uncertain", before, before.current, None, message, "confirm what happened, or correct it"
                 )
                 if update is not None:
                     update.warnings.append(w)
-
-    def _disagreements(self, tally: _Tally, done: _Done, seat: int) -> list[str]:
-        """Where the dispenser sensors and the accepted steps of a turn disagree (fusion)."""
-        out = []
-        name = self.names[seat]
-        if tally.returned != done.paid:
-            built = ", ".join(f"#{c} ({n})" for c, n in done.builds) or "nothing"
-            out.append(
-                f"the dispenser counted {tally.returned} marble(s) returned this turn, but the camera saw "
-                f"{name} pay {done.paid} (built {built}): please confirm the payment"
-            )
-        for kind, sensed, seen, on in (
-            ("rolled into the Energy Row", tally.row, done.row, True),
-            ("drawn from the dispenser", tally.draws, done.draws, self._sensed_draws),
-        ):
-            if not on:
-                continue
-            known = Counter(c for c in sensed if c in COLOR_INDEX)
-            camera = Counter(COLORS[c] for c in seen)
-            if len(sensed) != len(seen) or known - camera:
-                out.append(
-                    f"marbles {kind}: the dispenser sensed {_colour_list(sensed)}, the camera saw "
-                    f"{_colour_list([COLORS[c] for c in seen])}: please confirm"
-                )
-        return out
 
     # ------------------------------------------------------------------ warnings
 
@@ -1265,20 +1024,6 @@ class Tracker:
                 return self.warnings[i]
         raise TrackerError(f"no warning #{warning_id}")
 
-    def _follow_lost(self, view: TableView) -> None:
-        """Camera only, while nothing explains the table: count the turns that pass by whose area
-        changes from one steady table to the next (the seat distance of the last mover), so that
-        taking the table as seen later keeps the turn count."""
-        if self._lost_turns is None:
-            return
-        prev, seat, ends = self._lost_turns
-        n = self.state.num_players
-        movers = [i for i in range(n) if prev.seats[i] != view.seats[i]]
-        if movers:
-            last = max(movers, key=lambda m: (m - seat) % n)
-            ends, seat = ends + (last - seat) % n, last
-        self._lost_turns = (view, seat, ends)
-
     def _adopt_table(
         self, view: TableView, who: str, note: str, turns: tuple[TableView, int, int] | None = None
     ) -> None:
@@ -1287,19 +1032,7 @@ class Tracker:
         ``turns`` (camera only): the turns that passed meanwhile, by whose area changed: the
         turn moves on to the last mover's, their main action taken."""
         try:
-            new = adopt_view(self.state, view)
-            if turns is not None and turns[2]:
-                _, seat, ends = turns
-                new = dataclasses.replace(
-                    new,
-                    turn=new.turn + ends,
-                    current=seat,
-                    main_done=True,
-                    used=frozenset(),
-                    triggered=frozenset(),
-                    pending=None,
-                )
-                check_invariants(new, limits=False)
+            new = adopted_table(self.state, view, turns)
         except StateError as exc:
             self._note(f"{note}, but it cannot be adopted ({exc}): correct the table by hand", who=who)
             return
@@ -1348,35 +1081,12 @@ class Tracker:
         (the card believed to be ``old`` is really ``new``: the two swap places);
         ``state`` {state: <state JSON>} (replace the whole state).
         """
-        new = self._corrected(correction)
-        try:
-            check_invariants(new, limits=False)
-        except StateError as exc:
-            raise TrackerError(f"correction refused: {exc}") from exc
+        new = corrected(self.state, correction)
         with self.record.transaction():
             self.record.append("correction", correction.to_json(), who=correction.who, at=correction.time)
             self.record.append("state", {"state": new.to_json(), "reason": "correction"}, who=correction.who)
         self._set_state(new, reset=True)
         return new
-
-    def _corrected(self, c: Correction) -> State:
-        s = self.state
-        p = c.payload
-        if c.what == "state":
-            try:
-                return state_from_json(p.get("state"))
-            except StateError as exc:
-                raise TrackerError(f"correction refused: {exc}") from exc
-        if c.what == "marble_color":
-            return _recolour(s, p)
-        if c.what == "card_id":
-            old, new = p.get("old"), p.get("new")
-            if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 112 for x in (old, new)):
-                raise TrackerError(
-                    f"card_id: 'old' and 'new' must be card ids 0..111, got {old!r} and {new!r}"
-                )
-            return swap_cards(s, old, new)  # type: ignore[arg-type]
-        raise TrackerError(f"unknown correction {c.what!r} (marble_color, card_id or state)")
 
     def _set_state(self, state: State, reset: bool) -> None:
         self.state = state
@@ -1386,9 +1096,7 @@ class Tracker:
             self._ends = 0
             self._checkpoints.clear()
             self._waited = 0
-            self._closed.clear()
-            self._sensed = _Tally()
-            self._done = _Done()
+            self.sensors.reset()
             self._last_key = None
             self._suspect = None
             self._waypoints.clear()
@@ -1408,24 +1116,8 @@ class Tracker:
         not fully in view or no sequence of steps fits."""
         if self.ended_by is not None or self.state.game_over:
             raise TrackerError("reread_turns: the game is over")
-        starts = {t.turn: t for t in self.turn_starts}
-        if isinstance(from_turn, bool) or not isinstance(from_turn, int) or from_turn not in starts:
-            raise TrackerError(f"from_turn: expected one of the turns {sorted(starts)}, got {from_turn!r}")
-        most = 2 * self.state.num_players
-        if isinstance(ends, bool) or not isinstance(ends, int) or not 0 <= ends <= most:
-            raise TrackerError(f"ends: expected a whole number of turns 0..{most}, got {ends!r}")
         view = self.stabilizer.stable()
-        if not view.complete():
-            hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
-            raise TrackerError(f"the table is not fully in view ({hidden}): show it to the camera first")
-        start = starts[from_turn]
-        hints = Hints(end_turns=ends, quiet_turns=True)
-        found = explain(start, view, hints, self.settings.max_violations, self.settings.limits)
-        if found is None:
-            raise TrackerError(
-                f"no sequence of steps from the start of turn {from_turn + 1} ends {ends} turn(s) and "
-                "reaches the table seen"
-            )
+        start, found = reread(self.turn_starts, self.state, view, from_turn, ends, self.names, self.settings)
         update = Update()
         lines = next((i for i, line in enumerate(self.log) if line.turn >= from_turn), len(self.log))
         now = time.time()
@@ -1450,17 +1142,11 @@ class Tracker:
     @_atomic
     def undo_turn(self, who: str) -> State:
         """Go back to the start of the current turn (or of the previous one if nothing happened yet)."""
-        self._record_correction("undo_turn", who, self._undo_target(), "undo")
+        self._record_correction("undo_turn", who, undo_target(self.turn_starts, self.state), "undo")
         return self._undo()
 
-    def _undo_target(self) -> State:
-        target = self.turn_starts[-1]
-        if target == self.state and len(self.turn_starts) > 1:
-            target = self.turn_starts[-2]
-        return target
-
     def _undo(self) -> State:
-        target = self._undo_target()
+        target = undo_target(self.turn_starts, self.state)
         if target is not self.turn_starts[-1]:
             self.turn_starts.pop()
         self.log = [line for line in self.log if line.turn < target.turn]
@@ -1516,92 +1202,3 @@ def replay_states(data: Any) -> Iterator[State]:
         tracker._replay(entry.kind, entry.payload, entry.who)
         if tracker.state != before:
             yield tracker.state
-
-
-def _weight(found: Explanation) -> float:
-    """Camera only: how unlikely an explanation is, in turns that left no trace."""
-    return found.quiet + VIOLATION_WEIGHT * len(found.violations)
-
-
-def _settled(found: Explanation, index: int, code: str) -> bool:
-    """Whether what the explanation shows after its step ``index`` settles the rule it broke:
-    the turn ends, or, for a move out of turn, another player moves after it (the turn was not
-    over, or someone else's had begun)."""
-    mover = found.steps[index].player
-    for step in found.steps[index + 1 :]:
-        if step.kind == "end_turn":
-            return True
-        if code == "NOT_YOUR_TURN" and not step.is_chance and step.player not in (None, mover):
-            return True
-    return False
-
-
-def _colour_list(colours: list[str]) -> str:
-    if not colours:
-        return "none"
-    return ", ".join(colours)
-
-
-def _recolour(s: State, p: dict[str, Any]) -> State:
-    """ "That marble is blue": one marble in the Row or a ring changes colour (the dispenser
-    gives the true colour and takes the misread one, so every colour still adds up to 13)."""
-    src, dst = p.get("from"), p.get("to")
-    if src not in COLOR_INDEX or dst not in COLOR_INDEX:
-        raise TrackerError(f"marble_color: 'from' and 'to' must be colours from {list(COLORS)}")
-    a, b = COLOR_INDEX[src], COLOR_INDEX[dst]
-    if s.dispenser[b] == 0:
-        raise TrackerError(f"marble_color: no {dst} marble is left in the dispenser to swap in")
-    disp = list(s.dispenser)
-    disp[a] += 1
-    disp[b] -= 1
-    zone, seat = p.get("zone"), p.get("seat")
-    if zone == "row":
-        counts = list(s.row)
-    elif (
-        zone == "ring" and isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < s.num_players
-    ):
-        counts = list(s.players[seat].ring)
-    else:
-        raise TrackerError(f"marble_color: zone must be 'row', or 'ring' with a seat 0..{s.num_players - 1}")
-    if counts[a] == 0:
-        raise TrackerError(f"marble_color: there is no {src} marble there")
-    counts[a] -= 1
-    counts[b] += 1
-    new_counts = (counts[0], counts[1], counts[2], counts[3])
-    dispenser = (disp[0], disp[1], disp[2], disp[3])
-    if zone == "row":
-        return dataclasses.replace(s, row=new_counts, dispenser=dispenser)
-    players = list(s.players)
-    players[seat] = dataclasses.replace(players[seat], ring=new_counts)  # type: ignore[index]
-    return dataclasses.replace(s, players=tuple(players), dispenser=dispenser)
-
-
-def swap_cards(state: State, a: int, b: int) -> State:
-    """The same table with cards ``a`` and ``b`` trading places (a card misidentified)."""
-    if a == b:
-        return state
-
-    def sw(c: int | None) -> int | None:
-        return b if c == a else a if c == b else c
-
-    def sw_all(cs: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(sw(c) for c in cs)  # type: ignore[misc]
-
-    players = tuple(
-        dataclasses.replace(p, archive=sw_all(p.archive), gizmos=sw_all(p.gizmos)) for p in state.players
-    )
-    decks = tuple(tuple((tuple(sorted(sw_all(cands))), n) for cands, n in segs) for segs in state.decks)
-    display = tuple(tuple(sw(c) for c in row) for row in state.display)
-    pending = state.pending
-    if pending is not None:
-        pending = dataclasses.replace(pending, hand=sw_all(pending.hand))
-    return dataclasses.replace(
-        state,
-        players=players,
-        decks=decks,  # type: ignore[arg-type]
-        display=display,
-        box=tuple(sorted(sw_all(state.box))),
-        triggered=frozenset(sw_all(tuple(state.triggered))),
-        used=frozenset(sw_all(tuple(state.used))),
-        pending=pending,
-    )

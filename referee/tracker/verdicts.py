@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from referee.gizmos import IllegalStep, State, Step, default_cards, describe
+from referee.gizmos import IllegalStep, State, Step, apply, default_cards, describe, force
 from referee.gizmos.cards import COLORS
 from referee.gizmos.errors import RULES
+from referee.tracker.explain import Explanation, fold_research, visible_cards
+from referee.tracker.view import TableView
 
 CARDS = default_cards()
 
 KINDS = ("violation", "uncertain", "info")
 STATUSES = ("open", "accepted", "dismissed")
+
+#: Broken rules that finishing the turn cannot mend: warned mid-turn once the view persists.
+#: Others (a Build still being paid, a VP token taken before the action that earns it) wait for
+#: the end of the turn, and so does a move out of turn: with no signal, the turn before may have
+#: left no trace (a Research declined), and only what follows tells.
+CERTAIN_MID_TURN = frozenset(
+    {
+        "RING_FULL",
+        "ARCHIVE_FULL",
+        "SECOND_MAIN_ACTION",
+        "GAME_OVER",
+        "ACTION_FORBIDDEN",
+        "CARD_NOT_AVAILABLE",
+        "GIZMO_ALREADY_USED",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +148,50 @@ def describe_violation(step: Step, err: IllegalStep, before: State, name: str) -
     why = re.sub(r"\s*\(ruling[^)]*\)", "", err.message)  # the rulings are named once, at the end
     message = f"{what_happened(step, err, before, name)}: {why} (ruling {rulings}, {err.code})"
     return message, remedy(step, err, before)
+
+
+def turns_before_break(state: State, found: Explanation) -> Explanation | None:
+    """The part of a rule-breaking explanation from ``state`` up to its last end of turn before
+    the first broken rule, or None when no turn ends before it (the verdict waits for the end of
+    the turn; the turns before the break are over and can be accepted now)."""
+    first = min(i for i, _ in found.violations)
+    ends = [i for i, step in enumerate(found.steps[:first]) if step.kind == "end_turn"]
+    if not ends:
+        return None
+    k = ends[-1] + 1
+    folds = {i: (level, cards) for i, level, cards in found.folds if i < k}
+    for i, step in enumerate(found.steps[:k]):
+        state = force(state, step)[0] if found.forced[i] else apply(state, step)
+        if i in folds:
+            state = fold_research(state, *folds[i])
+    return replace(
+        found,
+        steps=found.steps[:k],
+        forced=found.forced[:k],
+        violations=(),
+        state=state,
+        alternatives=1,
+        folds=tuple(f for f in found.folds if f[0] < k),
+    )
+
+
+def cards_from_nowhere(state: State, view: TableView) -> str:
+    """Cards seen in a player's area that no camera saw anywhere before ``state``, as text."""
+    visible = visible_cards(state)
+    held: set[int] = set()
+    for sv in view.seats:
+        held |= (sv.archive or frozenset()) | (sv.gizmos or frozenset())
+    return ", ".join(f"#{c}" for c in sorted(held - visible))
+
+
+def misread_cards(state: State, found: Explanation) -> list[int]:
+    """Cards a rule-breaking step from ``state`` took from where no camera could have seen them."""
+    out = []
+    visible = visible_cards(state)
+    for index, err in found.violations:
+        step = found.steps[index]
+        if err.code == "CARD_NOT_AVAILABLE" and step.card is not None and step.card not in visible:
+            pend = state.pending
+            if pend is None or step.card not in pend.hand:
+                out.append(step.card)
+    return out

@@ -66,8 +66,8 @@ from referee.contrivance.state import PHASES, Square, tile_from_json
 from referee.contrivance.steps import CARD_TITLES, describe, play_text
 from referee.events import EndOfTurn
 from referee.observation import WorkbenchObservation
+from referee.tracker.base import LogLine, TrackerError
 from referee.tracker.record import GameRecord, RecordError
-from referee.tracker.tracker import LogLine, TrackerError
 from referee.tracker.verdicts import RefereeWarning
 
 #: Rules only a referee watching a whole turn can see broken: the engine ends a turn after its

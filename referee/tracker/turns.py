@@ -1,0 +1,181 @@
+"""Camera only: which turns ended, read from the table when nobody signals them.
+
+With no end-of-turn signal the table tells: whose areas changed says how many turns may have
+ended (:func:`table_turns`), each hypothesis is explained and weighed (:func:`explain_from_table`:
+a broken rule against turns that left no trace), and while nothing explains the table the turns
+that pass are still counted (:func:`follow_lost`). Where signals do come, :func:`relaxations`
+lists the searches to try, strictest first. The tracker keeps the state these read and write;
+everything here is a function of what it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from referee.gizmos import State
+from referee.tracker.base import TrackerSettings
+from referee.tracker.explain import Explanation, Hints, explain
+from referee.tracker.view import TableView, seat_matches
+
+#: Camera only: how many turns that left no trace (a Research declined) a broken rule weighs.
+#: In play, about one turn in ten leaves no trace and a rule is broken in a few turns in a
+#: hundred: one traceless turn is likelier than a move out of turn, a broken rule likelier than
+#: two traceless turns (a second marble, rather than everyone else's turn passing unseen).
+VIOLATION_WEIGHT = 1.5
+
+#: The last accepted explanation let turns pass without a trace (legal): the state it started
+#: from, the table it explained, its weight (see :func:`weight`) and how many move-log lines
+#: stood before it. What is seen next may make a move out of turn there likelier.
+QuietMark = tuple[State, TableView, float, int]
+
+#: While nothing explains the table: the last table seen, its last mover, the turns ended since.
+LostTurns = tuple[TableView, int, int]
+
+
+def weight(found: Explanation) -> float:
+    """Camera only: how unlikely an explanation is, in turns that left no trace."""
+    return found.quiet + VIOLATION_WEIGHT * len(found.violations)
+
+
+def settled(found: Explanation, index: int, code: str) -> bool:
+    """Whether what the explanation shows after its step ``index`` settles the rule it broke:
+    the turn ends, or, for a move out of turn, another player moves after it (the turn was not
+    over, or someone else's had begun)."""
+    mover = found.steps[index].player
+    for step in found.steps[index + 1 :]:
+        if step.kind == "end_turn":
+            return True
+        if code == "NOT_YOUR_TURN" and not step.is_chance and step.player not in (None, mover):
+            return True
+    return False
+
+
+def table_turns(s: State, view: TableView) -> list[int]:
+    """Camera only: how many turns may have ended before the table now seen, from whose
+    areas changed (a player's ring, Archive, gizmos and VP tokens are theirs; the Display
+    and the Row go with the player whose area gains). A change in the area of the player
+    ``d`` seats after the current one ends ``d`` turns: the current one, and one per seat in
+    between, which left no trace (a Research declined; the search only ends such a turn
+    where a Research was possible). A change in the current player's own area is their turn
+    going on; after their main action it may also be a whole round later, everyone else
+    having left no trace. The end of the game bounds the turns. The hypotheses, likeliest
+    first; the search weighs each (:func:`explain_from_table`)."""
+    n, c = s.num_players, s.current
+    movers = [
+        i for i, (p, sv) in enumerate(zip(s.players, view.seats, strict=True)) if not seat_matches(p, sv)
+    ]
+    out: list[int] = []
+    if not movers or c in movers:
+        out.append(0)
+    # The last mover in seat order ends the most turns; an earlier one may have moved out of
+    # turn during a later one's turn (fewer turns ended).
+    out += sorted({(m - c) % n for m in movers} - {0}, reverse=True)
+    if movers == [c] and s.main_done:
+        out.append(n)
+    if s.end_triggered:  # play after the game's last turn (GAME_OVER) by anyone
+        last = n - c
+        if last not in out:
+            out.append(last)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TableReading:
+    """What :func:`explain_from_table` chose: the explanation (None: nothing explains the table),
+    the hints it was found with, the turns it ends (None: none found, the last reading's stand)
+    and, where a move out of turn before the last explanation reads better, where to go back to
+    (the state, the table seen then, the move-log lines before it)."""
+
+    found: Explanation | None
+    hints: Hints
+    ends: int | None
+    rewind_to: tuple[State, TableView, int] | None
+
+
+def explain_from_table(
+    state: State,
+    view: TableView,
+    hints_for: Callable[..., Hints],
+    loose: bool,
+    mark: QuietMark | None,
+    settings: TrackerSettings,
+) -> TableReading:
+    """Camera only: explain the view under each hypothesis of :func:`table_turns` and take
+    the likeliest: a broken rule weighs ``VIOLATION_WEIGHT`` turns that left no trace
+    (one such turn is likelier than a move out of turn, a rule broken likelier than a whole
+    round of them). Each search is bounded on its own, so the cost is predictable: at most
+    one search per hypothesis. ``hints_for(**kw)`` makes the tracker's hints for the view;
+    ``loose``: some table seen on the way does not bind; ``mark``: the last explanation let turns
+    pass without a trace."""
+    s = settings
+    best: tuple[float, int] | None = None
+    found: Explanation | None = None
+    chosen = hints_for(table_ends=0)
+    table_ends: int | None = None
+    for rank, ends in enumerate(table_turns(state, view)):
+        if best is not None and best[0] == 0:
+            break  # legal, no traceless turn: nothing later can weigh less
+        for waypoints in (True, False) if loose else (True,):
+            # A table seen on the way that does not bind (a Build seen underpaid) is set
+            # aside if play explains the new table better without it (then paid in full).
+            hints = hints_for(table_ends=ends, waypoints=waypoints)
+            tried = explain(state, view, hints, s.max_violations, s.limits)
+            if tried is None:
+                continue
+            cost = (weight(tried), rank)
+            if best is None or cost < best:
+                best, found, chosen = cost, tried, hints
+                table_ends = ends
+            if tried.legal:
+                break
+    if mark is None:
+        return TableReading(found, chosen, table_ends, None)
+    # The last explanation let turns pass without a trace: with what is seen now, a move out
+    # of turn there may be likelier (a player's Pick before the current player's action).
+    rewind_to: tuple[State, TableView, int] | None = None
+    start, seen, paid, lines = mark
+    own = best[0] if best is not None else float("inf")
+    for ends in table_turns(start, view):
+        hints = replace(hints_for(fresh=True, table_ends=ends), waypoints=(seen,))
+        tried = explain(start, view, hints, s.max_violations, s.limits)
+        if tried is not None and weight(tried) < paid + own:
+            own, paid, found, chosen = weight(tried), 0.0, tried, hints
+            table_ends = ends
+            rewind_to = (start, seen, lines)
+    return TableReading(found, chosen, table_ends, rewind_to)
+
+
+def relaxations(hints: Hints, recalled: bool, loose: bool, signalled: bool) -> list[dict[str, bool]]:
+    """The searches to try, strictest first, while nothing legal is found: the sensors'
+    counts may disagree with the camera (its reading stands where it sees; the disagreement
+    is reported when the turn is accepted), and a zone recalled at an end signal (``recalled``:
+    some was) may have changed under the hand that covered it. ``loose``: some table seen on the
+    way does not bind; ``signalled``: turns are signalled in this game."""
+    out: list[dict[str, bool]] = [{}]
+    sensed = hints.returned is not None or hints.refills is not None
+    if sensed:
+        out.append({"sensed": False})
+    if recalled:
+        out.append({"recalled": False})
+    if sensed and recalled:
+        out.append({"sensed": False, "recalled": False})
+    if loose:
+        out += [{**relax, "waypoints": False} for relax in out]
+    if signalled:  # only if nothing else explains the table (see Tracker._explain)
+        out.append({"inferred": True, "waypoints": False})
+    return out
+
+
+def follow_lost(lost: LostTurns | None, view: TableView, n: int) -> LostTurns | None:
+    """Camera only, while nothing explains the table: count the turns that pass by whose area
+    changes from one steady table to the next (the seat distance of the last mover), so that
+    taking the table as seen later keeps the turn count. ``n``: the number of players."""
+    if lost is None:
+        return None
+    prev, seat, ends = lost
+    movers = [i for i in range(n) if prev.seats[i] != view.seats[i]]
+    if movers:
+        last = max(movers, key=lambda m: (m - seat) % n)
+        ends, seat = ends + (last - seat) % n, last
+    return (view, seat, ends)
