@@ -269,6 +269,7 @@ class StageClock:
                     self.passes[-1].publish += time.perf_counter() - t
 
         import referee.tracker.tracker as tracker_module
+        import referee.tracker.turns as turns_module
 
         search = tracker_module.explain
 
@@ -286,6 +287,7 @@ class StageClock:
             return found
 
         tracker_module.explain = timed_search  # type: ignore[assignment]
+        turns_module.explain = timed_search  # type: ignore[assignment]  # camera-only turn inference
         pipeline.detect, pipeline.assembler.assemble = timed_detect, timed_assemble
         game.tracker.observe, game._publish = timed_observe, timed_publish
 

@@ -32,7 +32,7 @@ from referee.gizmos import IllegalStep, State, Step, default_cards, force, legal
 from referee.gizmos.payments import ANY_COLOUR, payments
 from referee.gizmos.rules import apply
 from referee.gizmos.state import Counts
-from referee.tracker.view import TableView, matches, seat_matches, view_of
+from referee.tracker.view import SEAT_ZONES, TableView, matches, seat_matches, view_of, zones_changed
 
 CARDS = default_cards()
 #: How many marbles beyond the cost a rule-breaking explanation lets a Build take.
@@ -683,6 +683,29 @@ def fold_research(state: State, level: int, returned: tuple[int, ...]) -> State:
     decks = list(state.decks)
     decks[level - 1] = tuple(segs)
     return replace(state, decks=tuple(decks))  # type: ignore[arg-type]
+
+
+def zones_moved(state: State, found: Explanation) -> set[str]:
+    """The zones an explanation from ``state`` acts on: every zone that reads differently after
+    one of its steps than before it (a marble picked and spent again in the same explanation
+    counts), the ring of each Build (even one that pays nothing), and the whole area of each
+    player whose turn it ends (every action but a declined Research shows there, so a turn
+    ends only with nothing of it out of view)."""
+    out: set[str] = set()
+    folds = {i: (level, cards) for i, level, cards in found.folds}
+    before = view_of(state)
+    for i, step in enumerate(found.steps):
+        state = force(state, step)[0] if found.forced[i] else apply(state, step)
+        if i in folds:
+            state = fold_research(state, *folds[i])
+        after = view_of(state)
+        out |= zones_changed(before, after)
+        if step.kind == "build" and step.player is not None:
+            out.add(f"ring{step.player}")
+        if step.kind == "end_turn" and step.player is not None:
+            out |= {f"{zone}{step.player}" for zone in SEAT_ZONES}
+        before = after
+    return out
 
 
 def explain(
