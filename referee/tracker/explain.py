@@ -726,8 +726,8 @@ class _CollectorPause:
 
     A search allocates hundreds of thousands of small objects and frees them all by reference
     counting (they form no cycles), so the collector's passes during it find nothing, yet they
-    cost a sixth of the search. Reference counting frees memory as before; the collector resumes when the
-    last search ends.
+    cost a sixth of the search. Reference counting frees memory as before; the collector
+    resumes when the last search ends.
     """
 
     def __init__(self) -> None:
