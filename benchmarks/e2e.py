@@ -68,8 +68,17 @@ def pipeline_for(args: argparse.Namespace, recording: Recording) -> Any:
 
 
 def throughput(recording: Recording, pipeline: Any) -> RunStats:
-    """Every frame, in order, as fast as possible (deterministic)."""
-    runner = LiveReferee(pipeline, lambda s: recording_feed(recording, runner, True), RunOptions(speed=0.0))
+    """Every frame, in order, as fast as possible (deterministic). Also the referee's own wait:
+    the recording's time from each move's completion to the frame whose pass accepted it, as if
+    the pipeline took no time (the delay's floor on a machine fast enough for every frame; it does
+    not move with the load)."""
+    changes: list[Change] = []
+    runner = LiveReferee(
+        pipeline,
+        lambda s: recording_feed(recording, runner, True),
+        RunOptions(speed=0.0),
+        on_change=changes.append,
+    )
     game = LocalGame(Tracker.create(":memory:", recording.names, settings=replay_settings()))
     stats = runner.run(game, recording_feed(recording, runner, True))
     problems = check(game, recording)
@@ -79,7 +88,53 @@ def throughput(recording: Recording, pipeline: Any) -> RunStats:
         f"{stats.observe_seconds / max(1, stats.observed) * 1000:.0f} ms "
         f"each); referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
     )
+    moves, unmatched = matched_moves(changes, recording)
+    waits = sorted((change.frame - done) / recording.fps for change, _, done, _ in moves)
+    if waits:
+        p99 = waits[min(len(waits) - 1, round(0.99 * (len(waits) - 1)))]
+        print(
+            f"the referee's own wait (recording time, move complete -> the frame that accepted it) over "
+            f"{len(waits)} steps and warnings ({unmatched} steps not matched): median "
+            f"{statistics.median(waits):.2f} s, p99 {p99:.2f} s, max {waits[-1]:.2f} s"
+        )
+        slow = sorted(moves, key=lambda m: m[0].frame - m[2], reverse=True)[:5]
+        shown = ", ".join(f"{what} {done}->{c.frame}" for c, what, done, _ in slow)
+        print(f"  the slowest (frames complete -> accepted): {shown}")
     return stats
+
+
+def matched_moves(
+    changes: list[Change], recording: Recording
+) -> tuple[list[tuple[Change, str, int, bool]], int]:
+    """Each accepted player step and each warning of a rule broken on purpose, matched in order to
+    the recording's script: (the change, the step's kind or the warning's code, the frame where
+    it was complete, whether a warning); and how many accepted steps matched nothing."""
+    steps, broken = moments(recording)
+    cursor = 0
+    out: list[tuple[Change, str, int, bool]] = []
+    unmatched = 0
+    for change in changes:
+        for raw in change.steps:
+            if raw["kind"] in ("reveal", "dispense"):
+                continue
+            hit = next(
+                (
+                    j
+                    for j in range(cursor, min(cursor + 8, len(steps)))
+                    if steps[j][:2] == (raw["kind"], raw.get("player"))
+                ),
+                None,
+            )
+            if hit is None:
+                unmatched += 1
+                continue
+            cursor = hit + 1
+            out.append((change, raw["kind"], steps[hit][2], False))
+        for w in change.warnings:
+            frame = broken.get((w["turn"], w.get("code") or ""))
+            if frame is not None:
+                out.append((change, w.get("code") or "", frame, True))
+    return out, unmatched
 
 
 def check(game: Any, recording: Recording) -> list[str]:
@@ -377,39 +432,19 @@ def delays(
         later = [t for s, t in arrivals.items() if s >= seq]
         return min(later) if later else None
 
-    steps, broken = moments(recording)
-    cursor = 0
     step_delays: list[float] = []
     warn_delays: list[float] = []
     # (delay, what, frame complete, frame accepted, arrived)
     moves: list[tuple[float, str, int, int, float]] = []
-    unmatched = 0
-    for change, seq in published:
-        arrived = reached(seq)
-        if arrived is None:
-            continue
-        for raw in change.steps:
-            if raw["kind"] in ("reveal", "dispense"):
-                continue
-            hit = next(
-                (
-                    j
-                    for j in range(cursor, min(cursor + 8, len(steps)))
-                    if steps[j][:2] == (raw["kind"], raw.get("player"))
-                ),
-                None,
-            )
-            if hit is None:
-                unmatched += 1
-                continue
-            cursor = hit + 1
-            step_delays.append(arrived - (start + steps[hit][2] / fps / speed))
-            moves.append((step_delays[-1], raw["kind"], steps[hit][2], change.frame, arrived))
-        for w in change.warnings:
-            frame = broken.get((w["turn"], w.get("code") or ""))
-            if frame is not None:
-                warn_delays.append(arrived - (start + frame / fps / speed))
-                moves.append((warn_delays[-1], w.get("code") or "", frame, change.frame, arrived))
+    arrival = {id(change): reached(seq) for change, seq in published}
+    seen = [change for change, _ in published if arrival[id(change)] is not None]
+    matched, unmatched = matched_moves(seen, recording)
+    for change, what, done, warning in matched:
+        arrived = arrival[id(change)]
+        assert arrived is not None
+        delay = arrived - (start + done / fps / speed)
+        (warn_delays if warning else step_delays).append(delay)
+        moves.append((delay, what, done, change.frame, arrived))
     every = step_delays + warn_delays
     problems = check(game, recording)
     if network is not None:

@@ -337,7 +337,9 @@ def test_after_a_rule_break_the_rest_of_the_turn_is_taken_as_seen_and_the_next_t
 def test_end_signal_while_a_zone_is_covered_waits_and_keeps_the_order_of_play() -> None:
     feeder = referee(table())
     feeder.play(pick(0, R), frames=6)
-    feeder.camera.hidden = {"display"}  # a hand over the Display as the signal comes
+    # A hand over Ana's Archive as the signal comes: she may be filing there, so her turn waits.
+    # (A hand over a zone that is not hers does not hold it up: test_tracker_hands.py.)
+    feeder.camera.hidden = {"archive0"}
     feeder.show(frames=3)
     update = feeder.end_turn()
     assert update.steps == [] and "waiting for a clear view" in update.notes[0]
@@ -380,7 +382,7 @@ def test_triggered_gizmo_may_wait_while_the_player_thinks() -> None:
 
 def test_an_overpaid_build_in_the_next_turn_behind_a_hand_is_still_found() -> None:
     # Ana picks; a hand covers the Row while she signals the end of her turn and Ben builds
-    # #12 (cost 1 red) paying 2 red. One explanation spans both turns, the overpaid Build second.
+    # #12 (cost 1 red) paying 2 red.
     from referee.simulation.synthetic import perfect_observation
 
     feeder = referee(table(rings={1: (3, 0, 0, 0)}, display=[12]))
@@ -393,13 +395,14 @@ def test_an_overpaid_build_in_the_next_turn_behind_a_hand_is_still_found() -> No
             t.observe(dataclasses.replace(perfect_observation(state, feeder.time), energy_row=None))
 
     hand_over_the_row(feeder.state)
-    feeder.end_turn()  # noted; the Row is not seen
+    feeder.end_turn()  # Ana's area is in view: her turn ends at once, the Row covered or not
     [after] = tables_of(feeder.state, [Step("end_turn", 0), build(1, 12, (2, 0, 0, 0))], random.Random(0))[
         -1:
     ]
     hand_over_the_row(after)  # Ben's Build happens under the hand
-    assert t.state.current == 0 and not t.warnings
+    assert t.state.current == 1 and not t.warnings  # a rule break waits for a clear view
     feeder.show(after, frames=8)
+    feeder.end_turn()  # Ben's turn ends: the overpayment is judged with it
     [w] = warnings_of(feeder)
     assert (w.code, w.player) == ("BAD_PAYMENT", 1)
     assert t.state.players[1].ring == (1, 0, 0, 0) and 12 in t.state.players[1].gizmos

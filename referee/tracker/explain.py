@@ -19,16 +19,20 @@ unknown part, so no guess about unseen cards survives into the accepted state.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from referee.gizmos import IllegalStep, State, Step, default_cards, force, legal_steps
 from referee.gizmos.payments import ANY_COLOUR, payments
 from referee.gizmos.rules import apply
 from referee.gizmos.state import Counts
-from referee.tracker.view import TableView, matches, seat_matches, view_of
+from referee.tracker.view import SEAT_ZONES, TableView, matches, seat_matches, view_of, zones_changed
 
 CARDS = default_cards()
 #: How many marbles beyond the cost a rule-breaking explanation lets a Build take.
@@ -38,6 +42,9 @@ OVERPAY_SLACK = 2
 FREE_STEPS = 3
 #: Nodes searched beyond the first rule-breaking explanation for a shorter one.
 REFINE_NODES = 400
+#: Heap pops between two looks at the clock (the time bound is a safety net; reading the
+#: thread's CPU clock at every pop cost a tenth of the search).
+CLOCK_EVERY = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +190,16 @@ class _Search:
                 held |= sv.archive or frozenset()
                 held |= sv.gizmos or frozenset()
             self.all_held = frozenset(held)
+        # The view's known zones, flattened once: the distance and the estimate are computed
+        # for every node generated.
+        seats = tuple(enumerate(view.seats))
+        self._slots = tuple((lvl - 1, slot, card) for (lvl, slot), card in view.display.items())
+        self._rings = tuple((seat, sv.ring) for seat, sv in seats if sv.ring is not None)
+        self._vps = tuple((seat, sv.vp) for seat, sv in seats if sv.vp is not None)
+        self._built = tuple((seat, len(sv.gizmos)) for seat, sv in seats if sv.gizmos is not None)
+        self._filed = tuple(
+            (seat, sv.archive) for seat, sv in seats if sv.archive is not None and sv.gizmos is not None
+        )
 
     # ---- pruning and goal
 
@@ -230,27 +247,33 @@ class _Search:
 
     def distance(self, s: State) -> int:
         """How far a state is from the view (ties in cost go to the nearest state first)."""
-        view = self.view
-        d = sum(1 for (lvl, slot), card in view.display.items() if s.display[lvl - 1][slot] != card)
-        if view.row is not None:
-            d += sum(abs(s.row[c] - view.row[c]) for c in range(4))
-        for seat, sv in enumerate(view.seats):
-            p = s.players[seat]
-            if sv.ring is not None:
-                d += sum(abs(p.ring[c] - sv.ring[c]) for c in range(4))
-            if sv.vp is not None:
-                d += abs(sv.vp - p.vp_tokens)
+        display = s.display
+        d = 0
+        for lvl, slot, card in self._slots:
+            if display[lvl][slot] != card:
+                d += 1
+        row = self.view.row
+        if row is not None:
+            r = s.row
+            d += abs(r[0] - row[0]) + abs(r[1] - row[1]) + abs(r[2] - row[2]) + abs(r[3] - row[3])
+        players = s.players
+        for seat, ring in self._rings:
+            r = players[seat].ring
+            d += abs(r[0] - ring[0]) + abs(r[1] - ring[1]) + abs(r[2] - ring[2]) + abs(r[3] - ring[3])
+        for seat, vp in self._vps:
+            d += abs(vp - players[seat].vp_tokens)
         return d
 
     def estimate(self, s: State, ends: int) -> int:
-        """A lower bound on the player steps still needed (keeps the search goal-directed)."""
+        """A lower bound on the player steps still needed (keeps the search goal-directed): the
+        ends of turn still owed, the gizmos still to build, the cards still to file."""
         need = max(0, self.hints.end_turns - ends)
-        for seat, sv in enumerate(self.view.seats):
-            p = s.players[seat]
-            if sv.gizmos is not None:
-                need += len(sv.gizmos) - len(p.gizmos)
-            if sv.archive is not None and sv.gizmos is not None:
-                need += len(sv.archive - set(p.archive) - set(p.gizmos))
+        players = s.players
+        for seat, built in self._built:
+            need += built - len(players[seat].gizmos)
+        for seat, archive in self._filed:
+            p = players[seat]
+            need += sum(1 for c in archive if c not in p.archive and c not in p.gizmos)
         return need
 
     def goal(self, node: _Node) -> bool:
@@ -402,6 +425,7 @@ class _Search:
         found: list[_Node] = []
         best_cost: tuple[int, int] | None = None
         refine = 0  # nodes left to look for a shorter rule-breaking explanation
+        pops = 0
         while heap:
             v, n, ends, steps, _, lazy, node = heapq.heappop(heap)
             if best_cost is not None and (v, n) > best_cost and not (self.wide and v == best_cost[0]):
@@ -413,7 +437,10 @@ class _Search:
                 refine -= 1
                 if steps >= found[0].player_steps:
                     continue
-            if self.nodes >= self.limits.max_nodes or time.thread_time() > self.deadline:
+            pops += 1
+            if self.nodes >= self.limits.max_nodes or (
+                pops % CLOCK_EVERY == 0 and time.thread_time() > self.deadline
+            ):
                 break
             if lazy:
                 children = self.expand_forced(node)
@@ -428,9 +455,10 @@ class _Search:
                     node.order,
                     node.passed,
                 )
-                if key in seen:
+                known = len(seen)
+                seen.add(key)  # hashed once (a state's hash walks its decks)
+                if len(seen) == known:
                     continue
-                seen.add(key)
                 self.nodes += 1
                 if self.goal(node):
                     if best_cost is None:
@@ -657,6 +685,29 @@ def fold_research(state: State, level: int, returned: tuple[int, ...]) -> State:
     return replace(state, decks=tuple(decks))  # type: ignore[arg-type]
 
 
+def zones_moved(state: State, found: Explanation) -> set[str]:
+    """The zones an explanation from ``state`` acts on: every zone that reads differently after
+    one of its steps than before it (a marble picked and spent again in the same explanation
+    counts), the ring of each Build (even one that pays nothing), and the whole area of each
+    player whose turn it ends (every action but a declined Research shows there, so a turn
+    ends only with nothing of it out of view)."""
+    out: set[str] = set()
+    folds = {i: (level, cards) for i, level, cards in found.folds}
+    before = view_of(state)
+    for i, step in enumerate(found.steps):
+        state = force(state, step)[0] if found.forced[i] else apply(state, step)
+        if i in folds:
+            state = fold_research(state, *folds[i])
+        after = view_of(state)
+        out |= zones_changed(before, after)
+        if step.kind == "build" and step.player is not None:
+            out.add(f"ring{step.player}")
+        if step.kind == "end_turn" and step.player is not None:
+            out |= {f"{zone}{step.player}" for zone in SEAT_ZONES}
+        before = after
+    return out
+
+
 def explain(
     state: State,
     view: TableView,
@@ -665,4 +716,39 @@ def explain(
     limits: Limits | None = None,
 ) -> Explanation | None:
     """The cheapest explanation of ``view`` from ``state``, or ``None`` within the bounds."""
-    return _Search(state, view, hints or Hints(), max_violations, limits or Limits()).run()
+    search = _Search(state, view, hints or Hints(), max_violations, limits or Limits())
+    with _collector_paused():
+        return search.run()
+
+
+class _CollectorPause:
+    """Pauses Python's cyclic garbage collector while any search runs (in any thread).
+
+    A search allocates hundreds of thousands of small objects and frees them all by reference
+    counting (they form no cycles), so the collector's passes during it find nothing, yet they
+    cost a sixth of the search. Reference counting frees memory as before; the collector
+    resumes when the last search ends.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._was_enabled = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._running == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running == 0 and self._was_enabled:
+                    gc.enable()
+
+
+_collector_paused = _CollectorPause()

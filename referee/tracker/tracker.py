@@ -61,7 +61,7 @@ from referee.gizmos.errors import RULES, StateError
 from referee.observation import Observation
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
-from referee.tracker.explain import Explanation, Hints, explain, fold_research
+from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
 from referee.tracker.reaching import ArmLog
 from referee.tracker.record import GameRecord, RecordError, writable
 from referee.tracker.sensors import Sensors
@@ -178,6 +178,8 @@ class Tracker:
         self.sensors = Sensors()  # the dispenser's counts of the turns, and the camera's
         self._last_key: tuple[object, ...] | None = None
         self._last_partial: tuple[object, ...] | None = None
+        # The last table searched while a hand covered part of it, and the state searched from.
+        self._tried_past_hands: tuple[tuple[object, ...], State] | None = None
         self._last_obs: Observation | None = None
         self._suspect: _Suspect | None = None
         self._quiet = 0  # frames left before the next search after a table nothing explained
@@ -428,6 +430,8 @@ class Tracker:
         if self._ends:
             self._waited += 1
         if not view.complete():
+            if self._see_past_hands(view, update):
+                return
             if self._ends and self._waited >= self.settings.eot_wait and self._explainable(view):
                 key = view.key()
                 if key != self._last_partial:
@@ -462,6 +466,54 @@ class Tracker:
             self._suspect = None
             return
         self._explain(view, update, urgent=bool(self._ends))
+
+    def _see_past_hands(self, view: TableView, update: Update) -> bool:
+        """A view with zones unknown (a hand over them, or a reading still settling): accept a
+        change whose own zones are all in view and steady at once, rather than when the hand
+        has left. Unknown is not empty: each unknown zone is taken as holding what was last
+        accepted (:meth:`TableView.filled`), and the change is accepted only if legal play
+        explains it, it is what a clear view of the same table would be given (camera only: no
+        turn that left no trace) and it leaves every unknown zone alone (:func:`zones_moved`).
+        Anything else waits for a clear view, as does every rule break. Returns whether a
+        change was accepted."""
+        if (
+            self.state.game_over
+            or self._suspect is not None
+            or self._waypoints
+            or self._quiet_mark is not None
+            or self._lost is not None
+            or self._quiet
+            or self._turn_forced
+        ):
+            return False  # a reading awaits its verdict, or play goes on after a break: wait
+        filled = view.filled(view_of(self.state))
+        if not self._ends and matches(self.state, filled):
+            return False  # nothing in view changed (a signal pending may end the turn)
+        tried = self._tried_past_hands
+        if tried is not None and tried[0] == filled.key() and tried[1] is self.state:
+            return False  # searched already, found nothing to accept
+        self._tried_past_hands = (filled.key(), self.state)
+        s = self.settings
+        urgent = bool(self._ends)
+        ends: int | None = None
+        if not self._signalled and not self._ends:
+            legal_only = dataclasses.replace(s, max_violations=0)
+            hints_for = functools.partial(self._hints, filled, urgent, False)
+            reading = explain_from_table(self.state, filled, hints_for, False, None, legal_only)
+            found, ends = reading.found, reading.ends
+            if found is not None and weight(found):
+                return False  # turns that left no trace: what follows may read better
+        else:
+            found = explain(self.state, filled, self._hints(filled, urgent), 0, s.limits)
+        if found is None or not found.legal or found.tables != 1 or any(found.forced):
+            return False
+        if zones_moved(self.state, found) & set(view.unknown()):
+            return False  # it acts on a zone out of view: what is there is not known yet
+        if ends is not None:
+            self._table_ends, self._table_view = ends, filled
+        self._accept(found, update)
+        self._last_key = None  # the next clear view is explained from here, even if seen before
+        return True
 
     def _close_last_turn(self, view: TableView, update: Update) -> None:
         """End the game's last turn from the table. Nobody plays after it, so no next player's
@@ -532,7 +584,7 @@ class Tracker:
         if view.complete():
             self._last_key = view.key()
             self._explain(view, update, urgent=True, end_last=True)
-        else:
+        elif not self._see_past_hands(view, update):
             hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
             update.notes.append(f"end of turn noted; waiting for a clear view ({hidden} not seen)")
         return update

@@ -98,6 +98,41 @@ class TableView:
             unsure=self.unsure - frozenset(zones),
         )
 
+    def filled(self, accepted: TableView) -> TableView:
+        """The view with each zone it does not know (a hand over it, a reading still settling)
+        taken from ``accepted``, the table as last accepted: unknown is not empty, a covered
+        zone keeps what it last held. What the tracker explains while a hand covers part of
+        the table (it accepts only a change that leaves the covered zones alone)."""
+        display = {**accepted.display, **self.display}
+        seats = tuple(
+            SeatView(
+                ring=_known_or(sv.ring, old.ring),
+                archive=_known_or(sv.archive, old.archive),
+                gizmos=_known_or(sv.gizmos, old.gizmos),
+                vp=_known_or(sv.vp, old.vp),
+            )
+            for sv, old in zip(self.seats, accepted.seats, strict=True)
+        )
+        return replace(self, display=display, row=_known_or(self.row, accepted.row), seats=seats)
+
+
+def zones_changed(before: TableView, after: TableView) -> set[str]:
+    """The zones (named as in :attr:`TableView.unsure`) that read differently in two views,
+    a zone unknown in one of them included."""
+    out = {
+        f"display{lvl}.{slot}"
+        for lvl in (1, 2, 3)
+        for slot in range(DISPLAY_SLOTS[lvl - 1])
+        if (lvl, slot) not in before.display
+        or (lvl, slot) not in after.display
+        or before.display[lvl, slot] != after.display[lvl, slot]
+    }
+    if before.row is None or before.row != after.row:
+        out.add("row")
+    for i, (b, a) in enumerate(zip(before.seats, after.seats, strict=True)):
+        out |= {f"{z}{i}" for z in SEAT_ZONES if getattr(b, z) is None or getattr(b, z) != getattr(a, z)}
+    return out
+
 
 def _known_or(value: _Zone | None, remembered: object) -> _Zone | None:
     """``value`` when the zone is known now, else what it last read (memory keeps each zone's own type)."""
