@@ -168,6 +168,9 @@ def test_the_live_referee_puts_the_framing_in_the_camera_status(table: np.ndarra
 
         process = sight
 
+        def know(self, memory):  # type: ignore[no-untyped-def]
+            pass
+
     frames = FrameBuffer("images")
     runner = LiveReferee(NoPipeline(), lambda s: Feed(open_source(str(folder))), RunOptions(speed=0), frames)  # type: ignore[arg-type]
     game = LocalGame(Tracker.create(tmp_path / "g.sqlite", ["Ana", "Ben"]))

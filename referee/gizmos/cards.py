@@ -16,7 +16,7 @@ from typing import Any
 
 from referee.gizmos.errors import GizmosError
 
-#: Energy colors in a fixed order; every per-colour count in the engine uses this order.
+#: Energy colors in a fixed order; every per-color count in the engine uses this order.
 COLORS: tuple[str, ...] = ("red", "blue", "black", "yellow")
 COLOR_INDEX: dict[str, int] = {c: i for i, c in enumerate(COLORS)}
 #: The official energy names, for messages.

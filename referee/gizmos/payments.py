@@ -22,8 +22,6 @@ from referee.gizmos.state import Converter, Counts
 
 Payment = tuple[Counts, tuple[int, ...]]
 ANY_COLOR = -1
-#: ANY_COLOR under the tracker's old spelling, until referee/tracker/ (being split) takes the new one.
-ANY_COLOUR = ANY_COLOR
 FREE: Payment = ((0, 0, 0, 0), ())
 
 

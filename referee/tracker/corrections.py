@@ -37,7 +37,7 @@ def _corrected(s: State, c: Correction) -> State:
         except StateError as exc:
             raise TrackerError(f"correction refused: {exc}") from exc
     if c.what == "marble_color":
-        return recolour(s, p)
+        return recolor(s, p)
     if c.what == "card_id":
         old, new = p.get("old"), p.get("new")
         if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 112 for x in (old, new)):
@@ -46,9 +46,9 @@ def _corrected(s: State, c: Correction) -> State:
     raise TrackerError(f"unknown correction {c.what!r} (marble_color, card_id or state)")
 
 
-def recolour(s: State, p: dict[str, Any]) -> State:
-    """ "That marble is blue": one marble in the Row or a ring changes colour (the dispenser
-    gives the true colour and takes the misread one, so every colour still adds up to 13)."""
+def recolor(s: State, p: dict[str, Any]) -> State:
+    """ "That marble is blue": one marble in the Row or a ring changes color (the dispenser
+    gives the true color and takes the misread one, so every color still adds up to 13)."""
     src, dst = p.get("from"), p.get("to")
     if src not in COLOR_INDEX or dst not in COLOR_INDEX:
         raise TrackerError(f"marble_color: 'from' and 'to' must be colours from {list(COLORS)}")

@@ -3,8 +3,8 @@
 A best-first search over the engine's steps from the accepted state towards a target view,
 fewest rule violations first, then by player steps plus the distance still to go. Random
 outcomes are not guessed blindly: a card that refilled a Display slot must be a card now seen
-that was not seen before; a marble colour is tried in the order the dispenser sensor reported
-(when it did), then by how many of that colour the Row and the rings still need. With
+that was not seen before; a marble color is tried in the order the dispenser sensor reported
+(when it did), then by how many of that color the Row and the rings still need. With
 ``max_violations=0`` only legal steps are tried; above that, the search may also replay steps
 that break a rule (:func:`referee.gizmos.force`), each broken rule costing one, so the
 explanation with the fewest violations wins, and none is reported while a legal one is untried.
@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from referee.gizmos import IllegalStep, State, Step, default_cards, force, legal_steps
-from referee.gizmos.payments import ANY_COLOUR, payments
+from referee.gizmos.payments import ANY_COLOR, payments
 from referee.gizmos.rules import apply
 from referee.gizmos.state import Counts
 from referee.tracker.view import SEAT_ZONES, TableView, matches, seat_matches, view_of, zones_changed
@@ -51,20 +51,20 @@ CLOCK_EVERY = 32
 class Hints:
     """What else is known besides the view: end-of-turn signals and the dispenser sensors.
 
-    ``row_colours`` and ``draw_colours`` (sensed, not yet explained) only order the search:
-    the camera has the last word on colours it sees. ``returned`` and ``refills`` are
+    ``row_colors`` and ``draw_colors`` (sensed, not yet explained) only order the search:
+    the camera has the last word on colors it sees. ``returned`` and ``refills`` are
     constraints: the marbles paid and the Row refills before the first end of turn in the
     explanation must add up to them (a sensor's count decides what the camera cannot), and with
-    ``strict_draws`` the sensed draw colours are the only ones tried (the tracker sets both only
+    ``strict_draws`` the sensed draw colors are the only ones tried (the tracker sets both only
     when the camera cannot see the ring concerned).
     """
 
-    row_colours: tuple[int, ...] = ()
-    draw_colours: tuple[int, ...] = ()
+    row_colors: tuple[int, ...] = ()
+    draw_colors: tuple[int, ...] = ()
     returned: int | None = None
     refills: int | None = None  # constraint: Row refills before the first end of turn (sensed)
-    strict_rows: bool = False  # the sensed Row colours are the ones that rolled in (where sensed)
-    strict_draws: bool = False  # the sensed draw colours are the only ones (the ring is out of view)
+    strict_rows: bool = False  # the sensed Row colors are the ones that rolled in (where sensed)
+    strict_draws: bool = False  # the sensed draw colors are the only ones (the ring is out of view)
     end_turns: int = 0  # end-of-turn signals: the explanation ends at least this many turns
     unsignalled_ends: int = 0  # further turns it may end without a signal (inferred from the table)
     # A rule was broken earlier in this turn (and warned): what the current player does until the
@@ -236,7 +236,7 @@ class _Search:
                 r = p.ring
                 if r[0] > sv.ring[0] or r[1] > sv.ring[1] or r[2] > sv.ring[2] or r[3] > sv.ring[3]:
                     return False
-                # ...and (legal play, no turn left to end) a Row colour above what is seen can
+                # ...and (legal play, no turn left to end) a Row color above what is seen can
                 # only leave the Row into this ring.
                 row = self.view.row
                 if row is not None and seat == s.current and not lenient and not more_ends:
@@ -288,7 +288,7 @@ class _Search:
             return False
         if self.hints.refills is not None and node.refills != self.hints.refills:
             return False
-        if self.hints.strict_draws and node.draw_i < len(self.hints.draw_colours):
+        if self.hints.strict_draws and node.draw_i < len(self.hints.draw_colors):
             return False  # every draw the sensor reported happened
         if node.passed < len(self.hints.waypoints):
             return False
@@ -313,22 +313,22 @@ class _Search:
             if not pick:
                 pick = [c for c in cands if c not in self.new_cards and c not in hand][:1] or list(cands[:1])
             return [Step("reveal", card=c) for c in pick]
-        hinted = self.hints.row_colours if kind == "row" else self.hints.draw_colours
+        hinted = self.hints.row_colors if kind == "row" else self.hints.draw_colors
         idx = node.row_i if kind == "row" else node.draw_i
         first = hinted[idx] if idx < len(hinted) else -1
         strict = self.hints.strict_draws if kind == "draw" else self.hints.strict_rows
         if strict and first >= 0:
             return [Step("dispense", color=first)] if s.dispenser[first] else []
-        colours = [c for c in range(4) if s.dispenser[c] > 0]
-        colours.sort(key=lambda c: (c != first, -self._colour_need(s, c, kind)))
-        return [Step("dispense", color=c) for c in colours]
+        colors = [c for c in range(4) if s.dispenser[c] > 0]
+        colors.sort(key=lambda c: (c != first, -self._color_need(s, c, kind)))
+        return [Step("dispense", color=c) for c in colors]
 
-    def _colour_need(self, s: State, colour: int, kind: str) -> int:
+    def _color_need(self, s: State, color: int, kind: str) -> int:
         if kind == "row" and self.view.row is not None:
-            return self.view.row[colour] - s.row[colour]
+            return self.view.row[color] - s.row[color]
         sv = self.view.seats[s.current] if s.current < len(self.view.seats) else None
         if sv is not None and sv.ring is not None:
-            return sv.ring[colour] - s.players[s.current].ring[colour]
+            return sv.ring[color] - s.players[s.current].ring[color]
         return 0
 
     def wanted_step(self, s: State, step: Step) -> bool:
@@ -365,8 +365,8 @@ class _Search:
             p = s.players[seat]
             if seat != s.current and seat_matches(p, sv):
                 continue
-            # A marble came into the ring if a colour grew (the total may still shrink: a Build
-            # paid later); with a Build still to come, any colour may have come and gone.
+            # A marble came into the ring if a color grew (the total may still shrink: a Build
+            # paid later); with a Build still to come, any color may have come and gone.
             building = sv.gizmos is not None and len(sv.gizmos) > len(p.gizmos)
             came = [c for c in range(4) if sv.ring is None or building or sv.ring[c] > p.ring[c]]
             out += [Step("pick", seat, color=c) for c in came if s.row[c]]
@@ -386,13 +386,13 @@ class _Search:
     def _forced_builds(self, s: State, seat: int, card: int, ring_seen: Counts | None) -> list[Step]:
         """Payments worth replaying for a Build that no legal payment explains: what the ring
         shows was spent, exact payments that reuse a converter already used this turn, and
-        single-colour payments that fall short."""
+        single-color payments that fall short."""
         p = s.players[seat]
         c = CARDS[card]
         need = build_need(s, seat, card)
         reuse: list[tuple[Counts, tuple[int, ...]]] = []  # a converter used twice is tried first
         pays: set[tuple[Counts, tuple[int, ...]]] = set()
-        target = c.color_index if c.color_index >= 0 else ANY_COLOUR
+        target = c.color_index if c.color_index >= 0 else ANY_COLOR
         used = [cv for cv in p.profile.converters if cv.id in s.used]
         if used:
             for spent, conv in payments(p.ring, target, need, p.profile.converters):

@@ -114,8 +114,8 @@ class Sensors:
             if sensed:
                 refills = len(self.closed[0].row) - len(done.row)
         return Hints(
-            row_colours=tuple(rows),
-            draw_colours=tuple(draws),
+            row_colors=tuple(rows),
+            draw_colors=tuple(draws),
             returned=returned,
             refills=refills,
             strict_rows=refills is not None,
@@ -141,13 +141,13 @@ class Sensors:
             camera = Counter(COLORS[c] for c in seen)
             if len(sensed) != len(seen) or known - camera:
                 out.append(
-                    f"marbles {kind}: the dispenser sensed {_colour_list(sensed)}, the camera saw "
-                    f"{_colour_list([COLORS[c] for c in seen])}: please confirm"
+                    f"marbles {kind}: the dispenser sensed {_color_list(sensed)}, the camera saw "
+                    f"{_color_list([COLORS[c] for c in seen])}: please confirm"
                 )
         return out
 
 
-def _colour_list(colours: list[str]) -> str:
-    if not colours:
+def _color_list(colors: list[str]) -> str:
+    if not colors:
         return "none"
-    return ", ".join(colours)
+    return ", ".join(colors)

@@ -18,7 +18,7 @@ steps that explain it (:func:`referee.tracker.explain.explain`):
   it is never reported as illegal.
 
 Turns end on an end-of-turn signal (dashboard, keyboard, the dispenser's button). The sensor
-events of a turn (marbles returned, colours rolled into the Row, blind draws) are compared with
+events of a turn (marbles returned, colors rolled into the Row, blind draws) are compared with
 the accepted steps when the turn ends. While a paying ring is out of view, the sensor's count of
 returned marbles decides the payment.
 
@@ -548,7 +548,7 @@ class Tracker:
 
     @_atomic
     def dispenser(self, event: DispenserEvent) -> Update:
-        """A dispenser sensor event: it corroborates colours and counts (never a warning alone);
+        """A dispenser sensor event: it corroborates colors and counts (never a warning alone);
         the board's button ends the turn."""
         self.record.append("event", event.to_json(), who="dispenser")
         self._on_dispenser(event)
@@ -735,7 +735,7 @@ class Tracker:
 
     def _revise(self, view: TableView, update: Update, urgent: bool, end_last: bool, budget: int) -> bool:
         """The turn's earlier tables were ambiguous (a marble drawn, or picked and refilled with
-        the same colour?) and the guess accepted then leads nowhere good: explain the whole turn
+        the same color?) and the guess accepted then leads nowhere good: explain the whole turn
         again from its start, with the sensors' counts met and at most ``budget`` broken rules.
         Not after a rule break was accepted this turn."""
         start = self._baseline

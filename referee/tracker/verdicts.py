@@ -89,8 +89,8 @@ def what_happened(step: Step, err: IllegalStep, before: State, name: str) -> str
     code = err.code
     done = describe(step, name, past=True)
     if k == "pick" and code == "SECOND_MAIN_ACTION":
-        colour = COLORS[step.color or 0]
-        return f"{name} took a second marble ({colour}) from the Energy Row; only one Pick was available"
+        color = COLORS[step.color or 0]
+        return f"{name} took a second marble ({color}) from the Energy Row; only one Pick was available"
     if k == "pick" and code == "RING_FULL":
         return f"{done} into a full ring"
     if k in ("file", "build") and code == "SECOND_MAIN_ACTION":
@@ -121,8 +121,8 @@ def remedy(step: Step, err: IllegalStep, before: State) -> str:
         return f"put #{step.card} back where it came from"
     if k == "build" and code in ("UNDERPAID", "NOT_AFFORDABLE", "BAD_PAYMENT"):
         card = CARDS[step.card or 0]
-        colour = "energy of any colours" if card.color == "any" else card.color
-        return f"pay #{step.card}'s full cost ({card.cost} {colour}, less discounts) or return the card"
+        color = "energy of any colours" if card.color == "any" else card.color
+        return f"pay #{step.card}'s full cost ({card.cost} {color}, less discounts) or return the card"
     if k == "build" and code == "GIZMO_ALREADY_USED":
         return f"pay #{step.card} without the converter already used this turn, or return the card"
     if k == "build":

@@ -94,7 +94,7 @@ class RenderSettings:
     camera: Callable[[np.random.Generator, np.ndarray], np.ndarray] | None = None
     token_fills: tuple[tuple[int, int, int], tuple[int, int, int]] = ((200, 170, 60), (40, 120, 230))
     touching_marbles: bool = False
-    #: Marble looks (``maker(colour, light) -> (BGR, alpha)``, default :func:`marble_sprite`'s
+    #: Marble looks (``maker(color, light) -> (BGR, alpha)``, default :func:`marble_sprite`'s
     #: glossy sphere), the VP tokens' printing (rim, digits; default white), and the dispenser
     #: tray's marbles in touching heaps too: hooks of the domain-randomised training scenes.
     marble_look: Callable[[str, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
@@ -108,7 +108,7 @@ class RenderSettings:
 
 @dataclass(frozen=True, slots=True)
 class TokenPrint:
-    """How a VP token is printed besides its fill: rim colour and width, digits' colour, font,
+    """How a VP token is printed besides its fill: rim color and width, digits' color, font,
     stroke and size (``None`` in :class:`RenderSettings`: white rim and digits, the project's)."""
 
     rim: tuple[int, int, int] = (245, 245, 245)
