@@ -15,6 +15,13 @@ from referee.app.settings import Settings
 from vision.errors import VisionError
 
 
+def _randomise_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--randomise [LOOK]``: off by default, the latest randomised look when given bare."""
+    parser.add_argument(
+        "--randomise", type=int, nargs="?", const=2, default=0, choices=[1, 2], metavar="LOOK", help=help
+    )
+
+
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     """The ``vision`` commands, added to ``gizmos-referee vision``'s subparsers."""
     f = sub.add_parser("faces", help="write the card faces in use as PNGs")
@@ -38,15 +45,9 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     d.add_argument("--tiles-per-scene", type=int, default=3, help="training tiles cut from each scene")
     d.add_argument("--whole", action="store_true", help="whole canonical frames, not tiles (stage 2)")
     d.add_argument("--hand-prob", type=float, default=0.3, help="share of scenes with a hand")
-    d.add_argument(
-        "--randomise",
-        type=int,
-        nargs="?",
-        const=2,
-        default=0,
-        choices=[1, 2],
-        metavar="LOOK",
-        help="domain-randomised decks, tables, tokens, marbles, lamps (issue 14); LOOK 1 is the "
+    _randomise_option(
+        d,
+        "domain-randomised decks, tables, tokens, marbles, lamps (issue 14); LOOK 1 is the "
         "first round's, 2 (the default) adds marble materials, token printings, tray heaps, "
         "same-colour tables",
     )
@@ -77,16 +78,7 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     hs.add_argument("--train", type=int, default=2400, help="training scenes")
     hs.add_argument("--val", type=int, default=200, help="validation scenes")
     hs.add_argument("--workers", type=int, default=2, help="rendering processes")
-    hs.add_argument(
-        "--randomise",
-        type=int,
-        nargs="?",
-        const=2,
-        default=0,
-        choices=[1, 2],
-        metavar="LOOK",
-        help="domain-randomised tables, decks and lamps (see `vision dataset --randomise`)",
-    )
+    _randomise_option(hs, "domain-randomised tables, decks and lamps (see `vision dataset --randomise`)")
     th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
     th.add_argument("--data", type=Path, default=Path("data/hands"), help="dataset folder (from hand-set)")
     th.add_argument("--out", type=Path, default=Path("runs/hands"), help="run folder")
