@@ -10,6 +10,7 @@ from referee.tracker.explain import explain, zones_moved
 from referee.tracker.view import view_of, zones_changed
 from tests.tables import table
 from tests.test_tracker import build, pick, referee, warnings_of
+from tests.test_tracker_camera_only import seen_arms
 
 R, B = 0, 1
 
@@ -105,3 +106,17 @@ def test_an_end_signal_ends_the_turn_at_once_while_a_hand_covers_another_zone() 
     feeder.play(pick(1, B), frames=6)
     moves = [(line.player, line.step["kind"]) for line in t.log if line.player is not None]
     assert moves == [(0, "pick"), (0, "end_turn"), (1, "pick")] and t.warnings == []
+
+
+def test_with_arms_reported_a_change_waits_for_the_clear_view() -> None:
+    # Camera only with the players' arms reported, the arms weigh every reading (reaching.py)
+    # and a hand over the table is an arm telling the turn: no shortcut past it.
+    feeder = seen_arms(referee(table(players=3, archives={1: [20]})))
+    t = feeder.tracker
+    feeder.reach(0, "energy_row")
+    feeder.camera.hidden = {"archive1"}
+    feeder.play(pick(0, R), frames=4)
+    assert t.log == []  # waits while the hand stays
+    feeder.camera.hidden = set()
+    feeder.show(frames=4)
+    assert [line.step["kind"] for line in t.log] == ["pick", "dispense"] and t.warnings == []

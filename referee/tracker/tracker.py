@@ -486,6 +486,11 @@ class Tracker:
             or self._turn_forced
         ):
             return False  # a reading awaits its verdict, or play goes on after a break: wait
+        if self._arms.reported and not self._signalled:
+            # Camera only with arms reported: whose arm reaches where weighs every reading
+            # (reaching.py), which this shortcut's legal-only search does not; a hand over a zone
+            # is also the arm that tells the turn, so wait for the clear view it leaves.
+            return False
         filled = view.filled(view_of(self.state))
         if not self._ends and matches(self.state, filled):
             return False  # nothing in view changed (a signal pending may end the turn)
