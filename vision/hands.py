@@ -18,8 +18,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.errors import ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE
+from vision.networks import load_onnx
 from vision.paths import LOCATIONS
 
 HAND_SCALE = 2  # canonical pixels per mask pixel
@@ -38,12 +38,7 @@ class HandSegmenter:
 
     def __init__(self, model: str | Path | None = None) -> None:
         path = Path(model) if model else LOCATIONS.hands
-        if not path.is_file():
-            raise ModelFileError(f"hand model file {path} not found")
-        try:
-            self.net = cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
-            raise ModelFileError(f"hand model: cannot load {path}: {exc.msg.strip()}") from None
+        self.net = load_onnx(path, "hand model")
         self.path = path
 
     def probabilities(self, canon: np.ndarray) -> np.ndarray:

@@ -29,10 +29,11 @@ import numpy as np
 from referee.contrivance.data import BUILDERS, COLUMNS, MAX_VALUE, ROWS_PER_MAT
 from referee.observation import SquareSighting, TileSighting, WorkbenchObservation
 from vision.calibrate import Calibrator
-from vision.errors import FrameError, ModelFileError
+from vision.errors import FrameError
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import rectify
 from vision.hands import MASK_PX_PER_MM, HandSegmenter
+from vision.networks import load_onnx
 from vision.paths import LOCATIONS
 from vision.zones import Rect
 
@@ -173,12 +174,7 @@ class WorkbenchReader:
                 f"workbench: rows must be {ROWS_PER_MAT} (one mat) or {2 * ROWS_PER_MAT}, got {rows!r}"
             )
         path = Path(model) if model else LOCATIONS.workbench
-        if not path.is_file():
-            raise ModelFileError(f"workbench model file {path} not found")
-        try:
-            self.net = cv2.dnn.readNetFromONNX(str(path))
-        except cv2.error as exc:
-            raise ModelFileError(f"workbench model: cannot load {path}: {exc.msg.strip()}") from None
+        self.net = load_onnx(path, "workbench model")
         self.path, self.rows, self.geometry = path, rows, geometry
         self.hands = HandSegmenter(hand_model)
         #: The hand mask of the last frame (hand network resolution).
