@@ -318,11 +318,9 @@ class StageClock:
                 if self.passes:
                     self.passes[-1].publish += time.perf_counter() - t
 
-        import referee.tracker.corrections as corrections_module
-        import referee.tracker.tracker as tracker_module
-        import referee.tracker.turns as turns_module
+        from benchmarks.referee import search_callers
+        from referee.tracker.explain import explain as search
 
-        search = tracker_module.explain
 
         def timed_search(*a: Any, **k: Any) -> Any:
             t, c = time.perf_counter(), time.thread_time()
@@ -337,9 +335,8 @@ class StageClock:
                 self.passes[-1].searches.append(Search(wall, cpu, bound, what or "no step"))
             return found
 
-        # Every tracker module that runs the search imports ``explain`` by name: time them all.
-        for module in (tracker_module, turns_module, corrections_module):
-            module.explain = timed_search  # type: ignore[attr-defined]
+        for module in search_callers():  # each imports ``explain`` by name: time them all
+            module.explain = timed_search
         pipeline.sight = timed_sight
         game.tracker.observe, game._publish = timed_observe, timed_publish
 

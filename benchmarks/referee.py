@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
+import pkgutil
 import statistics
 import sys
 import tempfile
@@ -36,9 +38,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import referee.tracker.corrections as corrections_module
-import referee.tracker.tracker as tracker_module
-import referee.tracker.turns as turns_module
 from referee.gizmos import State
 from referee.simulation.breaks import VIOLATIONS
 from referee.simulation.synthetic import Camera, Feeder, Noise, ReachNoise, TurnScript, simulated_game
@@ -102,6 +101,20 @@ def corpus(games: int, players: int, seed: int, rate: float) -> list[list[TurnSc
     return out
 
 
+def search_callers() -> tuple[Any, ...]:
+    """The tracker's modules that call the explanation search: each imports ``explain`` by name,
+    so a timer must wrap it in each. Found, not listed, so that the next split cannot leave a
+    caller untimed (the tracker's split of 2026-11-24 did, twice)."""
+    import referee.tracker
+
+    found = []
+    for info in pkgutil.iter_modules(referee.tracker.__path__, "referee.tracker."):
+        module = importlib.import_module(info.name)
+        if info.name != "referee.tracker.explain" and getattr(module, "explain", None) is explain:
+            found.append(module)
+    return tuple(found)
+
+
 class SearchClock:
     """Times every explanation search the tracker runs, in wall-clock and in the thread's CPU
     time (the machine is shared: CPU time moves less with the load). Wraps ``explain`` in every
@@ -111,7 +124,7 @@ class SearchClock:
         self.seconds = 0.0
         self.cpu = 0.0
         self._explain = explain
-        self._modules = (tracker_module, turns_module, corrections_module)
+        self._modules = search_callers()
 
     def __enter__(self) -> SearchClock:
         def timed(*args: Any, **kwargs: Any) -> Any:
