@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from referee.contrivance.data import BUILDERS, EDGES, is_card
 from referee.gizmos.cards import COLORS
@@ -85,8 +85,31 @@ class ReachSighting:
     confidence: float
 
 
+class _JsonDocument:
+    """What both observations share: compact JSON text out, JSON text in (through the class's
+    own ``to_json``/``from_json``)."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Self:
+        raise NotImplementedError
+
+    def dumps(self) -> str:
+        """Compact JSON text."""
+        return _compact(self.to_json())
+
+    @classmethod
+    def loads(cls, text: str | bytes) -> Self:
+        """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
+        return cls.from_json(_json_of(text))
+
+
 @dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(_JsonDocument):
     """Everything seen at one moment. Missing display slots are unknown. ``reaches`` is the
     hands seen reaching over the table: ``None`` when the pipeline does not report hands at
     all, ``()`` when it looked and saw none."""
@@ -150,19 +173,10 @@ class Observation:
             out["extra"] = self.extra
         return out
 
-    def dumps(self) -> str:
-        """Compact JSON text."""
-        return _compact(self.to_json())
-
     @classmethod
     def from_json(cls, raw: Any) -> Observation:
         """Parse and validate; raises :class:`ObservationError` naming the bad field."""
         return _parse(raw)
-
-    @classmethod
-    def loads(cls, text: str | bytes) -> Observation:
-        """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
-        return _parse(_json_of(text))
 
 
 def _compact(doc: dict[str, Any]) -> str:
@@ -390,7 +404,7 @@ class SquareSighting:
 
 
 @dataclass(frozen=True, slots=True)
-class WorkbenchObservation:
+class WorkbenchObservation(_JsonDocument):
     """A Contrivance table at one moment: the Workbench squares, the Damage, the discard's top card."""
 
     time: float
@@ -445,19 +459,10 @@ class WorkbenchObservation:
             out["extra"] = self.extra
         return out
 
-    def dumps(self) -> str:
-        """Compact JSON text."""
-        return _compact(self.to_json())
-
     @classmethod
     def from_json(cls, raw: Any) -> WorkbenchObservation:
         """Parse and validate; raises :class:`ObservationError` naming the bad field."""
         return _parse_workbench(raw)
-
-    @classmethod
-    def loads(cls, text: str | bytes) -> WorkbenchObservation:
-        """Parse JSON text; malformed JSON is an :class:`ObservationError` too."""
-        return _parse_workbench(_json_of(text))
 
 
 #: Where a tile's first Rivet faces, as :class:`referee.contrivance.Tile` numbers it.
