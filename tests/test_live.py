@@ -23,7 +23,7 @@ from referee.app.dispenser import DispenserFeed, SimulatedDispenser, check_port
 from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, paced, replay_settings
 from referee.app.memory import card_memory
-from referee.app.pipeline import FrameSaver, yolo_lines
+from referee.app.pipeline import FrameSaver, LazyVision, yolo_lines
 from referee.app.sources import Frame, open_source
 from referee.events import DispenserEvent
 from referee.gizmos import new_game, resolve_chance
@@ -618,3 +618,36 @@ def test_run_names_a_bad_calibration_file(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0] and "Traceback" not in err[0], err
     assert f"run: error: --calibration {path}: " in err[0], err
+
+
+def test_serve_starts_live_refereeing_from_a_saved_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``serve --calibration`` (and ``--zones``, ``--model``) are read as ``run`` reads them: a bad
+    file is one line at start, and the setup page's Start begins from the saved calibration."""
+    from referee.app.dashboard import serve_runner
+    from vision.calibrate import load_calibration
+    from vision.zones import default_zones
+
+    save, _ = _covered_table(tmp_path)
+    monkeypatch.setenv("GIZMOS_ADMIN_PIN", "2468")
+    capsys.readouterr()
+    missing = tmp_path / "none.json"
+    argv = ["serve", "--port", "0", "--games-dir", str(tmp_path / "games")]
+    assert main([*argv, "--calibration", str(missing)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"gizmos-referee serve: error: --calibration {missing}: no such file "
+        "(save one: vision calibrate --live SOURCE)"
+    ], err
+    assert main([*argv, "--zones", str(missing)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(missing) in err[0] and "Traceback" not in err[0], err
+
+    saved = load_calibration(save, default_zones())
+    runner, _ = serve_runner(calibration=saved)
+    pipeline = runner.pipeline
+    assert isinstance(pipeline, LazyVision)
+    assert pipeline.build().calibrator.locked is saved.calibration  # what Start builds
+    plain = serve_runner()[0].pipeline
+    assert isinstance(plain, LazyVision) and plain.build().calibrator.locked is None

@@ -230,6 +230,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return _edge("referee.app.demo", "run_demo", args)
 
 
+def add_table_arguments(p: Any) -> None:
+    """``--zones`` and ``--calibration``: the table a camera pipeline reads (``run`` and ``serve``)."""
+    p.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
+    p.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="start from the calibration 'vision calibrate --live' saved (calibration.json): the zones "
+        "are known while hands cover markers; each frame still checks it against the markers",
+    )
+
+
+def add_model_argument(p: Any) -> None:
+    """``--model``: the detector a camera pipeline loads (``run`` and ``serve``)."""
+    p.add_argument("--model", help="detector ONNX file (default $GIZMOS_DETECTOR, else models/detector.onnx)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Referee a real table: camera (or video, or images), dispenser port, zones, players."""
     return _edge("referee.app.run_cli", "run_table", args)
@@ -246,13 +262,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """The dashboard (web/serve.py)."""
-    from referee.app.card_art import DrawnCardArt
-    from referee.app.dashboard import serve_runner
-    from web.serve import run
-
-    detector = args.locations.detector  # the settings' (referee/app/settings.py)
-    return run(args, card_art=DrawnCardArt(), live=lambda: serve_runner(args.enrol, model=detector))
+    """The dashboard (web/serve.py); its live refereeing uses ``--model``, ``--zones`` and
+    ``--calibration`` as ``run`` does, and a bad zones or calibration file is said now, not when
+    Start is pressed."""
+    return _edge("referee.app.dashboard", "serve_command", args)
 
 
 def cmd_hub(args: argparse.Namespace) -> int:
@@ -438,13 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
         "video file or image folder",
     )
     s.add_argument("--serial", help="dispenser board port (device path or pyserial URL); default: none")
-    s.add_argument("--zones", help="zones/calibration YAML file (default: the built-in table)")
-    s.add_argument(
-        "--calibration",
-        metavar="FILE",
-        help="start from the calibration 'vision calibrate --live' saved (calibration.json): the zones "
-        "are known while hands cover markers; each frame still checks it against the markers",
-    )
+    add_table_arguments(s)
     usb = s.add_argument_group(
         "USB camera (--camera N)",
         "exposure, white balance and focus are locked by default at what the camera's automatics "
@@ -468,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"{gizmos.min_players}-{gizmos.max_players} names in seat order (required unless --resume)",
     )
-    s.add_argument("--model", help="detector ONNX file (default $GIZMOS_DETECTOR, else models/detector.onnx)")
+    add_model_argument(s)
     s.add_argument("--enrol", help="folder of enrolled card photos (else $GIZMOS_ENROL_DIR or drawn faces)")
     s.add_argument("--fps", type=float, default=10.0, help="frame rate of an image folder (default 10)")
     s.add_argument(
@@ -524,6 +531,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="the dashboard in a browser (127.0.0.1:8000 unless told otherwise)")
     serve_arguments(s)
+    live = s.add_argument_group("live refereeing (the setup page's Start), as for 'run'")
+    add_model_argument(live)
+    add_table_arguments(live)
     s.set_defaults(func=cmd_serve)
 
     from referee.app.tournament import add_arguments as hub_arguments

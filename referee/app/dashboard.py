@@ -20,6 +20,7 @@ from referee.app.sources import open_source
 
 if TYPE_CHECKING:
     from referee.app.streams import PhoneFrames
+    from vision.calibrate import SavedCalibration
     from web.live import FrameBuffer
 
 
@@ -106,16 +107,41 @@ def serve_dashboard(
     return app, server, url
 
 
+def serve_command(args: Any) -> int:
+    """``gizmos-referee serve``: the dashboard with a camera pipeline for the setup page's Start.
+    Its ``--zones`` and ``--calibration`` are read now, so a bad file is one line at start, not a
+    surprise when live refereeing begins; ``--model`` is looked for at Start (most game nights
+    may never use it)."""
+    from referee.app.card_art import DrawnCardArt
+    from vision.calibrate import load_calibration
+    from vision.zones import load_zones
+    from web.serve import run
+
+    zones = load_zones(args.zones)
+    saved = load_calibration(Path(args.calibration).expanduser(), zones) if args.calibration else None
+    model = Path(args.model) if args.model else args.locations.detector  # the settings' default
+    return run(
+        args,
+        card_art=DrawnCardArt(),
+        live=lambda: serve_runner(args.enrol, model=model, zones=args.zones, calibration=saved),
+    )
+
+
 def serve_runner(
-    enrol: str | None = None, fps: float = 10.0, model: Path | None = None
+    enrol: str | None = None,
+    fps: float = 10.0,
+    model: Path | None = None,
+    zones: str | None = None,
+    calibration: SavedCalibration | None = None,
 ) -> tuple[LiveReferee, FrameBuffer]:
     """The live runner and frame source ``gizmos-referee serve`` attaches to the dashboard: the
     setup page's Start opens the camera source and the serial port of the settings (saved beside
-    the game records) and referees the game from the camera, as ``run`` does."""
+    the game records) and referees the game from the camera, as ``run`` does, from ``calibration``
+    when one was saved."""
     from web.live import FrameBuffer
 
     frames = FrameBuffer("camera (not started)")
-    vision = LazyVision(model, enrol=enrol)
+    vision = LazyVision(model, zones=zones, enrol=enrol, calibration=calibration)
 
     def opener(settings: Any = None) -> Feed:
         camera = str(getattr(settings, "camera_source", "") or "").strip()

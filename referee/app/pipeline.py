@@ -22,6 +22,7 @@ from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
 
 if TYPE_CHECKING:
+    from vision.calibrate import SavedCalibration
     from vision.identify import CardMemory
     from vision.motion import MotionGate
     from vision.observe import Assembler, Observer, Sight
@@ -88,8 +89,15 @@ class LazyVision:
     """The vision pipeline of a dashboard started by ``serve``: the detector is loaded when live
     refereeing first starts, not when the server does (most game nights may never use it)."""
 
-    def __init__(self, model: Path | None = None, zones: str | None = None, enrol: str | None = None) -> None:
+    def __init__(
+        self,
+        model: Path | None = None,
+        zones: str | None = None,
+        enrol: str | None = None,
+        calibration: SavedCalibration | None = None,
+    ) -> None:
         self.model, self.zones_file, self.enrol = model, zones, enrol
+        self.calibration = calibration  # ``serve --calibration``: the zones known from the first frame
         self._observer: Observer | None = None
 
     def build(self) -> Observer:
@@ -105,6 +113,8 @@ class LazyVision:
             self._observer = Observer(
                 model, seats=(0, 1, 2, 3), zones=load_zones(self.zones_file), enrol_dir=self.enrol
             )
+            if self.calibration is not None:  # the markers still check it on every frame
+                self._observer.calibrator.start_from(self.calibration)
         return self._observer
 
     @property
