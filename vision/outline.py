@@ -34,10 +34,10 @@ WHITE_PERCENTILE = 97.0
 def _edges(img: np.ndarray) -> np.ndarray:
     """Edges of any channel (a card on a table of its own brightness still differs in hue)."""
     blur = cv2.GaussianBlur(img, (5, 5), 0)
-    e = np.zeros(img.shape[:2], np.uint8)
+    e: np.ndarray = np.zeros(img.shape[:2], np.uint8)
     for c in cv2.split(blur):
         v = float(np.median(c))
-        e |= cv2.Canny(c, max(10.0, 0.4 * v), max(30.0, 0.9 * v))
+        e = cv2.bitwise_or(e, cv2.Canny(c, max(10.0, 0.4 * v), max(30.0, 0.9 * v)))
     return cv2.dilate(e, np.ones((3, 3), np.uint8))
 
 
@@ -155,7 +155,7 @@ def card_boxes(
     close = max(3, round(3 * px_per_mm) | 1)  # bridges a gap of ~3 mm in an outline (a soft edge)
     edges = cv2.morphologyEx(_edges(top_down), cv2.MORPH_CLOSE, np.ones((close, close), np.uint8))
     outlines, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    filled = np.zeros(edges.shape, np.uint8)
+    filled: np.ndarray = np.zeros(edges.shape, np.uint8)
     cv2.drawContours(filled, outlines, -1, 255, thickness=cv2.FILLED)
     spur = max(3, round(8 * px_per_mm) | 1)  # an opening this wide cuts stray edges and thin bridges off
     filled = cv2.morphologyEx(filled, cv2.MORPH_OPEN, np.ones((spur, spur), np.uint8))
