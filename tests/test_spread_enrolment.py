@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
+from referee.app.questions import CardQuestions
 from referee.app.spread import SpreadEnrolment, enrol_spread_command
 from referee.app.vision_cli import main
 from tests.test_vision_enrol import REAL_LOOKS_LIKE, _table_of_real_cards, real_card
@@ -199,3 +200,24 @@ def test_bad_input_is_one_clear_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
     assert not (tmp_path / "enrol").exists()
+
+
+def test_a_spread_confirmed_during_play_updates_the_live_matcher(
+    tmp_path: Path, spread_png: bytes, table: RenderedScene
+) -> None:
+    questions = CardQuestions(tmp_path / "enrol")  # the spread sits beside the questions
+    assembler = Assembler(identifier=Identifier())
+    assembler.assemble(table.image, table.homography, oracle_detections(table), ())
+    questions.offer(assembler, frame=1)  # the live loop's matcher is now known
+    spread = questions.spread.take(cv2.imdecode(np.frombuffer(spread_png, np.uint8), cv2.IMREAD_COLOR))
+    questions.spread.confirm(spread["id"], _truth(spread))
+    obs = assembler.assemble(table.image, table.homography, oracle_detections(table), ())
+    assert content(obs) == content(table.truth)  # the running game reads them from the next frame
+
+
+def test_the_camera_page_offers_a_spread_when_one_is_attached(tmp_path: Path) -> None:
+    with_spread = ApiClient(make_app(tmp_path / "a", SPREAD_ENROLMENT=SpreadEnrolment(None)))
+    page = with_spread.get("/camera").get_data(as_text=True)
+    assert 'src="/static/spread.js"' in page and 'id="spread-photo"' in page
+    page = ApiClient(make_app(tmp_path / "b")).get("/camera").get_data(as_text=True)
+    assert "spread.js" not in page and "spread-photo" not in page

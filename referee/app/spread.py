@@ -74,19 +74,19 @@ class SpreadEnrolment:
 
     ``enrol_dir``: where confirmed cards are written (the folder the pipeline reads; without one
     a confirmation is refused with a line saying how to give one); ``identifier``: the matcher
-    to suggest with and to update (the live pipeline's, when one runs); default: one built on
-    what ``enrol_dir`` holds (the drawn faces for the cards it does not).
+    to suggest with and to update (the live pipeline's, when one runs); when it gives None, or
+    without one: a matcher built on what ``enrol_dir`` holds (the drawn faces for the rest).
     """
 
     def __init__(
         self,
         enrol_dir: str | Path | None = None,
-        identifier: Callable[[], Identifier] | None = None,
+        identifier: Callable[[], Identifier | None] | None = None,
         zones: Zones | None = None,
     ) -> None:
         self.enrol_dir = Path(enrol_dir) if enrol_dir else None
         self.zones = zones or default_zones()
-        self._identifier = identifier or self._own_identifier
+        self._identifier = identifier or (lambda: None)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._open: Spread | None = None
@@ -114,7 +114,7 @@ class SpreadEnrolment:
         except FrameError as exc:
             raise QuestionRefused(400, f"spread: {exc}") from exc
         try:
-            identifier = self._identifier()
+            identifier = self._identifier() or self._own_identifier()
         except EnrolmentError as exc:
             raise QuestionRefused(409, f"spread: {exc}") from exc
         cards = find_spread(frame, cal.homography, identifier, self.enrolled(), self.zones)
