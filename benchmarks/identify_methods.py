@@ -25,8 +25,8 @@ enrolment photos and the camera's crops, per deck: a random deck of the training
 and the held-out deck of ``benchmarks/heldout.py`` (art nothing was tuned on). Reference
 preparations: as loaded today (the photo resized to the face), rectified along the card's own
 outline (``vision.outline.rectify``), and rectified plus balanced on the card's brightest
-colours (``vision.outline.white_patch``); matchers: ``ncc`` and ``ncc-chan`` (and ORB with
-``--features``).
+colours (``vision.outline.white_patch``); matchers: ``ncc``, ``ncc-chan``, ``ncc-rot`` (card
+turns of 0 and ±3° searched) and, with ``--features``, ORB.
 
 ``--assembled`` (deck only) compares reference sets (the phone photos; cards cut from table
 frames, as a spread on the table or an answer to the referee's question gives them) × a few
@@ -322,7 +322,11 @@ def phone_study(args: argparse.Namespace) -> None:
         "rectified": rectify,
         "rectified+wp": lambda p: white_patch(rectify(p)),
     }
-    matchers: dict[str, dict[str, Any]] = {"ncc": {}, "ncc-chan": {"color_norm": True}}
+    matchers: dict[str, dict[str, Any]] = {
+        "ncc": {},
+        "ncc-chan": {"color_norm": True},
+        "ncc-rot": {"angles": (-3.0, 0.0, 3.0)},
+    }
     if args.methods:
         keep = args.methods.split(",")
         preps = {k: v for k, v in preps.items() if k in keep} or preps
