@@ -47,11 +47,12 @@ def decode_image(data: bytes) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """An open spread: its number, the cards found (in reading order) and the frame's markers."""
+    """An open spread: its number, the cards found (in reading order) and the identifier that
+    suggested their ids (the one the confirmed cards are enrolled into)."""
 
     id: int
     cards: tuple[SpreadCard, ...]
-    identifier: Identifier  # whose references the confirmed cards update
+    identifier: Identifier
 
     def to_json(self) -> dict[str, Any]:
         return {
