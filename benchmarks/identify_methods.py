@@ -28,6 +28,14 @@ outline (``vision.outline.rectify``), and rectified plus balanced on the card's 
 colours (``vision.outline.white_patch``); matchers: ``ncc``, ``ncc-chan``, ``ncc-rot`` (card
 turns of 0 and ±3° searched) and, with ``--features``, ORB.
 
+``--spread`` measures enrolment from a spread: nine cards of the held-out deck laid in the
+Display's places of a table of the project's renderer (held-out cameras) and of the held-out
+style (its materials, a check tablecloth among them; hand-placed 4 mm and 5° off, webcam
+processing, 2700-6500 K lamps); no hand; calibrated from the frame's own markers as the dashboard does, found
+by their outlines and given suggested ids (``vision.spread.find_spread``) against the drawn
+faces and against the deck's phone photos: cards found, suggestions right (first, or among the
+three shown), outlines that are not a card.
+
 ``--assembled`` (deck only) compares reference sets (the phone photos; cards cut from table
 frames, as a spread on the table or an answer to the referee's question gives them) × a few
 matcher options through the shipped assembly (white balance, colour map, the joint assignment),
@@ -36,6 +44,7 @@ without and with the referee's memory.
     .venv/bin/python benchmarks/identify_methods.py [--frames 30] [--conditions own,style,deck]
     .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
     .venv/bin/python benchmarks/identify_methods.py --phone [--decks random,drawn,other] [--features]
+    .venv/bin/python benchmarks/identify_methods.py --spread [--frames 12]
 """
 
 from __future__ import annotations
@@ -58,6 +67,8 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS, tally_cards
+from vision.calibrate import Calibrator
+from vision.errors import CalibrationError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces, face_set
 from vision.identify import (
     LEVELS,
@@ -72,6 +83,7 @@ from vision.identify import (
 from vision.observe import Assembler, rotation_at
 from vision.outline import rectify, white_patch
 from vision.progress import Progress
+from vision.spread import SpreadCard, find_spread
 from vision.training.evaluate import Tally, heldout_scenes, layout_memory, oracle_detections
 from vision.training.randomise import random_deck
 from vision.training.synth import RenderedScene, RenderSettings, TableLayout, render_table
@@ -365,6 +377,78 @@ def phone_study(args: argparse.Namespace) -> None:
                 print(f"    {name:24s} full faces {f_t}   top bands {b_t if b_t.n else '-'}")
 
 
+SPREAD_SEED_BASE = 9_300_000  # the spreads' tables (no frame of another benchmark)
+
+
+def spread_study(args: argparse.Namespace) -> None:
+    """Spreads of the held-out deck on the project's tables (held-out cameras) and on
+    held-out-style tables: found, suggested right, extras."""
+    for cond in ("own", "style"):
+        _spread_condition(args, cond)
+
+
+def _spread_condition(args: argparse.Namespace, cond: str) -> None:
+    settings = CONDITIONS[cond][0]
+    zones = default_zones()
+    slots = [(lv, sl) for lv, sl, _ in zones.display]
+    deck = heldout.other_deck()
+    photos = face_set(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
+    refs = {"drawn faces": Identifier(), "phone photos": Identifier(photos)}
+    tallies = {r: {k: Tally() for k in ("found", "first", "top3")} for r in refs}
+    extra, failed = dict.fromkeys(refs, 0), 0
+    prog = Progress("spreads", args.frames, every=2)
+    for k in range(args.frames):
+        seed = SPREAD_SEED_BASE + k
+        rng = np.random.default_rng(seed)
+        cards = [int(c) for c in rng.choice(N_CARDS, len(slots), replace=False)]
+        layout = TableLayout(
+            display=tuple((lv, sl, c) for (lv, sl), c in zip(slots, cards, strict=True)),
+            energy_row=(),
+            players=(),
+            decks=(),
+        )
+        size = (1280, 720) if k % 2 == 0 else (1920, 1080)
+        scene = render_table(layout, seed, replace(settings, size=size, hand_prob=0.0), faces=deck)
+        truth = {
+            o.card: ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+            for o in scene.objects
+            if o.card is not None
+        }
+        try:
+            h_img = Calibrator(zones, settle=1).update(scene.image).homography
+        except CalibrationError:
+            failed += 1
+            prog.step()
+            continue
+        for name, ident in refs.items():
+            found = find_spread(scene.image, h_img, ident, zones=zones)
+            at: dict[int, SpreadCard] = {}
+            for c in found:
+                near = min(
+                    truth, key=lambda t: np.hypot(truth[t][0] - c.center[0], truth[t][1] - c.center[1])
+                )
+                if np.hypot(truth[near][0] - c.center[0], truth[near][1] - c.center[1]) < 8.0:
+                    at[near] = c
+                else:
+                    extra[name] += 1
+            t = tallies[name]
+            for card in truth:
+                t["found"].add(card in at)
+                if card in at:
+                    t["first"].add(at[card].card == card)
+                    t["top3"].add(card in at[card].suggestions)
+        prog.step()
+    print(
+        f"\n== spreads, {cond} tables: {args.frames} tables of 9 held-out-deck cards;"
+        f" calibration failed {failed}"
+    )
+    for name, t in tallies.items():
+        print(
+            f"  {name:13s} cards found {t['found']}; suggested first {t['first']}, among the three shown"
+            f" {t['top3']}; outlines that are no card {extra[name]}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the methods and print top-1 per condition, full faces and bands apart."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -385,11 +469,15 @@ def main(argv: list[str] | None = None) -> int:
         "without and with the referee's memory",
     )
     ap.add_argument("--phone", action="store_true", help="phone-like degradations, one at a time, per deck")
+    ap.add_argument("--spread", action="store_true", help="enrolment from a spread on held-out-style tables")
     ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")
     ap.add_argument("--degradations", default=",".join(DEGRADATIONS), help="--phone: which")
     args = ap.parse_args(argv)
     if args.phone:
         phone_study(args)
+        return 0
+    if args.spread:
+        spread_study(args)
         return 0
     if args.assembled:
         assembled(args)
