@@ -19,6 +19,23 @@ type; the Archive: any built card), top-1 against each method's references:
   the cards it shows whole (``vision.identify.color_map``, fitted on the whole cards as ``ncc``
   and the table's joint assignment identified them: no true identity is used).
 
+``--phone`` measures the phone-like degradations one at a time (and all together) on both the
+enrolment photos and the camera's crops, per deck: a random deck of the training side
+(``vision.training.randomise``, the only one anything was tuned on), the project's drawn faces,
+and the held-out deck of ``benchmarks/heldout.py`` (art nothing was tuned on). Reference
+preparations: as loaded today (the photo resized to the face), rectified along the card's own
+outline (``vision.outline.rectify``), and rectified plus balanced on the card's brightest
+colours (``vision.outline.white_patch``); matchers: ``ncc``, ``ncc-chan``, ``ncc-rot`` (card
+turns of 0 and ±3° searched) and, with ``--features``, ORB.
+
+``--spread`` measures enrolment from a spread: nine cards of the held-out deck laid in the
+Display's places of a table of the project's renderer (held-out cameras) and of the held-out
+style (its materials, a check tablecloth among them; hand-placed 4 mm and 5° off, webcam
+processing, 2700-6500 K lamps); no hand; calibrated from the frame's own markers as the dashboard does, found
+by their outlines and given suggested ids (``vision.spread.find_spread``) against the drawn
+faces and against the deck's phone photos: cards found, suggestions right (first, or among the
+three shown), outlines that are not a card.
+
 ``--assembled`` (deck only) compares reference sets (the phone photos; cards cut from table
 frames, as a spread on the table or an answer to the referee's question gives them) × a few
 matcher options through the shipped assembly (white balance, colour map, the joint assignment),
@@ -26,6 +43,8 @@ without and with the referee's memory.
 
     .venv/bin/python benchmarks/identify_methods.py [--frames 30] [--conditions own,style,deck]
     .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
+    .venv/bin/python benchmarks/identify_methods.py --phone [--decks random,drawn,other] [--features]
+    .venv/bin/python benchmarks/identify_methods.py --spread [--frames 12]
 """
 
 from __future__ import annotations
@@ -48,8 +67,11 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS, tally_cards
-from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS, face_set
+from vision.calibrate import Calibrator
+from vision.errors import CalibrationError
+from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces, face_set
 from vision.identify import (
+    LEVELS,
     Identifier,
     apply_color_map,
     assign,
@@ -59,8 +81,11 @@ from vision.identify import (
     level_cards,
 )
 from vision.observe import Assembler, rotation_at
+from vision.outline import rectify, white_patch
 from vision.progress import Progress
+from vision.spread import SpreadCard, find_spread
 from vision.training.evaluate import Tally, heldout_scenes, layout_memory, oracle_detections
+from vision.training.randomise import random_deck
 from vision.training.synth import RenderedScene, RenderSettings, TableLayout, render_table
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, Zones, default_zones
@@ -184,7 +209,7 @@ def assembled(args: argparse.Namespace) -> None:
         "ncc": {},
         "ncc-soft0.5": {"soften_mm": 0.5},
         "ncc-band1.5": {"band_ppm": 1.5},
-        "ncc-chan": {"colour_norm": True},
+        "ncc-chan": {"color_norm": True},
     }
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
@@ -216,6 +241,214 @@ def assembled(args: argparse.Namespace) -> None:
         )
 
 
+# ------------------------------------------------------------------ phone-like degradations, one at a time
+
+DEGRADATIONS = ("none", "crop", "keystone", "cast", "blur", "glare", "lowres", "all")
+TUNING_DECK_SEED = 5_150_000  # the random deck the outline finder was tried on (training side)
+PHONE_SEED = 7_700_000
+CAMERA_PPM = 1.4  # the table camera's resolution at 1280x720 over the play area (px/mm)
+LOW_CAMERA_PPM = 1.0
+
+
+def _degrade_light(img: np.ndarray, has: set[str], rng: np.random.Generator, cast: float) -> np.ndarray:
+    """Colour cast (per-channel gains within ±``cast``) and a glare spot, as float work on ``img``."""
+    f = img.astype(np.float32)
+    h, w = f.shape[:2]
+    if "cast" in has:
+        f *= rng.uniform(1 - cast, 1 + cast, 3)[None, None, :]
+    if "glare" in has:
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        gx, gy, r = rng.uniform(0.2, 0.8) * w, rng.uniform(0.2, 0.8) * h, rng.uniform(0.1, 0.25) * w
+        f += (rng.uniform(40, 90) * np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * r * r)))[..., None]
+    return np.clip(f, 0, 255).astype(np.uint8)
+
+
+def phone_enrolment(face: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
+    """The enrolment photo of one card under one degradation (``all``: every one): ``crop`` keeps
+    2-6 mm of table round the card (a loose crop); ``keystone`` moves each corner up to 1.5 mm (a
+    phone a few degrees off square, cropped where the user thinks the edges are); ``cast``
+    ±10 % per channel; ``blur`` σ 1.2-2 px; ``glare`` a bright spot; ``lowres`` 130-160 px across
+    (otherwise 240-320); JPEG always."""
+    has = set(DEGRADATIONS[1:-1]) if kind == "all" else {kind}
+    ppm = FACE_PX_PER_MM
+    margin = rng.uniform(2, 6, 4) * ppm if "crop" in has else np.zeros(4)
+    corner = (rng.uniform(-1.5, 1.5, (4, 2)) * ppm) if "keystone" in has else np.zeros((4, 2))
+    w, h = round(FACE_W + margin[0] + margin[2]), round(FACE_H + margin[1] + margin[3])
+    src = np.float32([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]])
+    dst = (src + np.float32([margin[0], margin[1]]) + corner).astype(np.float32)
+    table = tuple(int(v) for v in rng.uniform(40, 200, 3))
+    img = cv2.warpPerspective(
+        face, cv2.getPerspectiveTransform(src, dst), (w, h), borderMode=cv2.BORDER_CONSTANT, borderValue=table
+    )
+    img = _degrade_light(img, has, rng, 0.10)
+    if "blur" in has:
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(1.2, 2.0) * w / 300)
+    out_w = int(rng.integers(130, 161)) if "lowres" in has else int(rng.integers(240, 321))
+    img = cv2.resize(img, (out_w, round(out_w * h / w)), interpolation=cv2.INTER_AREA)
+    img = np.clip(img + rng.normal(0, 2.0, img.shape), 0, 255).astype(np.uint8)
+    _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def camera_crop(face: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The card as the table camera sees it under one degradation, on a patch of table: the frame
+    and its calibration (table mm -> px; the card's centre at (60, 70) mm). ``keystone``: placed
+    1.5 mm and 3° off; ``cast``: ±6 % per channel (what white balance on the markers leaves);
+    ``blur``: σ 0.8 mm; ``lowres``: 1.0 instead of 1.4 px/mm; ``crop``: nothing on this side."""
+    has = set(DEGRADATIONS[1:-1]) if kind == "all" else {kind}
+    ppm = LOW_CAMERA_PPM if "lowres" in has else CAMERA_PPM
+    size = (round(120 * ppm), round(140 * ppm))
+    off = rng.uniform(-1.5, 1.5, 2) if "keystone" in has else np.zeros(2)
+    turn = rng.uniform(-3, 3) if "keystone" in has else 0.0
+    cx, cy = (60 + off[0]) * ppm, (70 + off[1]) * ppm
+    m = cv2.getRotationMatrix2D((FACE_W / 2, FACE_H / 2), turn, ppm / FACE_PX_PER_MM)
+    m[:, 2] += (cx - FACE_W / 2, cy - FACE_H / 2)
+    table = tuple(int(v) for v in rng.uniform(40, 200, 3))
+    img = cv2.warpAffine(
+        face, m, size, flags=cv2.INTER_AREA, borderMode=cv2.BORDER_CONSTANT, borderValue=table
+    )
+    img = _degrade_light(img, has, rng, 0.06)
+    img = cv2.GaussianBlur(img, (0, 0), (0.8 if "blur" in has else 0.4) * ppm)
+    img = np.clip(img + rng.normal(0, 3.0, img.shape), 0, 255).astype(np.uint8)
+    return img, np.diag([ppm, ppm, 1.0])
+
+
+def _phone_decks(names: list[str]) -> dict[str, tuple[np.ndarray, ...]]:
+    makers = {
+        "random": lambda: random_deck(TUNING_DECK_SEED),
+        "drawn": drawn_faces,
+        "other": heldout.other_deck,
+    }
+    return {n: makers[n]() for n in names}
+
+
+def phone_study(args: argparse.Namespace) -> None:
+    """Every card of each deck enrolled from a degraded photo and identified from a degraded
+    camera crop (whole card and top band; among its level's cards), per degradation and method."""
+    preps: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+        "as-loaded": lambda p: cv2.resize(
+            cv2.rotate(p, cv2.ROTATE_90_CLOCKWISE) if p.shape[1] > p.shape[0] else p,
+            (FACE_W, FACE_H),
+            interpolation=cv2.INTER_AREA,
+        ),
+        "rectified": rectify,
+        "rectified+wp": lambda p: white_patch(rectify(p)),
+    }
+    matchers: dict[str, dict[str, Any]] = {
+        "ncc": {},
+        "ncc-chan": {"color_norm": True},
+        "ncc-rot": {"angles": (-3.0, 0.0, 3.0)},
+    }
+    if args.methods:
+        keep = args.methods.split(",")
+        preps = {k: v for k, v in preps.items() if k in keep} or preps
+        matchers = {k: v for k, v in matchers.items() if k in keep} or matchers
+    kinds = args.degradations.split(",")
+    up = CARD_MM[1] / 2 - BAND_MM / 2
+    for deck_name, deck in _phone_decks(args.decks.split(",")).items():
+        print(f"\n== deck {deck_name}: {N_CARDS} cards, among their level's cards; full faces / top bands")
+        prog = Progress(f"phone study {deck_name}", len(kinds), every=1)
+        for kind in kinds:
+            rng = np.random.default_rng(PHONE_SEED + DEGRADATIONS.index(kind))
+            photos = [phone_enrolment(f, kind, rng) for f in deck]
+            crops = [camera_crop(f, kind, rng) for f in deck]
+            right: dict[str, tuple[Tally, Tally]] = {}
+            for prep_name, prep in preps.items():
+                refs = tuple(prep(p) for p in photos)
+                idents = {m: Identifier(refs, **kw) for m, kw in matchers.items()}
+                feats = {"orb": features_matcher("orb", refs)} if args.features else {}
+                for name in [*idents, *feats]:
+                    right[f"{prep_name}/{name}"] = (Tally(), Tally())
+                for card, (frame, h_img) in enumerate(crops):
+                    among = level_cards(int(LEVELS[card]))
+                    for m, ident in idents.items():
+                        full = ident.card_scores(frame, h_img, (60.0, 70.0), 0, among)
+                        band = ident.band_scores(frame, h_img, (60.0, 70.0 - up), 0, among)
+                        f_t, b_t = right[f"{prep_name}/{m}"]
+                        f_t.add(int(np.argmax(full)) == card)
+                        b_t.add(int(np.argmax(band)) == card)
+                    for m, fn in feats.items():
+                        patch = Identifier._patch(frame, h_img, (60.0, 70.0), CARD_MM, 3.0, 0)
+                        sc = np.where(among, fn(patch, among), -np.inf)
+                        right[f"{prep_name}/{m}"][0].add(int(np.argmax(sc)) == card)
+            prog.step()
+            print(f"  {kind}:")
+            for name, (f_t, b_t) in right.items():
+                print(f"    {name:24s} full faces {f_t}   top bands {b_t if b_t.n else '-'}")
+
+
+SPREAD_SEED_BASE = 9_300_000  # the spreads' tables (no frame of another benchmark)
+
+
+def spread_study(args: argparse.Namespace) -> None:
+    """Spreads of the held-out deck on the project's tables (held-out cameras) and on
+    held-out-style tables: found, suggested right, extras."""
+    for cond in ("own", "style"):
+        _spread_condition(args, cond)
+
+
+def _spread_condition(args: argparse.Namespace, cond: str) -> None:
+    settings = CONDITIONS[cond][0]
+    zones = default_zones()
+    slots = [(lv, sl) for lv, sl, _ in zones.display]
+    deck = heldout.other_deck()
+    photos = face_set(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
+    refs = {"drawn faces": Identifier(), "phone photos": Identifier(photos)}
+    tallies = {r: {k: Tally() for k in ("found", "first", "top3")} for r in refs}
+    extra, failed = dict.fromkeys(refs, 0), 0
+    prog = Progress("spreads", args.frames, every=2)
+    for k in range(args.frames):
+        seed = SPREAD_SEED_BASE + k
+        rng = np.random.default_rng(seed)
+        cards = [int(c) for c in rng.choice(N_CARDS, len(slots), replace=False)]
+        layout = TableLayout(
+            display=tuple((lv, sl, c) for (lv, sl), c in zip(slots, cards, strict=True)),
+            energy_row=(),
+            players=(),
+            decks=(),
+        )
+        size = (1280, 720) if k % 2 == 0 else (1920, 1080)
+        scene = render_table(layout, seed, replace(settings, size=size, hand_prob=0.0), faces=deck)
+        truth = {
+            o.card: ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+            for o in scene.objects
+            if o.card is not None
+        }
+        try:
+            h_img = Calibrator(zones, settle=1).update(scene.image).homography
+        except CalibrationError:
+            failed += 1
+            prog.step()
+            continue
+        for name, ident in refs.items():
+            found = find_spread(scene.image, h_img, ident, zones=zones)
+            at: dict[int, SpreadCard] = {}
+            for c in found:
+                near = min(
+                    truth, key=lambda t: np.hypot(truth[t][0] - c.center[0], truth[t][1] - c.center[1])
+                )
+                if np.hypot(truth[near][0] - c.center[0], truth[near][1] - c.center[1]) < 8.0:
+                    at[near] = c
+                else:
+                    extra[name] += 1
+            t = tallies[name]
+            for card in truth:
+                t["found"].add(card in at)
+                if card in at:
+                    t["first"].add(at[card].card == card)
+                    t["top3"].add(card in at[card].suggestions)
+        prog.step()
+    print(
+        f"\n== spreads, {cond} tables: {args.frames} tables of 9 held-out-deck cards;"
+        f" calibration failed {failed}"
+    )
+    for name, t in tallies.items():
+        print(
+            f"  {name:13s} cards found {t['found']}; suggested first {t['first']}, among the three shown"
+            f" {t['top3']}; outlines that are no card {extra[name]}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the methods and print top-1 per condition, full faces and bands apart."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -235,7 +468,17 @@ def main(argv: list[str] | None = None) -> int:
         help="deck only: phone-photo and table-crop enrolment through the shipped assembly, "
         "without and with the referee's memory",
     )
+    ap.add_argument("--phone", action="store_true", help="phone-like degradations, one at a time, per deck")
+    ap.add_argument("--spread", action="store_true", help="enrolment from a spread on held-out-style tables")
+    ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")
+    ap.add_argument("--degradations", default=",".join(DEGRADATIONS), help="--phone: which")
     args = ap.parse_args(argv)
+    if args.phone:
+        phone_study(args)
+        return 0
+    if args.spread:
+        spread_study(args)
+        return 0
     if args.assembled:
         assembled(args)
         return 0

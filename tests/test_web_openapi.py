@@ -107,6 +107,13 @@ def calls(ids: dict[str, str], api: ApiClient) -> dict[tuple[str, str], tuple[st
         ("/api/questions", "get"): ("/api/questions", None),
         ("/api/questions/{question}/face.png", "get"): ("/api/questions/1/face.png", None),
         ("/api/questions/{question}", "post"): ("/api/questions/1", {"card": 20}),
+        ("/api/spread", "get"): ("/api/spread", None),
+        ("/api/spread", "post"): ("/api/spread", None),
+        ("/api/spread/{place}/face.png", "get"): ("/api/spread/0/face.png", None),
+        ("/api/spread/confirm", "post"): (
+            "/api/spread/confirm",
+            {"spread": 1, "cards": [{"place": 0, "card": 5}]},
+        ),
         ("/api/phone", "get"): ("/api/phone", None),
         ("/api/phone/code", "post"): ("/api/phone/code", None),
         ("/api/phone/pair", "post"): ("/api/phone/pair", {"code": "2468"}),
@@ -120,12 +127,16 @@ SCORE_TABLE = {
     "workbench": [[{"builder": "Engineer", "value": 2, "facing": "E"}] + [None] * 4, [None] * 5],
     "damage": 0,
 }
-# Documented answers other than success for the generic call: no camera pipeline attached;
+# Documented answers other than success for the generic call: no camera pipeline or spread
+# enrolment attached (test_spread_enrolment.py attaches one);
 # JSON sent where a JPEG goes (test_phone.py sends one).
 NO_RUNNER = {
     ("/api/games/{game_id}/live", "post"): 409,
     ("/api/questions/{question}/face.png", "get"): 404,
     ("/api/questions/{question}", "post"): 404,
+    ("/api/spread", "post"): 404,
+    ("/api/spread/{place}/face.png", "get"): 404,
+    ("/api/spread/confirm", "post"): 404,
     ("/api/phone/frame", "post"): 415,
 }
 

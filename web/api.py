@@ -23,7 +23,7 @@ from referee.tracker import Tracker, TrackerError
 from web import api_schemas as S
 from web.errors import ApiError
 from web.hub import Hub, LiveGame
-from web.live import CardQuestions, QuestionRefused
+from web.live import CardQuestions, QuestionRefused, SpreadEnrolment
 from web.schemas import document, openapi_document, valid_body
 from web.security import PIN_HEADER, PinError, admin_state, csrf_token, guard, require_admin, unlock
 from web.settings_file import save_settings, settings_path
@@ -193,6 +193,15 @@ def card_questions() -> CardQuestions:
     return questions
 
 
+@contextmanager
+def refused() -> Iterator[None]:
+    """A card question's or a spread's refusal as the JSON error it names."""
+    try:
+        yield
+    except QuestionRefused as exc:
+        raise ApiError(exc.status, str(exc)) from exc
+
+
 @bp.get("/questions")
 @document("the cards the camera saw whole but cannot place, with the likeliest ids", ok=S.QUESTIONS)
 def questions() -> Response:
@@ -208,10 +217,8 @@ def questions() -> Response:
     errors=(404,),
 )
 def question_face(question: int) -> Response:
-    try:
+    with refused():
         png = card_questions().face_png(question)
-    except QuestionRefused as exc:
-        raise ApiError(exc.status, str(exc)) from exc
     return Response(png, mimetype="image/png", headers={"Cache-Control": "no-store"})
 
 
@@ -225,10 +232,79 @@ def question_face(question: int) -> Response:
 @require_admin
 def answer_question(question: int) -> Response:
     card = valid_body()["card"]
-    try:
+    with refused():
         return jsonify(card_questions().answer(question, card))
-    except QuestionRefused as exc:
-        raise ApiError(exc.status, str(exc)) from exc
+
+
+# ---------------------------------------------------------------- enrolment from a spread of cards
+
+MAX_SPREAD_PHOTO = 32 << 20  # a phone's full-size photo of the table
+
+
+def spread_enrolment() -> SpreadEnrolment:
+    spread = current_app.config.get("SPREAD_ENROLMENT")
+    if spread is None:
+        raise ApiError(404, "no spread enrolment is attached to this server")
+    return spread
+
+
+@bp.get("/spread")
+@document("the open spread of cards to enrol: each card's suggested id and likeliest ids", ok=S.SPREAD_STATE)
+def spread() -> Response:
+    enrolling = current_app.config.get("SPREAD_ENROLMENT")
+    return jsonify({"spread": enrolling.current() if enrolling else None, "enrolling": enrolling is not None})
+
+
+@bp.post("/spread")
+@document(
+    "a photo of the table with a spread of cards (Content-Type image/jpeg or image/png): finds "
+    "the cards and suggests their ids (replaces the open spread)",
+    ok=S.SPREAD,
+    errors=(404, 422),
+    body_required=False,
+)
+@require_admin
+def take_spread() -> Response:
+    enrolling = spread_enrolment()
+    if request.mimetype not in ("image/jpeg", "image/png"):
+        raise ApiError(
+            415, f"a spread's photo is sent as image/jpeg or image/png, not {request.mimetype or 'nothing'}"
+        )
+    request.max_content_length = MAX_SPREAD_PHOTO
+    with refused():
+        return jsonify(enrolling.take_photo(request.get_data(cache=False)))
+
+
+@bp.get("/spread/<int:place>/face.png")
+@document(
+    "a card of the open spread, as the camera saw it",
+    ok={"type": "string", "format": "binary"},
+    media="image/png",
+    errors=(404,),
+)
+def spread_face(place: int) -> Response:
+    with refused():
+        png = spread_enrolment().face_png(place)
+    return Response(png, mimetype="image/png", headers={"Cache-Control": "no-store"})
+
+
+@bp.post("/spread/confirm")
+@document(
+    "enrol the confirmed (or corrected) cards of the open spread, all at once",
+    ok=S.SPREAD_ENROLLED,
+    body=S.SPREAD_CONFIRM,
+    errors=(404, 409),
+)
+@require_admin
+def confirm_spread() -> Response:
+    body = valid_body()
+    cards: dict[int, int] = {}
+    for item in body["cards"]:
+        if item["place"] in cards:
+            raise ApiError(400, f"cards: place {item['place']} given twice")
+        cards[item["place"]] = item["card"]
+    with refused():
+        return jsonify(spread_enrolment().confirm(body["spread"], cards))
 
 
 @bp.get("/cards")

@@ -360,6 +360,44 @@ ANSWERED = obj(
     ["ok", "card", "enrolled"],
     {"ok": {"const": True}, "card": CARD_ID, "enrolled": {"type": "string", "description": "file written"}},
 )
+SPREAD_CARD = obj(
+    ["place", "center_mm", "card", "suggestions", "score"],
+    {
+        "place": {**INT, "description": "the card's number in the spread, in reading order"},
+        "center_mm": {"type": "array", "items": {"type": "number"}, "description": "where it lies (x, y)"},
+        "card": {**CARD_ID, "description": "the suggested id (no id suggested twice)"},
+        "suggestions": {"type": "array", "items": CARD_ID, "description": "likeliest cards, best first"},
+        "score": {"type": "number", "description": "correlation of the suggested card, -1..1"},
+    },
+)
+SPREAD = obj(["id", "cards"], {"id": INT, "cards": {"type": "array", "items": SPREAD_CARD}})
+SPREAD_STATE = obj(
+    ["spread", "enrolling"],
+    {
+        "spread": {"oneOf": [SPREAD, {"type": "null"}]},
+        "enrolling": {"type": "boolean", "description": "a spread enrolment is attached"},
+    },
+)
+SPREAD_CONFIRM = obj(
+    ["spread", "cards"],
+    {
+        "spread": {**INT, "description": "the open spread's id"},
+        "cards": {
+            "type": "array",
+            "minItems": 1,
+            "items": obj(["place", "card"], {"place": INT, "card": CARD_ID}, closed=True),
+            "description": "the places to enrol and their ids (places left out are not enrolled)",
+        },
+    },
+    closed=True,
+)
+SPREAD_ENROLLED = obj(
+    ["ok", "enrolled"],
+    {
+        "ok": {"const": True},
+        "enrolled": {"type": "object", "description": "card id -> file written", "additionalProperties": STR},
+    },
+)
 OPENAPI = obj(
     ["openapi", "info", "paths", "components"], {"openapi": STR, "info": OBJ, "paths": OBJ, "components": OBJ}
 )

@@ -21,6 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "PHONE_CAMERA": None,  # web.phone.PhoneSink: the phone's browser as the camera
     "LIVE_RUNNER": None,  # web.live.LiveRunner
     "CARD_QUESTIONS": None,  # web.live.CardQuestions: cards the camera cannot place, asked here
+    "SPREAD_ENROLMENT": None,  # web.live.SpreadEnrolment: a spread of cards photographed, confirmed here
     "PIN_ITERATIONS": 200_000,
     "PIN_MAX_FAILURES": 5,
     "PIN_LOCKOUT_S": 30.0,  # per client, doubling with each further lockout

@@ -13,7 +13,9 @@ detector -> observations -> tracker) hands the app two objects through ``create_
   open pages when the ``with`` block ends.
 
 A third, optional hook, :class:`CardQuestions` (``CARD_QUESTIONS``), lists the cards the
-pipeline could not place and takes the players' answers.
+pipeline could not place and takes the players' answers; a fourth, :class:`SpreadEnrolment`
+(``SPREAD_ENROLMENT``), finds a spread of cards in a photo of the table and enrols the ids the
+user confirms.
 
 Without them the camera view says "no camera" and manual mode works fully.
 """
@@ -84,8 +86,9 @@ class LiveRunner(Protocol):
 
 
 class QuestionRefused(Exception):
-    """An answer to a card question that cannot be taken; ``status`` is the HTTP status to answer
-    (400 not a card id, 404 no such open question, 409 nowhere to remember it)."""
+    """An answer to a card question (or a spread's photo or confirmation) that cannot be taken;
+    ``status`` is the HTTP status to answer (400 not a card id or not an image, 404 no such open
+    question or spread, 409 nowhere to remember it, 422 no markers or no card in the photo)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -107,6 +110,28 @@ class CardQuestions(Protocol):
 
     def answer(self, question: int, card: int) -> dict[str, Any]:
         """The card is ``card``: remember it; ``{"ok": true, "card": ..., "enrolled": file name}``."""
+        ...
+
+
+@runtime_checkable
+class SpreadEnrolment(Protocol):
+    """A spread of the user's cards on the calibrated table, photographed, its suggested ids
+    confirmed on the dashboard and enrolled (issue 14). Methods raise :class:`QuestionRefused`."""
+
+    def take_photo(self, data: bytes) -> dict[str, Any]:
+        """Find the spread in a JPEG or PNG photo of the table and open it: ``id``, ``cards``."""
+        ...
+
+    def current(self) -> dict[str, Any] | None:
+        """The open spread, or None."""
+        ...
+
+    def face_png(self, place: int) -> bytes:
+        """The card at ``place`` of the open spread, as the camera saw it (PNG)."""
+        ...
+
+    def confirm(self, spread: int, cards: dict[int, int]) -> dict[str, Any]:
+        """Enrol these places' cards at once: ``{"ok": true, "enrolled": {card: file name}}``."""
         ...
 
 

@@ -77,7 +77,7 @@ def scores(game_id: str) -> str:
 def camera() -> str:
     h = _hub()
     status = h.frame_source.status().to_json() if h.frame_source is not None else None
-    return _page("camera.html", camera=status)
+    return _page("camera.html", camera=status, spread=current_app.config.get("SPREAD_ENROLMENT") is not None)
 
 
 def _png(key: str, draw: Any) -> Response:

@@ -174,6 +174,7 @@ def run(args: argparse.Namespace, card_art: Any = None, live: Any = None) -> int
         if live is not None:
             hooks["LIVE_RUNNER"], hooks["FRAME_SOURCE"] = live()
             hooks["CARD_QUESTIONS"] = getattr(hooks["LIVE_RUNNER"], "questions", None)
+            hooks["SPREAD_ENROLMENT"] = getattr(hooks["CARD_QUESTIONS"], "spread", None)
         app = create_app({**config_from(args, admin_pin()), "CARD_ART": card_art, **hooks})
         settings = app.extensions["gizmos_hub"].settings
         if live is None and settings.camera_source:

@@ -61,6 +61,7 @@ def serve_dashboard(
         "FRAME_SOURCE": frames,
         "LIVE_RUNNER": runner,
         "CARD_QUESTIONS": getattr(runner, "questions", None),
+        "SPREAD_ENROLMENT": getattr(getattr(runner, "questions", None), "spread", None),
         "CARD_ART": DrawnCardArt(),
         "CAMERA_SOURCE": camera_source,
         "SERIAL_PORT": serial_port,

@@ -9,6 +9,10 @@ and takes the answer with the admin PIN (``POST /api/questions/<id>``): the card
 saw it is written to the enrolment folder (:func:`vision.enrol.remember`, so it is remembered
 across games) and becomes that card's reference at once (:meth:`vision.identify.Identifier.enrol`).
 One question per place is kept, the newest :data:`MAX_PENDING` in all.
+
+Beside the questions sits the spread enrolment (:attr:`CardQuestions.spread`,
+``referee/app/spread.py``): the same enrolment folder, and the identifier the live loop last
+asked with, so cards confirmed from a spread during a game are read from the next frame on.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import cv2
 
+from referee.app.spread import SpreadEnrolment
 from vision.enrol import remember
 from vision.errors import EnrolmentError
 from vision.faces import N_CARDS
@@ -62,11 +67,15 @@ class CardQuestions:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
+        self._live: Identifier | None = None  # the live loop's matcher, once it has offered
+        #: Enrolment from a spread of cards, into the same folder and the same matcher.
+        self.spread = SpreadEnrolment(self.enrol_dir, identifier=lambda: self._live)
 
     def offer(self, assembler: Assembler, frame: int | None = None) -> None:
         """Take the questions of the frame ``assembler`` has just assembled; a place already asked
         about keeps its question (the picture the user is looking at does not change under them)."""
         with self._lock:
+            self._live = assembler.identifier
             asked = {p.question.where for p in self._pending.values()}
             for q in assembler.last_questions:
                 if q.where in asked:

@@ -29,6 +29,17 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     f.add_argument("--enrol", type=Path, help="enrolment folder (else $GIZMOS_ENROL_DIR, else drawn faces)")
     e = sub.add_parser("enrol-check", help="check a folder of enrolled card photos named by card id")
     e.add_argument("folder", type=Path, help="folder of card photos named by card id")
+    es = sub.add_parser(
+        "enrol-spread",
+        help="enrol cards from a photo of them spread on the calibrated table (ids suggested, you confirm)",
+    )
+    es.add_argument(
+        "image", type=Path, help="a JPEG or PNG frame of the whole play area with the cards laid apart"
+    )
+    es.add_argument("--enrol", type=Path, help="enrolment folder to write to (else $GIZMOS_ENROL_DIR)")
+    es.add_argument("--confirm", type=Path, help='JSON {"<place>": <card id>}: enrol these (no questions)')
+    es.add_argument("--suggestions", type=Path, help="write the suggested ids as such a file, to edit")
+    es.add_argument("--yes", action="store_true", help="enrol every suggested id as it is")
     s = sub.add_parser("synth", help="render random tables with their ground truth")
     s.add_argument("--out", type=Path, default=Path("data/synth"), help="folder to write the scenes to")
     s.add_argument("--count", type=int, default=4, help="tables to render")
@@ -161,6 +172,21 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def _enrol_spread(a: argparse.Namespace) -> int:
+    from referee.app.spread import enrol_spread_command
+    from web.live import QuestionRefused
+
+    enrol = a.enrol or Settings.from_env().enrol_dir
+    interactive = not (a.confirm or a.yes or a.suggestions) and sys.stdin.isatty()
+    try:
+        return enrol_spread_command(
+            a.image, enrol, a.confirm, a.suggestions, a.yes, ask=input if interactive else None
+        )
+    except QuestionRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gizmos-referee vision", description=__doc__)
     add_commands(p.add_subparsers(dest="cmd", required=True, metavar="COMMAND"))
@@ -177,6 +203,8 @@ def _run(a: argparse.Namespace) -> int:
         from vision.enrol import check
 
         print(check(a.folder).summary())
+    elif a.cmd == "enrol-spread":
+        return _enrol_spread(a)
     elif a.cmd == "synth":
         _synth(a)
     elif a.cmd == "dataset":

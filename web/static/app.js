@@ -76,14 +76,15 @@ const Gz = (() => {
     let error = "";
     for (;;) {
       const headers = { "X-CSRF-Token": csrf, Accept: "application/json" };
-      if (body !== undefined) headers["Content-Type"] = "application/json";
+      const raw = body instanceof Blob;  // a photo is sent as it is, with its own type
+      if (body !== undefined) headers["Content-Type"] = raw ? body.type : "application/json";
       if (pin !== null) headers["X-Admin-PIN"] = pin;
       pin = null;
       const resp = await fetch(url, {
         method,
         headers,
         credentials: "same-origin",
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: body === undefined || raw ? body : JSON.stringify(body),
       });
       let data = null;
       try { data = await resp.json(); } catch (e) { data = null; }
