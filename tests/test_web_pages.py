@@ -117,13 +117,14 @@ def test_card_pictures_are_the_vision_faces(app: Flask) -> None:
     api = ApiClient(app)
     resp = api.get("/cards/57.png")
     assert resp.status_code == 200 and resp.mimetype == "image/png"
-    assert "max-age" in resp.headers["Cache-Control"]
+    assert resp.headers["Cache-Control"] == "no-cache"  # a face can change: an enrolled photo
     img = cv2.imdecode(np.frombuffer(resp.data, np.uint8), cv2.IMREAD_COLOR)
     assert np.array_equal(img, face_set()[57])  # PNG is lossless: the very same face
     again = api.get("/cards/57.png", headers={"If-None-Match": resp.headers["ETag"]})
     assert again.status_code == 304
     back = api.get("/cards/back-2.png")
     assert back.status_code == 200 and back.mimetype == "image/png"
+    assert "max-age" in back.headers["Cache-Control"]  # a back never changes
     for bad in ("/cards/112.png", "/cards/back-0.png", "/cards/back-4.png", "/cards/x.png"):
         assert api.get(bad).status_code == 404, bad
 
@@ -234,3 +235,23 @@ def test_serve_runs_the_dashboard(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_card_picture_shows_the_photo_enrolled_while_the_dashboard_runs(tmp_path: Path) -> None:
+    """An answered question or a confirmed spread enrols a photo: the card's picture is drawn
+    again from it at once (it was cached as the drawn face before)."""
+    from vision.enrol import remember
+
+    enrol = tmp_path / "enrol"
+    enrol.mkdir()
+    api = ApiClient(make_app(tmp_path / "games", ENROL_DIR=str(enrol)))
+    before = api.get("/cards/57.png")
+    drawn = cv2.imdecode(np.frombuffer(before.data, np.uint8), cv2.IMREAD_COLOR)
+    assert np.array_equal(drawn, face_set()[57])
+    photo = np.full_like(drawn, (40, 160, 220))
+    cv2.putText(photo, "57", (20, 120), cv2.FONT_HERSHEY_SIMPLEX, 3, (0, 0, 0), 5)
+    remember(enrol, 57, photo)
+    after = api.get("/cards/57.png", headers={"If-None-Match": before.headers["ETag"]})
+    assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
+    shown = cv2.imdecode(np.frombuffer(after.data, np.uint8), cv2.IMREAD_COLOR)
+    assert np.array_equal(shown, face_set(enrol)[57]) and not np.array_equal(shown, drawn)

@@ -80,7 +80,9 @@ def camera() -> str:
     return _page("camera.html", camera=status, spread=current_app.config.get("SPREAD_ENROLMENT") is not None)
 
 
-def _png(key: str, draw: Any) -> Response:
+def _png(key: str, draw: Any, max_age: int = 86400) -> Response:
+    """A picture drawn once per ``key``; with ``max_age=0`` browsers ask again each time (a 304
+    while its ETag holds), for pictures that can change while the page is open."""
     cache: dict[str, tuple[bytes, str]] = current_app.extensions["gizmos_faces"]
     with _faces_lock:
         if key not in cache:
@@ -90,13 +92,15 @@ def _png(key: str, draw: Any) -> Response:
             if not ok:
                 abort(500)
             data = buf.tobytes()
+            for stale in [k for k in cache if k.split("@")[0] == key.split("@")[0]]:
+                del cache[stale]  # the picture of an older edition (face12@old when face12@new is asked)
             cache[key] = (data, hashlib.sha256(data).hexdigest()[:16])
     data, etag = cache[key]
     if request.if_none_match.contains(etag):
         return Response(status=304)
     resp = Response(data, mimetype="image/png")
     resp.set_etag(etag)
-    resp.headers["Cache-Control"] = "public, max-age=86400"
+    resp.headers["Cache-Control"] = f"public, max-age={max_age}" if max_age else "no-cache"
     return resp
 
 
@@ -114,7 +118,8 @@ def card_face(card_id: int) -> Response:
         abort(404)
     art = _card_art()
     enrol = current_app.config.get("ENROL_DIR")
-    return _png(f"face{card_id}", lambda: art.face(card_id, enrol))
+    edition = art.edition(enrol) if hasattr(art, "edition") else ""  # a new photo: a new picture
+    return _png(f"face{card_id}@{edition}", lambda: art.face(card_id, enrol), max_age=0)
 
 
 @bp.get("/cards/back-<int:level>.png")

@@ -5,6 +5,7 @@ The dashboard never imports vision; the application layer hands it this object a
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,16 @@ class DrawnCardArt:
         from vision.faces import face_set
 
         return face_set(enrol_dir if enrol_dir is not None else self.enrol_dir)[card_id]
+
+    def edition(self, enrol_dir: str | Path | None) -> str:
+        """What the faces now depend on: changes when a photo is enrolled (an answered question,
+        a confirmed spread), so the dashboard's cached pictures are drawn again, not kept stale."""
+        folder = enrol_dir if enrol_dir is not None else self.enrol_dir
+        if folder is None or not Path(folder).is_dir():
+            return "drawn"
+        from vision.enrol import folder_signature
+
+        return hashlib.sha256(repr(folder_signature(folder)).encode()).hexdigest()[:16]
 
     def back(self, level: int) -> Any:
         from vision.faces import draw_back
