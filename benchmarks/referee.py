@@ -344,8 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--node-bound",
         action="store_true",
-        help="searches bounded by nodes alone (no time bound): the same figures whatever the "
-        "machine's load",
+        help="searches bounded by nodes alone (no time bound): the same figures whatever the machine's load",
     )
     p.add_argument("--only-game", type=int, default=None, help="feed only this game (1-based)")
     args = p.parse_args(argv)
