@@ -67,7 +67,9 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
     before the current player's own move); a whole round more than a mover's distance when other arms were
     seen (a stray sighting among them would make the arms' count a round too many); one fewer
     than a mover's distance when the arm of the player just before the mover was not seen (a
-    move out of turn in that player's turn). The hypotheses, likeliest first; the search weighs
+    move out of turn in that player's turn); one, when the current player's own area changed
+    after a pause that followed their main action (:meth:`ArmLog.paused`: they moved after
+    their turn, before the next player). The hypotheses, likeliest first; the search weighs
     each (:func:`explain_from_table`), the arms seen included."""
     n, c = s.num_players, s.current
     movers = [
@@ -109,6 +111,10 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
                 out.append(d - 1)
         if 0 not in out and not s.main_done and seen and c not in seen:
             out.append(0)
+        # the current player's own area changed after a pause that followed their main action:
+        # their turn was over, and they moved out of turn before the next player moved
+        if c in movers and s.main_done and arms.paused(frame, s) and 1 not in out:
+            out.append(1)
     return out
 
 
@@ -220,7 +226,8 @@ def quiet_first(
     if ends <= least:
         return None
     quiet = Hints(end_turns=ends - least, quiet_turns=True, end_last=True)
-    first = explain(state, view_of(state), quiet, 0, settings.limits)
+    # the table as it stands, whoever's turn it is after them (not a round: another's)
+    first = explain(state, replace(view_of(state), turn_player=None), quiet, 0, settings.limits)
     if first is None:
         return None
     rest = explain(
