@@ -155,8 +155,11 @@ class ArmLog:
         if start is not None:
             cut -= _deferred(self.sightings(frame), set(actors(start, steps)))
         spent = tuple((s, c) for _, s, c in self.seen[:cut])
+        # the table stands from its last change: a zone unchanged but read late (a dip, a
+        # misread frame) holds up the whole view's first frame, not the table's
+        still = max((f for f in self.changes if f <= frame), default=frame)
         changes = tuple(f for f in self.changes if f > frame)
-        return ArmLog(self.reported, self.seen[cut:], spent, frame, changes)
+        return ArmLog(self.reported, self.seen[cut:], spent, still, changes)
 
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
