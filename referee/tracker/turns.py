@@ -10,7 +10,7 @@ everything here is a function of what it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from referee.gizmos import State
@@ -171,10 +171,11 @@ def explain_from_table(
             if tried is None:
                 continue
             cost = (weight(tried) + arms.cost(state, tried.steps, frame), rank)
-            if arms.reported and cost[0] > 0:
-                late = quiet_first(state, view, ends, least, hints, s)
-                if late is not None and (weight(late) + arms.cost(state, late.steps, frame), rank) < cost:
-                    tried, cost = late, (weight(late) + arms.cost(state, late.steps, frame), rank)
+            if arms.reported and (tried.violations or cost[0] > 0):
+                for other in _other_orders(state, view, ends, least, hints, tried, cost[0] > 0, s):
+                    total = (weight(other) + arms.cost(state, other.steps, frame), rank)
+                    if total < cost:
+                        tried, cost = other, total
             if best is None or cost < best:
                 best, found, chosen = cost, tried, hints
                 table_ends = ends
@@ -214,6 +215,35 @@ def chain(first: Explanation, then: Explanation) -> Explanation:
         folds=first.folds + tuple((i + k, level, cards) for i, level, cards in then.folds),
         quiet=first.quiet + then.quiet,
     )
+
+
+def _other_orders(
+    state: State,
+    view: TableView,
+    ends: int,
+    least: int,
+    hints: Hints,
+    found: Explanation,
+    weighed: bool,
+    settings: TrackerSettings,
+) -> Iterator[Explanation]:
+    """Camera only, with the players' arms seen: the search returns one explanation per
+    hypothesis, the first it finds, and the arms only weigh what comes back. So where the arms
+    could tell, other orders of the same table are asked for too: a rule break read as a move out
+    of turn instead of the player's own (or the other way round), and (``weighed``: the
+    explanation found does not fit the arms and turns perfectly) the turns that left no trace
+    first (:func:`quiet_first`), with either reading of a rule break."""
+    s = settings
+    flipped = replace(hints, out_of_turn_first=True)
+    if found.violations:
+        other = explain(state, view, flipped, s.max_violations, s.limits)
+        if other is not None:
+            yield other
+    if weighed:
+        for h in (hints, flipped) if found.violations else (hints,):
+            late = quiet_first(state, view, ends, least, h, s)
+            if late is not None:
+                yield late
 
 
 def quiet_first(
