@@ -348,12 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--only-game", type=int, default=None, help="feed only this game (1-based)")
     args = p.parse_args(argv)
-    print(
-        f"building the corpus: {args.games} games, {args.players} players, seed {args.seed}", file=sys.stderr
-    )
     seed, count = args.seed, args.games
     if args.only_game is not None:  # game k of the corpus is the one seeded seed + k - 1
         seed, count = args.seed + args.only_game - 1, 1
+    print(f"building the corpus: {count} games, {args.players} players, seed {seed}", file=sys.stderr)
     games = corpus(count, args.players, seed, args.rate)
     settings = TrackerSettings(limits=Limits(max_seconds=float("inf"))) if args.node_bound else None
     runs = [
