@@ -19,6 +19,10 @@ searches per turn, all tracker calls per turn (every frame, searches, durable re
 and per call; medians, p99 and max.
 
     .venv/bin/python benchmarks/referee.py [--games 20] [--players 3] [--seed 0] [--rate 0.1] [--sensors]
+        [--runs camera-only] [--node-bound] [--only-game K] [--verbose]
+
+``--node-bound`` bounds every search by its node count alone (no time bound), so the verdicts
+do not depend on the machine's load (only the times do); ``--only-game K`` feeds game K alone.
 """
 
 from __future__ import annotations
