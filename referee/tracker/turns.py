@@ -173,9 +173,9 @@ def explain_from_table(
             cost = (weight(tried) + arms.cost(state, tried.steps, frame), rank)
             if arms.reported and (tried.violations or cost[0] > 0):
                 for other in _other_orders(state, view, ends, least, hints, tried, cost[0] > 0, s):
-                    total = (weight(other) + arms.cost(state, other.steps, frame), rank)
-                    if total < cost:
-                        tried, cost = other, total
+                    its = (weight(other) + arms.cost(state, other.steps, frame), rank)
+                    if its < cost:
+                        tried, cost = other, its
             if best is None or cost < best:
                 best, found, chosen = cost, tried, hints
                 table_ends = ends
