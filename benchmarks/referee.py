@@ -19,6 +19,10 @@ searches per turn, all tracker calls per turn (every frame, searches, durable re
 and per call; medians, p99 and max.
 
     .venv/bin/python benchmarks/referee.py [--games 20] [--players 3] [--seed 0] [--rate 0.1] [--sensors]
+        [--runs camera-only] [--node-bound] [--only-game K] [--verbose]
+
+``--node-bound`` bounds every search by its node count alone (no time bound), so the verdicts
+do not depend on the machine's load (only the times do); ``--only-game K`` feeds game K alone.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from referee.gizmos import State
 from referee.simulation.breaks import VIOLATIONS
 from referee.simulation.synthetic import Camera, Feeder, Noise, ReachNoise, TurnScript, simulated_game
 from referee.tracker import Tracker
+from referee.tracker.base import TrackerSettings
 from referee.tracker.explain import Hints, Limits, explain
 from referee.tracker.view import view_of
 
@@ -153,6 +158,7 @@ def run(
     sensors: bool = False,
     camera_only: bool = False,
     reaches: ReachNoise | None = None,
+    settings: TrackerSettings | None = None,
 ) -> Result:
     """Feed every game to a fresh tracker (a real SQLite record) and score its warnings.
     ``camera_only``: no end-of-turn signals (and no sensor events): turns are inferred.
@@ -161,7 +167,7 @@ def run(
     with SearchClock() as clock, tempfile.TemporaryDirectory() as tmp:
         for g, scripts in enumerate(games):
             names = [f"P{i + 1}" for i in range(scripts[0].final.num_players)]
-            tracker = Tracker.create(Path(tmp) / f"game{g}.db", names)
+            tracker = Tracker.create(Path(tmp) / f"game{g}.db", names, settings=settings)
             calls: list[float] = []
             feeder = Feeder(
                 tracker,
@@ -339,11 +345,19 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated runs: noise-free, noise, sensors, camera-only, camera-only-nohands "
         "(default all but camera-only-nohands; sensors only with --sensors)",
     )
-    args = p.parse_args(argv)
-    print(
-        f"building the corpus: {args.games} games, {args.players} players, seed {args.seed}", file=sys.stderr
+    p.add_argument(
+        "--node-bound",
+        action="store_true",
+        help="searches bounded by nodes alone (no time bound): the same figures whatever the machine's load",
     )
-    games = corpus(args.games, args.players, args.seed, args.rate)
+    p.add_argument("--only-game", type=int, default=None, help="feed only this game (1-based)")
+    args = p.parse_args(argv)
+    seed, count = args.seed, args.games
+    if args.only_game is not None:  # game k of the corpus is the one seeded seed + k - 1
+        seed, count = args.seed + args.only_game - 1, 1
+    print(f"building the corpus: {count} games, {args.players} players, seed {seed}", file=sys.stderr)
+    games = corpus(count, args.players, seed, args.rate)
+    settings = TrackerSettings(limits=Limits(max_seconds=float("inf"))) if args.node_bound else None
     runs = [
         ("noise-free", "noise-free", Noise(), False, False, None),
         ("noise", "default noise", Noise.default(), False, False, None),
@@ -373,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         if name not in wanted:
             continue
         started = time.perf_counter()
-        res = run(games, noise, args.seed, label, args.verbose, sensors, camera_only, reaches)
+        res = run(games, noise, seed, label, args.verbose, sensors, camera_only, reaches, settings)
         report(res, f"{label} ({time.perf_counter() - started:.0f} s)")
     return 0
 

@@ -11,9 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from referee.gizmos import State, Step, apply, legal_steps
+from referee.gizmos import State, Step, apply, force, legal_steps
 from referee.simulation.synthetic import Feeder, ReachNoise
 from referee.tracker import Tracker, TrackerError
+from referee.tracker.base import TrackerSettings
+from referee.tracker.explain import Hints, explain
+from referee.tracker.turns import quiet_first
+from referee.tracker.view import view_of
 from tests.tables import table
 from tests.test_tracker import B, K, R, Y, file, pick, referee
 
@@ -244,3 +248,109 @@ def test_declined_research_whose_arms_were_seen_around_a_move_is_no_move_out_of_
     assert t.warnings == []
     assert (t.state.turn, t.state.current) == (3, 0)
     assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(1, 1, "pick"), (3, 0, "pick")]
+
+
+def test_a_marble_taken_after_a_pause_that_ended_ones_turn_is_a_move_out_of_turn() -> None:
+    # Ana takes her marble and the table stands still, nobody reaching in: her turn is over.
+    # Her arm then takes another before Ben moves: the same tables and arms as a second marble
+    # in her turn (test below), but the pause between says Ben's turn had begun.
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, B), frames=6)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, K), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 0, 1)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick"), (1, 0, "pick"), (1, 1, "pick")]
+
+
+def test_a_second_marble_taken_without_a_pause_is_the_turn_going_on() -> None:
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=4)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, B), frames=6)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, K), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick"), (0, 0, "pick"), (1, 1, "pick")]
+
+
+def test_turns_that_left_no_trace_may_come_first_and_end_on_another_players_turn() -> None:
+    # Ana has taken her marble; Ana takes another. Read with her turn ended first (the arms or
+    # a pause put it there), the end of her turn comes before the marble, which is then out of
+    # turn in Ben's: the table after her turn is Ben's turn, not a whole round later.
+    start = apply(apply(table(players=3), pick(0, R)), Step("dispense", color=R))
+    assert start.main_done and not start.chance
+    seen = dataclasses.replace(view_of(force(start, pick(0, B))[0]), turn_player=None)  # as a camera sees it
+    hints = Hints(end_turns=1, quiet_turns=True)
+    late = quiet_first(start, seen, 1, 0, hints, TrackerSettings())
+    assert late is not None
+    assert [(st.kind, st.player) for st in late.steps if not st.is_chance] == [("end_turn", 0), ("pick", 0)]
+    assert [e.code for _, e in late.violations] == ["NOT_YOUR_TURN"]
+
+
+def test_the_arms_choose_between_a_second_marble_and_a_move_out_of_turn_the_search_both_finds() -> None:
+    # Ana has her marble, and her turn is over (a pause). Cy's arm takes one, then Ben's, then
+    # Cy's another, seen together: two turns ended, and either Cy took two in his turn (the
+    # search's first reading) or his first was out of turn, in Ben's, before Ben's own. The
+    # arms' order says the second.
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, K), frames=1)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=1)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, Y), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 2, 1)]
+    assert [k for k in turns_of(feeder)] == [
+        (0, 0, "pick"),
+        (0, 0, "end_turn"),
+        (1, 2, "pick"),
+        (1, 1, "pick"),
+        (1, 1, "end_turn"),
+        (2, 2, "pick"),
+        (2, 2, "end_turn"),
+        (3, 0, "pick"),
+    ]
+
+
+def test_the_search_reads_a_rule_break_as_a_move_out_of_turn_first_when_asked() -> None:
+    start = apply(apply(table(players=3), pick(0, R)), Step("dispense", color=R))
+    # Ben takes two marbles (the Row refilled after each): in his turn, or one of them in Ana's
+    ben = apply(force(start, pick(1, B))[0], Step("dispense", color=Y))
+    seen = force(apply(ben, Step("end_turn", 0)), pick(1, K))[0]
+    view = dataclasses.replace(view_of(seen), turn_player=None)
+    hints = Hints(end_turns=1, quiet_turns=True)
+    own = explain(start, view, hints, 2)
+    other = explain(start, view, dataclasses.replace(hints, out_of_turn_first=True), 2)
+    assert own is not None and other is not None
+    assert [e.code for _, e in own.violations] == ["SECOND_MAIN_ACTION"]
+    assert [e.code for _, e in other.violations] == ["NOT_YOUR_TURN"]
+
+
+def test_a_move_out_of_turn_is_no_trace_of_the_turn_it_falls_in() -> None:
+    # Ben takes a marble during Ana's turn, Ana declines a Research (no trace), Ben takes another
+    # in his own turn: Ana's turn still left no trace, whoever else moved in it.
+    start = table(players=3, deck_order={1: [20, 21, 22]})
+    ben = apply(force(start, pick(1, B))[0], Step("dispense", color=Y))
+    seen = force(apply(declined(ben), pick(1, K)), Step("dispense", color=Y))[0]
+    view = dataclasses.replace(view_of(seen), turn_player=None)
+    hints = Hints(end_turns=1, quiet_turns=True, out_of_turn_first=True)
+    found = explain(start, view, hints, 2)
+    assert found is not None
+    assert [e.code for _, e in found.violations] == ["NOT_YOUR_TURN"]
+    assert [(st.kind, st.player) for st in found.steps if st.kind in ("pick", "end_turn")] == [
+        ("pick", 1),
+        ("end_turn", 0),
+        ("pick", 1),
+    ]
+    assert found.quiet == 1

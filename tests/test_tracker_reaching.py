@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from referee.gizmos import Step
+from referee.gizmos import Step, apply
 from referee.observation import ReachSighting
 from referee.tracker.reaching import (
+    PAUSE_FRAMES,
     W_MISSED,
+    W_PAUSE,
     W_STRAY,
     ArmLog,
     actors,
+    goes_on,
     orders,
     reach_cost,
     stray,
@@ -116,3 +119,33 @@ def test_after_the_main_action_the_current_players_own_arms_are_not_strays() -> 
     before = dataclasses.replace(start, main_done=False)  # before it, they are her Research
     assert log.cost(before, [Step("end_turn", 0), pick(1, R)], 10) == 0
     assert log.cost(before, [pick(0, K), Step("end_turn", 0), pick(1, R)], 10) == stray(4)
+
+
+def test_a_pause_is_the_table_standing_still_with_no_arm_after_the_accepted_one() -> None:
+    # The last accepted table stands from frame 10; Ana's arm comes back at frame 20 and the
+    # table changes at 22: ten frames of stillness, a pause; with her arm at 14, none.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    accepted = ArmLog(True).consume(10)
+    assert accepted.still_from == 10
+    later = accepted.add(20, (ReachSighting(0, "energy_row", 0.9),)).moved(22)
+    assert later.paused(22, start)
+    arm = (ReachSighting(0, "energy_row", 0.9),)
+    assert PAUSE_FRAMES <= 10 and not accepted.add(14, arm).paused(16, start)
+    # ... nor when the table changed in between (a refill landing, a second step seen)
+    assert not accepted.moved(14).add(20, (ReachSighting(0, "energy_row", 0.9),)).paused(22, start)
+    # ... nor while the accepted table still owed a refill (it landed unseen, maybe under a hand)
+    owing = apply(table(players=3), pick(0, R))
+    assert owing.chance and not later.paused(22, owing)
+    # nor without arms reported, nor when it is not known where the table began
+    assert not ArmLog().consume(10).paused(22, start) and not ArmLog(True).paused(22, start)
+
+
+def test_a_reading_that_has_the_turn_go_on_past_a_pause_weighs_more() -> None:
+    start = dataclasses.replace(table(players=3), main_done=True)
+    log = ArmLog(True).consume(10).add(20, (ReachSighting(0, "energy_row", 0.9),))
+    second_marble = [pick(0, K)]  # Ana's turn goes on: a second marble
+    after_her_turn = [Step("end_turn", 0), pick(0, K)]  # her turn was over: a move out of turn
+    assert goes_on(second_marble) and not goes_on(after_her_turn)
+    assert log.cost(start, second_marble, 22) == W_PAUSE + log.cost(start, after_her_turn, 22)
+    quick = ArmLog(True).consume(10).add(13, (ReachSighting(0, "energy_row", 0.9),))
+    assert quick.cost(start, second_marble, 15) == quick.cost(start, after_her_turn, 15)

@@ -79,6 +79,10 @@ class Hints:
     # so a turn that left no trace (a Research declined) costs nothing here; it is counted
     # (``Explanation.quiet``) and the tracker weighs it against the other hypotheses.
     quiet_turns: bool = False
+    # Camera only, with the players' arms seen: among explanations breaking as many rules, a move
+    # out of turn is tried before the current player's own rule-breaking step (the search's
+    # usual order is the other way round); the arms then weigh the two readings.
+    out_of_turn_first: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,7 +636,8 @@ class _Search:
             paid=paid,
             refills=node.refills,
             ends=node.ends + (step.kind == "end_turn"),
-            player_steps=node.player_steps + _cost(step, forced, step.player not in (None, before.current)),
+            player_steps=node.player_steps
+            + _cost(step, forced, step.player not in (None, before.current), self.hints.out_of_turn_first),
             research=research,
             order=order,
             folds=folds,
@@ -640,8 +645,14 @@ class _Search:
             unseen=node.unseen + self._unseen_end(node, step),
             quiet=node.quiet + (step.kind == "end_turn" and not node.shown),
             passed=node.passed + self._passes(node, after),
-            shown=False if step.kind == "end_turn" else node.shown or step.kind in ("file", "pick", "build"),
+            shown=False if step.kind == "end_turn" else node.shown or _own_trace(step, before.current),
         )
+
+
+def _own_trace(step: Step, current: int) -> bool:
+    """Whether a step leaves its turn's trace on the table: a File, Pick or Build by the
+    player whose turn it is (a move out of turn in a turn is no trace of it)."""
+    return step.kind in ("file", "pick", "build") and step.player in (None, current)
 
 
 def _use_key(step: Step) -> int:
@@ -652,16 +663,19 @@ def _use_key(step: Step) -> int:
     return step.gizmo if CARDS[step.gizmo].effect.reward in ("vp_tokens", "draw_random") else -1
 
 
-def _cost(step: Step, forced: bool, out_of_turn: bool = False) -> int:
+def _cost(step: Step, forced: bool, out_of_turn: bool = False, out_of_turn_first: bool = False) -> int:
     """Player steps that count towards an explanation's length. The forced order of the cards
     going under a deck (one canonical order is tried) is free. A gizmo used against the rules
     counts double: among explanations breaking as many rules, a plain action taken wrongly (a
     second marble from the Row) is likelier than an effect claimed without its trigger. So does
     a move out of turn: a player's own area changing is likelier their own turn going on (a
-    second marble) than a move after their turn ended."""
+    second marble) than a move after their turn ended; with ``out_of_turn_first``
+    (:attr:`Hints.out_of_turn_first`) the other way round."""
     if step.is_chance or step.kind == "bottom":
         return 0
-    return 2 if forced and (step.kind == "use" or out_of_turn) else 1
+    if not forced:
+        return 1
+    return 2 if step.kind == "use" or out_of_turn != out_of_turn_first else 1
 
 
 def fold_research(state: State, level: int, returned: tuple[int, ...]) -> State:

@@ -16,7 +16,7 @@ with the arm over a deck).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from referee.gizmos import State, Step
 from referee.observation import ReachSighting
@@ -32,6 +32,19 @@ W_STRAY = 1.3
 #: ... and for each further frame in a row it stays (someone is acting), up to W_STRAY_MAX.
 W_LINGER = 1.0
 W_STRAY_MAX = 4.0
+
+#: A pause: frames the accepted table stood still with no arm over it, after the current
+#: player's main action, before anyone reached in again. A player goes on with their turn within
+#: a moment (the simulated tables of a turn stand 1 to 5 frames), while a turn's last table
+#: stands while the next player looks at it (8 frames); the game's last turn is closed after a
+#: shorter still (``TrackerSettings.final_wait``), since no one else may move then at all.
+PAUSE_FRAMES = 7
+#: A reading that has the current player's turn go on past a pause (their hand back on the table
+#: after it, with no end of turn between): less likely than a turn that left no trace, more than
+#: a broken rule. It tells a marble taken right after one's own turn, before the next player
+#: moves (``NOT_YOUR_TURN``), from a second marble in the turn (``SECOND_MAIN_ACTION``): the
+#: tables and the arms are the same, only the pause between differs.
+W_PAUSE = 1.0
 
 #: Where a hand is over, by kind (:func:`zone_class`); ``table``: elsewhere or not told, which
 #: fits any step.
@@ -81,11 +94,16 @@ class ArmLog:
     order; those the last accepted explanation accounted for (``spent``: a later reading that
     goes back over it weighs them again); and whether the camera reports hands at all
     (``reported``; if it never did, reaches weigh nothing and the tracker reads the table
-    alone). Immutable: the tracker swaps it, so a failed record write restores it with the rest."""
+    alone); the first frame of the last accepted table (``still_from``; ``None``: not known) and
+    the frames the table changed since (``changes``): a pause between them, with nothing moving
+    and no arm seen, weighs on a reading that has the turn go on (:meth:`paused`). Immutable:
+    the tracker swaps it, so a failed record write restores it with the rest."""
 
     reported: bool = False
     seen: tuple[tuple[int, int, str], ...] = ()
     spent: tuple[Sighting, ...] = ()
+    still_from: int | None = None
+    changes: tuple[int, ...] = ()
 
     def add(self, frame: int, reaches: Iterable[ReachSighting] | None) -> ArmLog:
         """The reaches of one observation (``None``: the pipeline does not report hands)."""
@@ -98,7 +116,7 @@ class ArmLog:
         )
         if self.reported and not new:
             return self
-        return ArmLog(True, self.seen + new, self.spent)
+        return replace(self, reported=True, seen=self.seen + new)
 
     def sightings(self, frame: int) -> tuple[Sighting, ...]:
         """The arms seen before ``frame``, in order: (seat, zone class)."""
@@ -136,7 +154,12 @@ class ArmLog:
         cut = len(self.sightings(frame))
         if start is not None:
             cut -= _deferred(self.sightings(frame), set(actors(start, steps)))
-        return ArmLog(self.reported, self.seen[cut:], tuple((s, c) for _, s, c in self.seen[:cut]))
+        spent = tuple((s, c) for _, s, c in self.seen[:cut])
+        # the table stands from its last change: a zone unchanged but read late (a dip, a
+        # misread frame) holds up the whole view's first frame, not the table's
+        still = max((f for f in self.changes if f <= frame), default=frame)
+        changes = tuple(f for f in self.changes if f > frame)
+        return ArmLog(self.reported, self.seen[cut:], spent, still, changes)
 
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
@@ -168,6 +191,23 @@ class ArmLog:
         explanation accounted for come first again (a reading that goes back over it)."""
         return ArmLog(self.reported, tuple((-1, s, c) for s, c in self.spent) + self.seen, ())
 
+    def moved(self, frame: int) -> ArmLog:
+        """The table changed: a zone read steadily with a new value from ``frame`` on."""
+        return replace(self, changes=(*self.changes[-15:], frame))
+
+    def paused(self, frame: int, accepted: State) -> bool:
+        """Whether the last accepted table (``accepted``) stood still for :data:`PAUSE_FRAMES`
+        from its first frame, with no arm seen over it, before anything moved again: an arm
+        reaching in, the table changing, or the table now explained beginning (``frame``). Only
+        that first stillness is weighed: it comes before every step of a reading. Not known while
+        the accepted table still owes a refill: it changed again when that landed, maybe unseen
+        under the hand that went on."""
+        if not self.reported or self.still_from is None or accepted.chance:
+            return False
+        start = self.still_from
+        moved = [f for f in self.changes if f > start] + [f for f, _, _ in self.seen if f >= start]
+        return min([frame, *moved]) - start >= PAUSE_FRAMES
+
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
         ``again``: and those the last accepted explanation accounted for, for a reading from
@@ -183,7 +223,9 @@ class ArmLog:
         # after their main action the current player's hands may still be busy (cards put back
         # under a deck after the table showed the Build): their first arms are theirs, unweighed
         lead = start.main_done
-        return min(
+        # a pause after the main action: the turn was over, the current player done
+        pause = W_PAUSE if not again and lead and goes_on(steps) and self.paused(frame, start) else 0.0
+        return pause + min(
             reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
             for order in orders(start, steps, earlier)
         )
@@ -208,6 +250,16 @@ class ArmLog:
                 ends += (s - seat) % n
                 seat = s
         return ends or None
+
+
+def goes_on(steps: Sequence[Step]) -> bool:
+    """Whether a reading has the current turn go on: a player acts before any end of turn."""
+    for step in steps:
+        if step.kind == "end_turn":
+            return False
+        if not step.is_chance:
+            return True
+    return False
 
 
 def _deferred(seen: Sequence[Sighting], involved: set[int]) -> int:

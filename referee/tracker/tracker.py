@@ -91,6 +91,7 @@ from referee.tracker.view import (
     seat_matches,
     view_of,
     zone_text,
+    zones_changed,
 )
 
 #: Still importable from here (their homes: ``base``, ``corrections``, ``turns``, ``verdicts``).
@@ -214,6 +215,7 @@ class Tracker:
         self._frame = 0
         self._view_from = 0
         self._table_cost: float | None = None
+        self._standing = view_of(state)  # ... and the table as last read steadily, zone by zone
         self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
         # ... and since then: the last table seen, its last mover, the turns ended (turns.follow_lost)
         self._lost_turns: LostTurns | None = None
@@ -404,11 +406,21 @@ class Tracker:
         self._frame += 1
         self._arms = self._arms.add(self._frame, obs.reaches)
         if self._arms.reported and not self._signalled and not self._ends:
+            self._table_moved(view)
             self._next_player_reached(update)
         self._see(view, update)
         if not update.changed and view.complete():
             self._close_last_turn(view, update)
         return update
+
+    def _table_moved(self, view: TableView) -> None:
+        """Camera only, with the players' arms seen: note when the table last changed (a zone
+        read steadily with a new value; a zone unknown now keeps what it held), for the pause
+        that tells a turn's end (:meth:`ArmLog.paused`)."""
+        standing = view.filled(self._standing)
+        if zones_changed(self._standing, standing):
+            self._arms = self._arms.moved(self._frame - self.settings.frames + 1)
+        self._standing = standing
 
     def _next_player_reached(self, update: Update) -> None:
         """Camera only, with the players' arms seen: another player's arm reached in after a

@@ -10,7 +10,7 @@ everything here is a function of what it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from referee.gizmos import State
@@ -67,7 +67,9 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
     before the current player's own move); a whole round more than a mover's distance when other arms were
     seen (a stray sighting among them would make the arms' count a round too many); one fewer
     than a mover's distance when the arm of the player just before the mover was not seen (a
-    move out of turn in that player's turn). The hypotheses, likeliest first; the search weighs
+    move out of turn in that player's turn); one, when the current player's own area changed
+    after a pause that followed their main action (:meth:`ArmLog.paused`: they moved after
+    their turn, before the next player). The hypotheses, likeliest first; the search weighs
     each (:func:`explain_from_table`), the arms seen included."""
     n, c = s.num_players, s.current
     movers = [
@@ -109,6 +111,10 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
                 out.append(d - 1)
         if 0 not in out and not s.main_done and seen and c not in seen:
             out.append(0)
+        # the current player's own area changed after a pause that followed their main action:
+        # their turn was over, and they moved out of turn before the next player moved
+        if c in movers and s.main_done and arms.paused(frame, s) and 1 not in out:
+            out.append(1)
     return out
 
 
@@ -165,10 +171,11 @@ def explain_from_table(
             if tried is None:
                 continue
             cost = (weight(tried) + arms.cost(state, tried.steps, frame), rank)
-            if arms.reported and cost[0] > 0:
-                late = quiet_first(state, view, ends, least, hints, s)
-                if late is not None and (weight(late) + arms.cost(state, late.steps, frame), rank) < cost:
-                    tried, cost = late, (weight(late) + arms.cost(state, late.steps, frame), rank)
+            if arms.reported and (tried.violations or cost[0] > 0):
+                for other in _other_orders(state, view, ends, least, hints, tried, cost[0] > 0, s):
+                    its = (weight(other) + arms.cost(state, other.steps, frame), rank)
+                    if its < cost:
+                        tried, cost = other, its
             if best is None or cost < best:
                 best, found, chosen = cost, tried, hints
                 table_ends = ends
@@ -210,6 +217,35 @@ def chain(first: Explanation, then: Explanation) -> Explanation:
     )
 
 
+def _other_orders(
+    state: State,
+    view: TableView,
+    ends: int,
+    least: int,
+    hints: Hints,
+    found: Explanation,
+    weighed: bool,
+    settings: TrackerSettings,
+) -> Iterator[Explanation]:
+    """Camera only, with the players' arms seen: the search returns one explanation per
+    hypothesis, the first it finds, and the arms only weigh what comes back. So where the arms
+    could tell, other orders of the same table are asked for too: a rule break read as a move out
+    of turn instead of the player's own (or the other way round), and (``weighed``: the
+    explanation found does not fit the arms and turns perfectly) the turns that left no trace
+    first (:func:`quiet_first`), with either reading of a rule break."""
+    s = settings
+    flipped = replace(hints, out_of_turn_first=True)
+    if found.violations:
+        other = explain(state, view, flipped, s.max_violations, s.limits)
+        if other is not None:
+            yield other
+    if weighed:
+        for h in (hints, flipped) if found.violations else (hints,):
+            late = quiet_first(state, view, ends, least, h, s)
+            if late is not None:
+                yield late
+
+
 def quiet_first(
     state: State, view: TableView, ends: int, least: int, hints: Hints, settings: TrackerSettings
 ) -> Explanation | None:
@@ -220,7 +256,8 @@ def quiet_first(
     if ends <= least:
         return None
     quiet = Hints(end_turns=ends - least, quiet_turns=True, end_last=True)
-    first = explain(state, view_of(state), quiet, 0, settings.limits)
+    # the table as it stands, whoever's turn it is after them (not a round: another's)
+    first = explain(state, replace(view_of(state), turn_player=None), quiet, 0, settings.limits)
     if first is None:
         return None
     rest = explain(
