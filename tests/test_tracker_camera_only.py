@@ -354,3 +354,16 @@ def test_a_move_out_of_turn_is_no_trace_of_the_turn_it_falls_in() -> None:
         ("pick", 1),
     ]
     assert found.quiet == 1
+
+
+def test_one_rule_broken_twice_in_a_turn_by_one_player_is_warned_once() -> None:
+    # Ana takes three marbles: the second and the third break the same rule in the same turn.
+    # The referee warns once ("warns once, accepts the table as it now is for the rest of that
+    # turn"); Ben's next turn is his and legal.
+    feeder = referee(table(players=3))
+    feeder.play(pick(0, R), pick(0, B), frames=6)
+    feeder.play(pick(0, Y), frames=6)
+    feeder.play(Step("end_turn", 0), pick(1, K), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick")] * 3 + [(1, 1, "pick")]
