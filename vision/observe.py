@@ -48,6 +48,7 @@ from vision.identify import (
 from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
+from vision.plausible import plausible
 from vision.reaches import reaches_of
 from vision.tokens import token_points
 from vision.whitebalance import balance
@@ -166,7 +167,7 @@ class Assembler:
         """The observation of ``frame`` (homography ``h``: table mm -> frame px) from its detections."""
         if self.white_balance:
             frame = balance(frame, h, self.zones)
-        seen = one_per_object([Seen.of(d) for d in detections])
+        seen = one_per_object([s for s in map(Seen.of, detections) if plausible(s.cls, s.box)])
         hands = [s.box for s in seen if s.cls in OCCLUDER_CLASSES]
         covered = covered_zones(self.zones, tuple(seats), hands)
         objs = [s for s in seen if s.cls not in OCCLUDER_CLASSES]
