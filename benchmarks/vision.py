@@ -47,15 +47,14 @@ from vision.marbles import MarbleColors
 from vision.observe import (
     ASK_CONFIDENCE,
     OCCLUDER_CLASSES,
-    VP_SPLIT_MM,
     Assembler,
     Observer,
     Seen,
     rotation_at,
-    token_points,
 )
 from vision.occlusion import TableBackground
 from vision.progress import Progress
+from vision.tokens import VP_SPLIT_MM, box_size, token_points, token_size
 from vision.training.dataset import HELDOUT_SEED_BASE
 from vision.training.evaluate import (
     HELDOUT,
@@ -254,8 +253,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     causes_oracle: Counter[str] = Counter()
     found = {c: Tally() for c in CLASSES}
     extra: Counter[str] = Counter()
-    vp_value = Tally()
-    vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # box size of true 1s and 5s found, mm
+    vp_value, vp_value_box = Tally(), Tally()  # the pipeline's reading; the box's size alone at 21 mm
+    vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # token_size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
@@ -406,9 +405,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 continue
             o = truth[t][2]
             if o.cls in ("vp1", "vp5") and d.cls in ("vp1", "vp5"):
-                vp_value.add(token_points(Seen.of(d)) == int(o.cls[2:]))
-                x1, y1, x2, y2 = Seen.of(d).box
-                vp_size[o.cls].append((x2 - x1 + y2 - y1) / 2)
+                box = Seen.of(d).box
+                vp_value.add(token_points(seen_frame, h, box) == int(o.cls[2:]))
+                vp_value_box.add((box_size(box) >= 21.0) == (o.cls == "vp5"))
+                vp_size[o.cls].append(token_size(seen_frame, h, box))
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
@@ -477,14 +477,17 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"  at the pipeline's confidence ({observer.conf}), any class, IoU >= 0.5: found / extra boxes")
     for cls in CLASSES:
         print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
-    print(f"  VP tokens found: value from the box's size right {vp_value}")
+    print(
+        f"  VP tokens found: value right {vp_value} (box and measured disc, vision/tokens.py); "
+        f"from the box's size alone at 21 mm {vp_value_box}"
+    )
     for cls, true_mm in (("vp1", 18), ("vp5", 24)):
         if vp_size[cls]:
             lo, med, hi = np.percentile(vp_size[cls], [5, 50, 95])
             wrong = sum((v >= VP_SPLIT_MM) == (cls == "vp1") for v in vp_size[cls])
             print(
-                f"    {cls} ({true_mm} mm) box size: 5% {lo:.1f}, median {med:.1f}, 95% {hi:.1f} mm; "
-                f"on the wrong side of {VP_SPLIT_MM:.0f} mm: {wrong}/{len(vp_size[cls])}"
+                f"    {cls} ({true_mm} mm) size read: 5% {lo:.1f}, median {med:.1f}, 95% {hi:.1f} mm; "
+                f"on the wrong side of {VP_SPLIT_MM} mm: {wrong}/{len(vp_size[cls])}"
             )
     print("\n[stage] marble colour on detected marbles")
     print(f"  detector class:          {color_det}")

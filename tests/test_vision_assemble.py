@@ -11,8 +11,11 @@ import numpy as np
 import pytest
 
 from referee.observation import CardSighting, MarbleSighting, Observation, PlayerSighting, SlotSighting
+from vision.detect import Detection
+from vision.geometry import CANON_PX_PER_MM
 from vision.identify import MEMORY_BONUS, STARTING, CardMemory, assign, built_cards, column_cards, level_cards
 from vision.observe import Assembler, Seen, one_per_object
+from vision.plausible import plausible
 from vision.training.evaluate import (
     Tally,
     average_precision,
@@ -292,3 +295,19 @@ def test_card_memory_candidates() -> None:
     column = column_cards("upgrade", 1)
     allowed, _ = CardMemory(gizmos={1: {1}}).seat(1, column)  # no upgrade card can be there: wrong memory
     assert np.array_equal(allowed, column)  # so the table's own candidates stay
+
+
+def test_a_card_box_of_no_cards_size_is_dropped(assembler: Assembler) -> None:
+    """The fine-tune's stray card boxes (a card back's half, a thin strip of a stack) are sizes
+    no upright card shows; a true card's or top band's, hand-placed and a few degrees turned, pass."""
+    assert plausible("card", (0, 0, 63, 88)) and plausible("card", (0, 0, 70.5, 93.3))
+    assert plausible("card_band", (0, 0, 63, 20)) and plausible("card_band", (0, 0, 64.6, 25.4))
+    assert not plausible("card", (0, 0, 34, 95)) and not plausible("card", (0, 0, 63, 48))
+    assert not plausible("card_band", (0, 0, 43, 21)) and not plausible("card_band", (0, 0, 64, 40))
+    assert plausible("marble_red", (0, 0, 3, 3))  # only cards are judged by their size
+    scene = render_table(FOUR_SEATS, 41, RenderSettings(hand_prob=0))
+    sz = assembler.zones.seat(2)
+    x, y = sz.gizmos[0] + sz.gizmos[2] - 20, sz.gizmos[1] + sz.gizmos[3] / 2  # right of seat 2's columns
+    stray = Detection("card", 0.9, tuple(v * CANON_PX_PER_MM for v in (x - 17, y - 47, x + 17, y + 48)))  # type: ignore[arg-type]
+    obs = assembler.assemble(scene.image, scene.homography, [*oracle_detections(scene), stray], (0, 1, 2, 3))
+    assert content(obs) == content(scene.truth), differences(obs, scene.truth)

@@ -48,7 +48,9 @@ from vision.identify import (
 from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
+from vision.plausible import plausible
 from vision.reaches import reaches_of
+from vision.tokens import token_points
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -165,7 +167,7 @@ class Assembler:
         """The observation of ``frame`` (homography ``h``: table mm -> frame px) from its detections."""
         if self.white_balance:
             frame = balance(frame, h, self.zones)
-        seen = one_per_object([Seen.of(d) for d in detections])
+        seen = one_per_object([s for s in map(Seen.of, detections) if plausible(s.cls, s.box)])
         hands = [s.box for s in seen if s.cls in OCCLUDER_CLASSES]
         covered = covered_zones(self.zones, tuple(seats), hands)
         objs = [s for s in seen if s.cls not in OCCLUDER_CLASSES]
@@ -209,7 +211,7 @@ class Assembler:
             if not unseen("vp"):
                 toks = within(sz.vp, ("vp1", "vp5"))
                 vp = (
-                    sum(token_points(s) for s in toks),
+                    sum(token_points(frame, h, s.box) for s in toks),
                     round(min((s.confidence for s in toks), default=EMPTY_CONFIDENCE), 4),
                 )
             archive = None
@@ -320,18 +322,6 @@ class Assembler:
             ask.area = f"{sz.seat}/archive" if seat is None else f"{sz.seat}/gizmos/{COLUMN_ORDER[column(s)]}"
             out.append(ask)
         return out
-
-
-#: A VP token's value from its size: 1s are 18 mm across, 5s 24 mm (vision.training.synth.VP_MM).
-#: Another printing of the tokens fooled the detector's class (three 1s read as 5s, benchmark
-#: condition "style"); the size is the same on every printing.
-VP_SPLIT_MM = 21.0
-
-
-def token_points(s: Seen) -> int:
-    """1 or 5: the token's measured diameter, not the detector's class."""
-    x1, y1, x2, y2 = s.box
-    return 1 if (x2 - x1 + y2 - y1) / 2 < VP_SPLIT_MM else 5
 
 
 @dataclass(slots=True)
