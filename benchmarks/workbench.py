@@ -8,7 +8,8 @@ a hand in 25 % of frames, even seeds 1280x720 and odd ones 1920x1080):
 * ``art``: the held-out tile art (``benchmarks/workbench_heldout.py``) on the project's tables;
 * ``style``: the held-out tile art on the held-out tables, lamps and webcam of ``benchmarks/heldout.py``.
 
-Per condition: calibration from the frame's markers (a fresh ``Calibrator`` per frame), then
+Per condition: calibration from the frame's markers (a fresh ``Calibrator`` per frame, three
+markers when the fourth is not found: ``vision.workbench.calibrate``), then
 the reader; tile type (Builder and Double), orientation and dial value accuracy on the tiles
 seen, empty squares, hands (a covered square reported unseen), squares right, whole Workbenches
 exactly right, and the frames per second of calibration + reading on 1280x720 frames.
@@ -49,7 +50,7 @@ from vision.training.workbench import (
     random_workbench,
     render_workbench,
 )
-from vision.workbench import WORKBENCH, WorkbenchReader
+from vision.workbench import WORKBENCH, WorkbenchReader, calibrate
 
 SEED_BASES = {"own": 9_300_000, "art": 9_310_000, "style": 9_320_000}
 STYLE = replace(HELDOUT, jitter_mm=4.0, jitter_deg=5.0, texture=heldout.style_texture, camera=heldout.webcam)
@@ -145,7 +146,7 @@ def run(
         reader.rows = sc.layout.rows
         t0, c0 = time.perf_counter(), time.process_time()
         try:
-            cal = Calibrator().update(sc.image)
+            cal = calibrate(Calibrator(), sc.image)
             obs: WorkbenchObservation | None = reader.read(sc.image, cal.homography, 0.0)
         except CalibrationError:
             obs, no_cal = None, no_cal + 1

@@ -13,7 +13,7 @@ import pytest
 from referee.contrivance.data import BUILDERS, COLUMNS
 from referee.observation import WorkbenchObservation
 from vision.calibrate import Calibrator
-from vision.errors import FrameError, ModelFileError
+from vision.errors import CalibrationError, FrameError, ModelFileError
 from vision.paths import LOCATIONS
 from vision.training.synth import RenderSettings
 from vision.training.tiles import (
@@ -49,6 +49,7 @@ from vision.workbench import (
     WORKBENCH,
     WorkbenchObserver,
     WorkbenchReader,
+    calibrate,
     softmax,
     square_crops,
     to_input,
@@ -167,6 +168,39 @@ def test_reader_reads_rendered_workbenches(reader: WorkbenchReader) -> None:
             if s.tile is not None:
                 assert s.tile.builder in BUILDERS and 0 <= s.tile.facing <= 3 and 0 <= s.tile.value <= 6
     assert right / total >= 0.95, f"{right}/{total} squares right"
+
+
+def _hide_markers(image: np.ndarray, homography: np.ndarray, ids: list[int]) -> np.ndarray:
+    """The frame with the named calibration markers painted over (as a hand or glare would)."""
+    out = image.copy()
+    z = default_zones()
+    for mid, (x, y) in z.marker_tiles:
+        if mid in ids:
+            s, m = z.marker_mm, 6.0
+            quad = np.array([[x - m, y - m], [x + s + m, y - m], [x + s + m, y + s + m], [x - m, y + s + m]])
+            px = cv2.perspectiveTransform(quad[None].astype(np.float32), homography)[0]
+            cv2.fillConvexPoly(out, px.round().astype(np.int32), (120, 110, 100))
+    return out
+
+
+def test_three_markers_calibrate_a_frame_nothing_else_covers() -> None:
+    """A fresh calibrator refuses a frame with a marker covered; ``calibrate`` fits the three it
+    sees (state "partial", close to the true camera) and still refuses with two."""
+    seed = 8_700_010
+    scene = render_workbench(
+        random_workbench(np.random.default_rng(seed), 6), seed, RenderSettings(hand_prob=0.0)
+    )
+    three = _hide_markers(scene.image, scene.homography, [0])
+    with pytest.raises(CalibrationError):
+        Calibrator().update(three)
+    cal = calibrate(Calibrator(), three)
+    assert cal.state == "partial" and len(cal.markers_seen) == 3
+    corners = np.array([[425.0, 175.0], [755.0, 175.0], [755.0, 571.0], [425.0, 571.0]], np.float32)
+    got, true = (cv2.perspectiveTransform(corners[None], h)[0] for h in (cal.homography, scene.homography))
+    assert np.abs(got - true).max() < 3.0  # pixels, over the Workbench's corners
+    assert calibrate(Calibrator(), scene.image).state == "fresh"  # four markers: the calibrator's own
+    with pytest.raises(CalibrationError, match="not found"):
+        calibrate(Calibrator(), _hide_markers(scene.image, scene.homography, [0, 2]))
 
 
 def test_covered_squares_are_not_seen_not_empty(reader: WorkbenchReader) -> None:

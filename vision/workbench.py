@@ -28,8 +28,8 @@ import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, MAX_VALUE, ROWS_PER_MAT
 from referee.observation import SquareSighting, TileSighting, WorkbenchObservation
-from vision.calibrate import Calibrator
-from vision.errors import FrameError
+from vision.calibrate import MAX_REPROJ_PX, Calibration, Calibrator, detect_markers
+from vision.errors import CalibrationError, FrameError
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import rectify
 from vision.hands import MASK_PX_PER_MM, HandSegmenter
@@ -277,8 +277,41 @@ def sighting(row: int, column: int, reading: SquareReading) -> SquareSighting:
     return SquareSighting(row, column, tile, conf)
 
 
+#: Markers enough for a homography of a frame no calibration covers yet (:func:`calibrate`).
+PARTIAL_MARKERS = 3
+
+
+def calibrate(calibrator: Calibrator, frame: np.ndarray) -> Calibration:
+    """The calibrator's calibration of ``frame``, or, when it has none to give (a marker covered
+    or lost before any calibration was held), one fitted to the three markers it does see
+    (state ``"partial"``, not kept: the calibrator still settles on frames with all four).
+
+    Three markers are twelve corners spread over three corners of the play area; their
+    homography puts the Workbench within about 2 px of the true one on the benchmark's frames
+    whose fourth marker is covered or not found (docs/contrivance_vision.md), where refusing
+    would leave the whole Workbench unseen. Raises :class:`CalibrationError` with fewer, or
+    when the three disagree (mean reprojection error over MAX_REPROJ_PX)."""
+    try:
+        return calibrator.update(frame)
+    except CalibrationError:
+        found = {k: v for k, v in detect_markers(frame).items() if k in calibrator.known}
+        if len(found) < PARTIAL_MARKERS:
+            raise
+        ids = sorted(found)
+        src = np.concatenate([calibrator.known[k] for k in ids])
+        dst = np.concatenate([found[k] for k in ids])
+        h, _ = cv2.findHomography(src, dst, 0)
+        if h is None:
+            raise
+        err = float(np.linalg.norm(cv2.perspectiveTransform(src[None], h)[0] - dst, axis=1).mean())
+        if err > MAX_REPROJ_PX:
+            raise
+        return Calibration(h, tuple(ids), True, err, "partial")
+
+
 class WorkbenchObserver:
-    """Calibration (kept once settled, as for Gizmos) and the reader: a frame -> an observation."""
+    """Calibration (kept once settled, as for Gizmos; from three markers while nothing is
+    held, :func:`calibrate`) and the reader: a frame -> an observation."""
 
     def __init__(self, model: str | Path | None = None, rows: int = 2 * ROWS_PER_MAT) -> None:
         self.calibrator = Calibrator()
@@ -289,7 +322,7 @@ class WorkbenchObserver:
     ) -> WorkbenchObservation:
         """Calibrate (or keep the calibration) and read the Workbench of one frame."""
         check_frame(frame, SUPPORTED_SIZES)
-        cal = self.calibrator.update(frame)
+        cal = calibrate(self.calibrator, frame)
         obs = self.reader.read(frame, cal.homography, t, frame_no)
         obs.extra.update({"calibration": cal.state, "markers": list(cal.markers_seen)})
         return obs
