@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PER_MAT
+from referee.observation import MAX_DAMAGE
 
 BGR = tuple[int, int, int]
 TILE_PX_PER_MM = 4.0
@@ -874,8 +875,7 @@ def with_style(art: DrawnArt, **changes: object) -> DrawnArt:
 # ----------------------------------------------------------------------------- the Damage token
 
 #: What the Damage track can show (CONTRIVANCE_RULINGS.md ruling 17: it reads 0-10).
-DAMAGE_VALUES: tuple[int, ...] = tuple(range(11))
-CONTRIVANCE_MM = 70.0  #: the face-down Contrivance tile the Damage token lies on (a side)
+DAMAGE_VALUES: tuple[int, ...] = tuple(range(MAX_DAMAGE + 1))
 TOKEN_MM = 36.0  #: a Damage token's diameter
 #: The Contrivance tile's back: how its face-down side is patterned.
 BACKS: tuple[str, ...] = ("plain", "rings", "grid", "gear")
@@ -938,24 +938,24 @@ def random_damage_style(rng: np.random.Generator) -> DamageStyle:
     )
 
 
-def contrivance_back(style: DamageStyle, seed: int = 0) -> np.ndarray:
-    """The face-down Contrivance tile, CONTRIVANCE_MM square at TILE_PX_PER_MM (BGR)."""
+def contrivance_back(style: DamageStyle, side_mm: float, seed: int = 0) -> np.ndarray:
+    """The face-down Contrivance tile, ``side_mm`` square at TILE_PX_PER_MM (BGR)."""
     k = TILE_PX_PER_MM
-    n = round(CONTRIVANCE_MM * k)
+    n = round(side_mm * k)
     rng = np.random.default_rng([seed, 23])
     img = np.empty((n, n, 3), np.float32)
     img[:] = style.back
     img = np.clip(img + _grain(rng, "noise", 5.0, n, n), 0, 255).astype(np.uint8)
     ink, c, w = style.back_ink, ((n - 1) / 2, (n - 1) / 2), max(1, round(0.8 * k))
     if style.back_kind == "rings":
-        for r in np.arange(6, CONTRIVANCE_MM / 2, 7) * k:
+        for r in np.arange(6, side_mm / 2, 7) * k:
             cv2.circle(img, _ipt(c), round(r), ink, w, cv2.LINE_AA)
     elif style.back_kind == "grid":
         for v in np.arange(0, n, 10 * k):
             cv2.line(img, (round(v), 0), (round(v), n - 1), ink, w, cv2.LINE_AA)
             cv2.line(img, (0, round(v)), (n - 1, round(v)), ink, w, cv2.LINE_AA)
     elif style.back_kind == "gear":
-        draw_icon(img, "Engineer", c, 0.8 * CONTRIVANCE_MM * k, ink, False, w)
+        draw_icon(img, "Engineer", c, 0.8 * side_mm * k, ink, False, w)
     cv2.rectangle(img, (w, w), (n - 1 - w, n - 1 - w), ink, w, cv2.LINE_AA)
     return img
 
