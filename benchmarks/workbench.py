@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=100)
     p.add_argument("--conditions", default="own,art,style")
     p.add_argument("--model", default=None, help="ONNX model (default models/workbench.onnx)")
+    p.add_argument("--damage-model", default=None, help="ONNX Damage model (default models/damage.onnx)")
     p.add_argument("--show-errors", action="store_true")
     p.add_argument(
         "--compare-detector",
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = p.parse_args(argv)
     try:
-        reader = WorkbenchReader(a.model)
+        reader = WorkbenchReader(a.model, damage_model=a.damage_model)
         Detector() if a.compare_detector else None
     except VisionError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -303,8 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     for label, f in rows:
         print(f"| {label} | " + " | ".join(f(results[n]) for n in names) + " |")
     print(
-        f"\nmodel {reader.path}; load average (1 min) {load_before:.1f} at the start, {load_after:.1f} "
-        f"at the end, on {os.cpu_count()} cores: wall-clock figures measure the machine's load too"
+        f"\nmodels {reader.path}, {reader.damage_path}; load average (1 min) {load_before:.1f} "
+        f"at the start, {load_after:.1f} at the end, on {os.cpu_count()} cores: wall-clock figures "
+        "measure the machine's load too"
     )
     return 0
 
