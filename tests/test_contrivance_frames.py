@@ -6,15 +6,18 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from referee.simulation.workbench import Moment, RecordingSpec, play_recording
+from vision.calibrate import Calibrator
 from vision.training.contrivance_recording import (
     ROWS,
     SETTINGS,
     FramesError,
     _render_chunk,
+    film_camera,
     frame_seed,
     layout_of,
     load_frame,
@@ -57,6 +60,7 @@ def test_the_damage_is_under_a_hand_while_a_switch_on_card_is_applied() -> None:
         replace(SETTINGS, hand_prob=1.0),
         hand_near=1.0,
         hand_at=WORKBENCH.contrivance,
+        camera=film_camera(),
     )
     assert scene.damage_share > HIDDEN_SHARE and scene.truth.damage is None
     assert render_moment(m, 19).shape == scene.image.shape
@@ -84,6 +88,18 @@ def test_the_reader_reads_the_damage_a_switch_on_card_changes() -> None:
     assert before.damage != after.damage
     reader = WorkbenchReader(rows=ROWS)
     for m in (before, after):
-        scene = render_workbench(layout_of(m), frame_seed(19, m.frame), SETTINGS)
-        got = reader.read(render_moment(m, 19), scene.homography, m.time).damage
+        got = reader.read(render_moment(m, 19), film_camera(), m.time).damage
         assert got is not None and got[0] == min(10, max(0, m.damage)) and got[1] >= 0.6, (m.frame, got)
+
+
+def test_the_film_has_one_camera() -> None:
+    """Every frame of the recording is filmed by the same camera (the calibration settles once)."""
+    recording = play_recording(RecordingSpec(seed=19))
+    moments = [m for m in recording.timeline if isinstance(m, Moment) and m.hand is None][:2]
+    for m in moments:
+        image = render_moment(m, 19)
+        found = Calibrator().update(image).homography
+        h = film_camera()
+        corners = np.array([[[425.0, 175.0], [755.0, 571.0]]], np.float32)
+        a, b = (cv2.perspectiveTransform(corners, x)[0] for x in (found, h))
+        assert np.abs(a - b).max() < 1.5  # pixels: this frame's markers give the film's camera

@@ -2,9 +2,10 @@
 drawn by the Workbench renderer (:func:`vision.training.workbench.render_workbench`), so the
 demo can referee it from pixels through the Workbench reader.
 
-One camera for the whole game (fixed height, no tilt or yaw: the calibration settles once);
-each frame has its own seed, so the lighting, the camera's noise and the hand differ from frame to
-frame as on a real table. A moment with a Builder's hand over the table is drawn with a hand
+One camera for the whole game (straight down, the play area centred: :func:`film_camera`), so
+the calibration settles once; each frame has its own
+seed, so the lighting, the camera's noise and the hand differ from frame to frame as on a real
+table. A moment with a Builder's hand over the table is drawn with a hand
 (where the renderer aims it, not exactly over the squares worked on). The Damage token is drawn
 on the face-down Contrivance tile to the right of the Workbench (the value the track shows,
 0-10), and while a Switch On card is applied the Builder's hand reaches over it. The discard
@@ -37,6 +38,7 @@ from vision.training.cachelock import render_lock
 from vision.training.synth import RenderSettings
 from vision.training.workbench import TileLayout, WorkbenchLayout, render_workbench
 from vision.workbench import WORKBENCH
+from vision.zones import default_zones
 
 FRAMES_ROOT = LOCATIONS.data / "contrivance-recording"
 #: One camera for the whole game: 900 mm above the table, looking straight down.
@@ -68,6 +70,19 @@ def layout_of(m: Moment) -> WorkbenchLayout:
     return WorkbenchLayout(ROWS, tiles, min(MAX_DAMAGE, max(0, m.damage)))
 
 
+#: The share of the frame the play area fills (as a user frames a camera hung over the table).
+FILL = 0.9
+
+
+def film_camera() -> np.ndarray:
+    """The recording's one camera (table mm -> image px): straight down, the play area centred
+    and filling FILL of the frame, the same for every frame."""
+    tw, th = default_zones().size
+    w, h = SETTINGS.size
+    k = FILL * min(w / tw, h / th)
+    return np.array([[k, 0.0, (w - k * tw) / 2], [0.0, k, (h - k * th) / 2], [0.0, 0.0, 1.0]])
+
+
 def frame_seed(spec_seed: int, frame: int) -> int:
     return spec_seed * 1_000_003 + frame
 
@@ -78,7 +93,8 @@ def render_moment(m: Moment, spec_seed: int) -> np.ndarray:
     settings = replace(SETTINGS, hand_prob=1.0 if m.hand is not None or m.damage_covered else 0.0)
     at = WORKBENCH.contrivance if m.damage_covered else None
     seed = frame_seed(spec_seed, m.frame)
-    return render_workbench(layout_of(m), seed, settings, hand_near=1.0, hand_at=at).image
+    camera = film_camera()
+    return render_workbench(layout_of(m), seed, settings, hand_near=1.0, hand_at=at, camera=camera).image
 
 
 def frames_key(spec: RecordingSpec) -> str:

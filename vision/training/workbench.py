@@ -210,6 +210,7 @@ def render_workbench(
     geometry: WorkbenchGeometry = WORKBENCH,
     damage_style: DamageStyle = OWN_DAMAGE,
     hand_at: Rect | None = None,
+    camera: np.ndarray | None = None,
 ) -> RenderedWorkbench:
     """Render a Workbench as one camera frame with its ground truth (deterministic per seed).
 
@@ -218,7 +219,9 @@ def render_workbench(
     tile while the Damage is changed). The face-down Contrivance tile is drawn at
     ``geometry.contrivance`` and, with ``layout.damage``, the Damage token on it, in
     ``damage_style`` and from a random stream of their own (the rest of the scene is the one
-    drawn without them).
+    drawn without them). ``camera``: the homography (table mm -> image px) to film with instead
+    of the scene's own random camera (one camera for a whole recorded game; the random one is
+    still drawn, so the rest of the scene is the same).
     """
     s = settings or RenderSettings()
     z = default_zones()
@@ -251,6 +254,8 @@ def render_workbench(
             cv, img, (qx + qw / 2 + jx, qy + qh / 2 + jy), rng.uniform(-s.jitter_deg, s.jitter_deg) * 1.5
         )
     h_img = camera_homography(rng, z, s)
+    if camera is not None:
+        h_img = camera
     image = photograph(cv.img, h_img, s.size)
     share: dict[tuple[int, int], float] = {}
     token_share = 0.0
