@@ -8,7 +8,8 @@ a hand in 25 % of frames, even seeds 1280x720 and odd ones 1920x1080):
 * ``art``: the held-out tile art (``benchmarks/workbench_heldout.py``) on the project's tables;
 * ``style``: the held-out tile art on the held-out tables, lamps and webcam of ``benchmarks/heldout.py``.
 
-Per condition: calibration from the frame's markers (a fresh ``Calibrator`` per frame), then
+Per condition: calibration from the frame's markers (a fresh ``Calibrator`` per frame, three
+markers when the fourth is not found: ``vision.workbench.calibrate``), then
 the reader; tile type (Builder and Double), orientation and dial value accuracy on the tiles
 seen, empty squares, hands (a covered square reported unseen), squares right, whole Workbenches
 exactly right, and the frames per second of calibration + reading on 1280x720 frames.
@@ -32,7 +33,7 @@ import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
-from benchmarks.workbench_heldout import HeldOutArt
+from benchmarks.workbench_heldout import HELD_OUT_DAMAGE, HeldOutArt
 from referee.observation import WorkbenchObservation
 from vision.calibrate import Calibrator
 from vision.detect import Detector
@@ -41,7 +42,7 @@ from vision.geometry import rectify
 from vision.progress import Progress
 from vision.training.evaluate import HELDOUT
 from vision.training.synth import RenderSettings
-from vision.training.tiles import Art, own_art
+from vision.training.tiles import OWN_DAMAGE, Art, DamageStyle, own_art
 from vision.training.workbench import (
     HELDOUT_SEED_BASE,
     HIDDEN_SHARE,
@@ -49,32 +50,35 @@ from vision.training.workbench import (
     random_workbench,
     render_workbench,
 )
-from vision.workbench import WORKBENCH, WorkbenchReader
+from vision.workbench import WORKBENCH, WorkbenchReader, calibrate
 
 SEED_BASES = {"own": 9_300_000, "art": 9_310_000, "style": 9_320_000}
 STYLE = replace(HELDOUT, jitter_mm=4.0, jitter_deg=5.0, texture=heldout.style_texture, camera=heldout.webcam)
+#: A Damage reading at least this confident (the Workbench tracker's default `sure`).
+DAMAGE_SURE = 0.85
 #: A square the hand touches but covers at most this share of may be read either way
 #: (unseen, or its true content): the "lenient" figures.
 LENIENT_SHARE = 0.25
 
 
-def condition(name: str) -> tuple[RenderSettings, Art]:
+def condition(name: str) -> tuple[RenderSettings, Art, DamageStyle]:
+    """A condition's camera and table settings, tile art and Damage token look."""
     if name == "own":
-        return HELDOUT, own_art()
+        return HELDOUT, own_art(), OWN_DAMAGE
     if name == "art":
-        return HELDOUT, HeldOutArt()
+        return HELDOUT, HeldOutArt(), HELD_OUT_DAMAGE
     if name == "style":
-        return STYLE, HeldOutArt()
+        return STYLE, HeldOutArt(), HELD_OUT_DAMAGE
     raise SystemExit(f"error: unknown condition {name!r} (own, art, style)")
 
 
 def scene(name: str, k: int) -> RenderedWorkbench:
     seed = SEED_BASES[name] + k
     assert seed >= HELDOUT_SEED_BASE
-    settings, art = condition(name)
+    settings, art, damage = condition(name)
     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
     layout = random_workbench(np.random.default_rng(seed))
-    return render_workbench(layout, seed, replace(settings, size=size), art)
+    return render_workbench(layout, seed, replace(settings, size=size), art, damage_style=damage)
 
 
 def _key(sq):  # type: ignore[no-untyped-def]
@@ -117,6 +121,16 @@ def compare(
         tally["builder"].append(int(g.tile.builder == t.builder))
         tally["facing"].append(int(g.tile.facing == t.facing))
         tally["value"].append(int(g.tile.value == t.value))
+    got_damage = None if obs is None else obs.damage
+    if sc.truth.damage is None:
+        tally["damage_covered_unseen"].append(int(got_damage is None))
+    else:
+        tally["damage_unseen"].append(int(got_damage is None))
+        if got_damage is not None:
+            tally["damage"].append(int(got_damage[0] == sc.truth.damage[0]))
+            tally["damage_sure"].append(int(got_damage[1] >= DAMAGE_SURE))
+            if got_damage[1] >= DAMAGE_SURE:
+                tally["damage_sure_right"].append(int(got_damage[0] == sc.truth.damage[0]))
     return strict, lenient
 
 
@@ -136,6 +150,11 @@ def run(
             "builder",
             "facing",
             "value",
+            "damage",
+            "damage_unseen",
+            "damage_covered_unseen",
+            "damage_sure",
+            "damage_sure_right",
         )
     }
     exact, lenient, oracle_exact, no_cal, latency, cpu, network, det = 0, 0, 0, 0, [], [], [], []
@@ -145,7 +164,7 @@ def run(
         reader.rows = sc.layout.rows
         t0, c0 = time.perf_counter(), time.process_time()
         try:
-            cal = Calibrator().update(sc.image)
+            cal = calibrate(Calibrator(), sc.image)
             obs: WorkbenchObservation | None = reader.read(sc.image, cal.homography, 0.0)
         except CalibrationError:
             obs, no_cal = None, no_cal + 1
@@ -198,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=100)
     p.add_argument("--conditions", default="own,art,style")
     p.add_argument("--model", default=None, help="ONNX model (default models/workbench.onnx)")
+    p.add_argument("--damage-model", default=None, help="ONNX Damage model (default models/damage.onnx)")
     p.add_argument("--show-errors", action="store_true")
     p.add_argument(
         "--compare-detector",
@@ -206,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = p.parse_args(argv)
     try:
-        reader = WorkbenchReader(a.model)
+        reader = WorkbenchReader(a.model, damage_model=a.damage_model)
         Detector() if a.compare_detector else None
     except VisionError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -249,6 +269,11 @@ def main(argv: list[str] | None = None) -> int:
         ("tiles read as empty", lambda r: pct(r["tile_as_empty"])),
         ("covered squares reported unseen", lambda r: pct(r["covered_unseen"])),
         ("visible squares reported unseen", lambda r: pct(r["visible_unseen"])),
+        ("Damage value, tokens seen and read", lambda r: pct(r["damage"])),
+        ("  Damage tokens in view reported not seen", lambda r: pct(r["damage_unseen"])),
+        (f"  Damage readings at least {DAMAGE_SURE} confident", lambda r: pct(r["damage_sure"])),
+        ("  of which right", lambda r: pct(r["damage_sure_right"])),
+        ("  Damage tokens under a hand reported not seen", lambda r: pct(r["damage_covered_unseen"])),
         (
             "latency per 1280x720 frame, median (calibration + reading)",
             lambda r: (
@@ -279,8 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     for label, f in rows:
         print(f"| {label} | " + " | ".join(f(results[n]) for n in names) + " |")
     print(
-        f"\nmodel {reader.path}; load average (1 min) {load_before:.1f} at the start, {load_after:.1f} "
-        f"at the end, on {os.cpu_count()} cores: wall-clock figures measure the machine's load too"
+        f"\nmodels {reader.path}, {reader.damage_path}; load average (1 min) {load_before:.1f} "
+        f"at the start, {load_after:.1f} at the end, on {os.cpu_count()} cores: wall-clock figures "
+        "measure the machine's load too"
     )
     return 0
 

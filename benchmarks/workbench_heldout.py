@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PER_MAT
-from vision.training.tiles import TILE_MM, TILE_PX_PER_MM
+from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, DamageStyle
 
 BGR = tuple[int, int, int]
 #: Fonts no training style uses (tiles.TRAIN_FONTS are SIMPLEX, DUPLEX, TRIPLEX, PLAIN).
@@ -207,3 +207,20 @@ class HeldOutArt:
                     for d in range(0, 2 * max(roi.shape[:2]), 9):
                         cv2.line(roi, (d, 0), (0, d), (40, 60, 80), 1, cv2.LINE_AA)
         return img
+
+
+#: The held-out look of the Contrivance tile and its Damage token: a cream token with a dark
+#: red rim, numbers in the held-out italic serif underlined by a dot, on a ringed dark-green back.
+HELD_OUT_DAMAGE = DamageStyle(
+    back=(40, 70, 30),
+    back_ink=(150, 190, 170),
+    back_kind="rings",
+    token=(200, 225, 235),
+    rim=(30, 30, 140),
+    rim_mm=2.5,
+    digits=(30, 30, 40),
+    font=FONT,
+    digit_mm=15.0,
+    weight_mm=1.6,
+    underline="dot",
+)

@@ -27,7 +27,8 @@ class Locations:
 
     @property
     def models(self) -> Path:
-        """The committed networks: detector.onnx / detector.pt, hands.onnx, workbench.onnx."""
+        """The committed networks: detector.onnx / detector.pt, hands.onnx, workbench.onnx,
+        damage.onnx."""
         return self.root / "models"
 
     @property
@@ -51,6 +52,10 @@ class Locations:
     @property
     def workbench(self) -> Path:
         return self.models / "workbench.onnx"
+
+    @property
+    def damage(self) -> Path:
+        return self.models / "damage.onnx"
 
 
 def is_root(folder: Path) -> bool:

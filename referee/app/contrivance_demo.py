@@ -9,15 +9,15 @@ the engine's final scoring (every burn-out and bonus with its reason) and every 
 the recording's ground truth, and says where they differ.
 
 The camera is the ground truth made into observations with noise (squares not seen, readings of
-low confidence, one-frame misreads) until the Workbench renderer and reader are in this
-checkout: then a frame is rendered from each moment and read back (:func:`recording_camera`).
+low confidence, one-frame misreads), or (``--source camera``) a frame rendered from each moment
+and read back by the Workbench reader, the Damage token included (:func:`recording_camera`).
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,7 +35,7 @@ from referee.simulation.workbench import (
     play_recording,
 )
 from referee.tracker import TrackerError
-from referee.tracker.workbench import WorkbenchTracker, WorkbenchUpdate, shown_damage
+from referee.tracker.workbench import WorkbenchTracker, WorkbenchUpdate
 
 #: Where the demo's observations come from: ``truth`` (the ground truth with camera-like noise)
 #: or ``camera`` (each moment rendered by the Workbench renderer, read back by the reader).
@@ -83,8 +83,7 @@ def recording_camera(
 ) -> Camera:
     """The camera the demo films the recording with: the ground truth with noise, or the frames
     rendered on first use and read by the Workbench reader (``model``: default
-    ``models/workbench.onnx``). The renderer draws no Damage track yet, so with the reader the
-    Damage comes from the recording, stated in the observation's ``source``."""
+    ``models/workbench.onnx``; the Damage token by ``models/damage.onnx``)."""
     if source == "truth":
         return observe_truth(Noise(), seed=recording.spec.seed)
     if source != "camera":
@@ -109,8 +108,7 @@ def recording_camera(
         except CalibrationError as exc:  # markers under a hand: this frame shows nothing
             failures.append(m.frame)
             return WorkbenchObservation(m.time, source=f"camera; {exc}", frame=m.frame)
-        damage = None if m.damage_covered else (shown_damage(m.damage), 0.97)
-        return replace(obs, damage=damage, source="camera; damage from the recording")
+        return obs
 
     failures: list[int] = []
     camera.calibration_failures = failures  # type: ignore[attr-defined]

@@ -2,11 +2,14 @@
 drawn by the Workbench renderer (:func:`vision.training.workbench.render_workbench`), so the
 demo can referee it from pixels through the Workbench reader.
 
-One camera for the whole game (fixed height, no tilt or yaw: the calibration settles once);
-each frame has its own seed, so the lighting, the camera's noise and the hand differ from frame to
-frame as on a real table. A moment with a Builder's hand over the table is drawn with a hand
-(where the renderer aims it, not exactly over the squares worked on). The Damage track and the
-discard pile are not drawn: the renderer has no such piece yet.
+One camera for the whole game (straight down, the play area centred: :func:`film_camera`), so
+the calibration settles once; each frame has its own
+seed, so the lighting, the camera's noise and the hand differ from frame to frame as on a real
+table. A moment with a Builder's hand over the table is drawn with a hand
+(where the renderer aims it, not exactly over the squares worked on). The Damage token is drawn
+on the face-down Contrivance tile to the right of the Workbench (the value the track shows,
+0-10), and while a Switch On card is applied the Builder's hand reaches over it. The discard
+pile is not drawn.
 
 :func:`ensure_frames` renders them on first use (with progress, two processes) into
 ``data/contrivance-recording/seed-N/`` and reuses them afterwards; the folder's key covers the
@@ -26,6 +29,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from referee.observation import MAX_DAMAGE
 from referee.simulation.workbench import Moment, Recording, RecordingSpec, play_recording
 from vision.errors import VisionError
 from vision.paths import LOCATIONS, source_file
@@ -33,6 +37,8 @@ from vision.progress import Progress
 from vision.training.cachelock import render_lock
 from vision.training.synth import RenderSettings
 from vision.training.workbench import TileLayout, WorkbenchLayout, render_workbench
+from vision.workbench import WORKBENCH
+from vision.zones import default_zones
 
 FRAMES_ROOT = LOCATIONS.data / "contrivance-recording"
 #: One camera for the whole game: 900 mm above the table, looking straight down.
@@ -41,6 +47,7 @@ ROWS = 6  # both mats are on the table (rows beyond the Builders' stay empty)
 SOURCES = (
     "vision.training.contrivance_recording",
     "vision.training.workbench",
+    "vision.workbench",  # the Workbench's and the Contrivance tile's places
     "vision.training.tiles",
     "vision.training.synth",
     "referee.simulation.workbench",
@@ -53,14 +60,27 @@ class FramesError(VisionError):
 
 
 def layout_of(m: Moment) -> WorkbenchLayout:
-    """The renderer's layout of a moment's Workbench."""
+    """The renderer's layout of a moment's Workbench and Damage (as the track shows it, 0-10)."""
     tiles = tuple(
         ((r + 1, c + 1), TileLayout(t.builder, t.double, t.facing, t.value))
         for r, row in enumerate(m.workbench)
         for c, t in enumerate(row)
         if t is not None
     )
-    return WorkbenchLayout(ROWS, tiles)
+    return WorkbenchLayout(ROWS, tiles, min(MAX_DAMAGE, max(0, m.damage)))
+
+
+#: The share of the frame the play area fills (as a user frames a camera hung over the table).
+FILL = 0.9
+
+
+def film_camera() -> np.ndarray:
+    """The recording's one camera (table mm -> image px): straight down, the play area centred
+    and filling FILL of the frame, the same for every frame."""
+    tw, th = default_zones().size
+    w, h = SETTINGS.size
+    k = FILL * min(w / tw, h / th)
+    return np.array([[k, 0.0, (w - k * tw) / 2], [0.0, k, (h - k * th) / 2], [0.0, 0.0, 1.0]])
 
 
 def frame_seed(spec_seed: int, frame: int) -> int:
@@ -68,9 +88,13 @@ def frame_seed(spec_seed: int, frame: int) -> int:
 
 
 def render_moment(m: Moment, spec_seed: int) -> np.ndarray:
-    """One moment as the camera's frame (BGR)."""
-    settings = replace(SETTINGS, hand_prob=1.0 if m.hand is not None else 0.0)
-    return render_workbench(layout_of(m), frame_seed(spec_seed, m.frame), settings, hand_near=1.0).image
+    """One moment as the camera's frame (BGR); while the Damage is changed, the hand is over
+    the Contrivance tile."""
+    settings = replace(SETTINGS, hand_prob=1.0 if m.hand is not None or m.damage_covered else 0.0)
+    at = WORKBENCH.contrivance if m.damage_covered else None
+    seed = frame_seed(spec_seed, m.frame)
+    camera = film_camera()
+    return render_workbench(layout_of(m), seed, settings, hand_near=1.0, hand_at=at, camera=camera).image
 
 
 def frames_key(spec: RecordingSpec) -> str:

@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PER_MAT
+from referee.observation import MAX_DAMAGE
 
 BGR = tuple[int, int, int]
 TILE_PX_PER_MM = 4.0
@@ -869,3 +870,121 @@ def random_art(seed: int) -> DrawnArt:
 def with_style(art: DrawnArt, **changes: object) -> DrawnArt:
     """The same art with some style fields changed."""
     return DrawnArt(replace(art.style, **changes), art.seed)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- the Damage token
+
+#: What the Damage track can show (CONTRIVANCE_RULINGS.md ruling 17: it reads 0-10).
+DAMAGE_VALUES: tuple[int, ...] = tuple(range(MAX_DAMAGE + 1))
+TOKEN_MM = 36.0  #: a Damage token's diameter
+#: The Contrivance tile's back: how its face-down side is patterned.
+BACKS: tuple[str, ...] = ("plain", "rings", "grid", "gear")
+#: How a token tells 6 from 9 (and every other number from its upside-down self): a bar under
+#: the number or a dot after it.
+UNDERLINES: tuple[str, ...] = ("bar", "dot")
+
+
+@dataclass(frozen=True, slots=True)
+class DamageStyle:
+    """A look of the Contrivance tile's back and the round Damage token (seed 004, setup step 2:
+    numbered tokens laid on the face-down Contrivance tile to the right of the Workbench)."""
+
+    back: BGR
+    back_ink: BGR
+    back_kind: str  # one of BACKS
+    token: BGR
+    rim: BGR
+    rim_mm: float  # 0: no rim
+    digits: BGR
+    font: int
+    digit_mm: float  # the number's height
+    weight_mm: float  # its stroke
+    underline: str  # one of UNDERLINES, drawn under 6 and 9 (the numbers a turn confuses)
+    slant: float = 0.0
+
+
+OWN_DAMAGE = DamageStyle(
+    back=(60, 45, 40),
+    back_ink=(120, 150, 175),
+    back_kind="gear",
+    token=(40, 40, 190),
+    rim=(230, 235, 240),
+    rim_mm=2.0,
+    digits=(240, 245, 245),
+    font=cv2.FONT_HERSHEY_DUPLEX,
+    digit_mm=16.0,
+    weight_mm=1.8,
+    underline="bar",
+)
+
+
+def random_damage_style(rng: np.random.Generator) -> DamageStyle:
+    """A new look of the Contrivance tile and its Damage token (one per training scene)."""
+    token = _tone(rng)
+    back = _tone(rng)
+    return DamageStyle(
+        back=back,
+        back_ink=_contrast(rng, back, 40),
+        back_kind=BACKS[int(rng.integers(len(BACKS)))],
+        token=token,
+        rim=_contrast(rng, token, 60),
+        rim_mm=float(rng.choice([0.0, rng.uniform(1.0, 3.5)])),
+        digits=_contrast(rng, token, 100),
+        font=TRAIN_FONTS[int(rng.integers(len(TRAIN_FONTS)))],
+        digit_mm=float(rng.uniform(12.0, 19.0)),
+        weight_mm=float(rng.uniform(1.0, 2.6)),
+        underline=UNDERLINES[int(rng.integers(len(UNDERLINES)))],
+        slant=float(rng.uniform(-0.3, 0.3)) if rng.random() < 0.4 else 0.0,
+    )
+
+
+def contrivance_back(style: DamageStyle, side_mm: float, seed: int = 0) -> np.ndarray:
+    """The face-down Contrivance tile, ``side_mm`` square at TILE_PX_PER_MM (BGR)."""
+    k = TILE_PX_PER_MM
+    n = round(side_mm * k)
+    rng = np.random.default_rng([seed, 23])
+    img = np.empty((n, n, 3), np.float32)
+    img[:] = style.back
+    img = np.clip(img + _grain(rng, "noise", 5.0, n, n), 0, 255).astype(np.uint8)
+    ink, c, w = style.back_ink, ((n - 1) / 2, (n - 1) / 2), max(1, round(0.8 * k))
+    if style.back_kind == "rings":
+        for r in np.arange(6, side_mm / 2, 7) * k:
+            cv2.circle(img, _ipt(c), round(r), ink, w, cv2.LINE_AA)
+    elif style.back_kind == "grid":
+        for v in np.arange(0, n, 10 * k):
+            cv2.line(img, (round(v), 0), (round(v), n - 1), ink, w, cv2.LINE_AA)
+            cv2.line(img, (0, round(v)), (n - 1, round(v)), ink, w, cv2.LINE_AA)
+    elif style.back_kind == "gear":
+        draw_icon(img, "Engineer", c, 0.8 * side_mm * k, ink, False, w)
+    cv2.rectangle(img, (w, w), (n - 1 - w, n - 1 - w), ink, w, cv2.LINE_AA)
+    return img
+
+
+def damage_token(style: DamageStyle, value: int) -> np.ndarray:
+    """The round Damage token showing ``value`` upright, TOKEN_MM across at TILE_PX_PER_MM,
+    BGRA (transparent outside the disc; the renderer turns it at any angle)."""
+    if value not in DAMAGE_VALUES:
+        raise ValueError(f"damage token: no token shows {value!r} (0-10)")
+    k = TILE_PX_PER_MM
+    n = round(TOKEN_MM * k)
+    c = ((n - 1) / 2, (n - 1) / 2)
+    img = np.zeros((n, n, 3), np.uint8)
+    img[:] = style.token
+    if style.rim_mm:
+        cv2.circle(
+            img, _ipt(c), round(n / 2 - style.rim_mm * k / 2), style.rim, round(style.rim_mm * k), cv2.LINE_AA
+        )
+    text, h, w = str(value), style.digit_mm * k, max(1, round(style.weight_mm * k))
+    centre = (c[0], c[1] - (0.12 * h if value in (6, 9) else 0.0))
+    draw = lambda mk, cc: _text(mk, text, cc, h, style.font, WHITE, w)  # noqa: E731
+    _stamp(img, draw, centre, 1.2 * h, style.digits, shear=style.slant)
+    if value in (6, 9):
+        y = centre[1] + 0.68 * h
+        if style.underline == "bar":
+            half = 0.3 * h
+            cv2.line(img, _ipt((c[0] - half, y)), _ipt((c[0] + half, y)), style.digits, w, cv2.LINE_AA)
+        else:
+            cv2.circle(img, _ipt((c[0] + 0.45 * h, centre[1] + 0.45 * h)), w, style.digits, -1, cv2.LINE_AA)
+    mask = np.zeros((n, n), np.uint8)
+    cv2.circle(mask, _ipt(c), n // 2, 255, -1, cv2.LINE_AA)
+    return np.dstack([img, mask])

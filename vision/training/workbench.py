@@ -44,9 +44,31 @@ from vision.training.synth import (
     camera_homography,
     photograph,
 )
-from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, Art, PhotoArt, own_art, random_art
-from vision.workbench import CONTENTS, CROP_PX, WORKBENCH, WorkbenchGeometry, square_crops
-from vision.zones import default_zones
+from vision.training.tiles import (
+    DAMAGE_VALUES,
+    OWN_DAMAGE,
+    TILE_MM,
+    TILE_PX_PER_MM,
+    TOKEN_MM,
+    Art,
+    DamageStyle,
+    PhotoArt,
+    contrivance_back,
+    damage_token,
+    own_art,
+    random_art,
+)
+from vision.workbench import (
+    CONTENTS,
+    CROP_PX,
+    DAMAGE_CLASSES,
+    NO_TOKEN,
+    WORKBENCH,
+    WorkbenchGeometry,
+    rect_crops,
+    square_crops,
+)
+from vision.zones import Rect, default_zones
 
 #: A square the hand covers more of than this share is not seen (left out of the truth).
 HIDDEN_SHARE = 0.02
@@ -77,10 +99,12 @@ class TileLayout:
 
 @dataclass(frozen=True, slots=True)
 class WorkbenchLayout:
-    """What lies on the Workbench: ``rows`` (3: mat 1 only, 6: both mats) and the tiles by square."""
+    """What lies on the Workbench: ``rows`` (3: mat 1 only, 6: both mats), the tiles by square,
+    and the Damage token's value on the Contrivance tile (None: no token on it)."""
 
     rows: int
     tiles: tuple[tuple[tuple[int, int], TileLayout], ...]
+    damage: int | None = None
 
     def at(self, row: int, column: int) -> TileLayout | None:
         for sq, t in self.tiles:
@@ -90,7 +114,9 @@ class WorkbenchLayout:
 
 
 def random_workbench(rng: np.random.Generator, rows: int | None = None) -> WorkbenchLayout:
-    """A random Workbench: 3 or 6 rows, each square holding a random tile with a random density."""
+    """A random Workbench: 3 or 6 rows, each square holding a random tile with a random density,
+    and a random Damage token (drawn last, so the tiles are those of the same ``rng`` before
+    the Damage was drawn)."""
     n = rows or int(rng.choice([ROWS_PER_MAT, 2 * ROWS_PER_MAT]))
     p = rng.uniform(0.3, 0.95)
     tiles = []
@@ -108,7 +134,7 @@ def random_workbench(rng: np.random.Generator, rows: int | None = None) -> Workb
                         ),
                     )
                 )
-    return WorkbenchLayout(n, tuple(tiles))
+    return WorkbenchLayout(n, tuple(tiles), int(rng.integers(0, len(DAMAGE_VALUES))))
 
 
 @dataclass(slots=True)
@@ -121,10 +147,15 @@ class RenderedWorkbench:
     layout: WorkbenchLayout
     #: Per square, the share of it the hand covers (0 without a hand).
     hand_share: dict[tuple[int, int], float] = field(default_factory=dict)
+    #: The share of the Damage token the hand covers (0 without a hand or a token).
+    damage_share: float = 0.0
 
 
-def _paste_tile(cv: _Canvas, img: np.ndarray, center: tuple[float, float], angle_deg: float) -> None:
-    """Paste a tile image (canvas scale, BGR or BGRA) rotated about its centre, with its shadow."""
+def _paste_tile(
+    cv: _Canvas, img: np.ndarray, center: tuple[float, float], angle_deg: float, shadow: bool = True
+) -> None:
+    """Paste a tile image (canvas scale, BGR or BGRA) rotated about its centre, with its shadow
+    (its square's; ``shadow`` False: the caller casts its own)."""
     h, w = img.shape[:2]
     cx, cy = cv.px(*center)
     m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), -angle_deg, 1.0)
@@ -133,7 +164,8 @@ def _paste_tile(cv: _Canvas, img: np.ndarray, center: tuple[float, float], angle
         [[-0.5, -0.5, 1], [w - 0.5, -0.5, 1], [w - 0.5, h - 0.5, 1], [-0.5, h - 0.5, 1]], np.float32
     )
     corners_px = edges @ m.T
-    cv.shadow(corners_px / CANVAS_PX_PER_MM - CANVAS_MARGIN_MM, 0.6, 1.8)
+    if shadow:
+        cv.shadow(corners_px / CANVAS_PX_PER_MM - CANVAS_MARGIN_MM, 0.6, 1.8)
     x0, y0 = np.floor(corners_px.min(0)).astype(int) - 1
     x1, y1 = np.ceil(corners_px.max(0)).astype(int) + 1
     m[:, 2] -= [x0, y0]
@@ -151,22 +183,9 @@ def _workbench_rect(rows: int, g: WorkbenchGeometry) -> tuple[float, float, floa
     return (x0, y0, x1 + w - x0, y1 + h - y0)
 
 
-def render_workbench(
-    layout: WorkbenchLayout,
-    seed: int,
-    settings: RenderSettings | None = None,
-    art: Art | None = None,
-    hand_near: float = 0.6,
-    geometry: WorkbenchGeometry = WORKBENCH,
-) -> RenderedWorkbench:
-    """Render a Workbench as one camera frame with its ground truth (deterministic per seed).
-
-    ``hand_near``: the share of hands that reach into the Workbench (the rest anywhere on the table).
-    """
-    s = settings or RenderSettings()
+def _table(rng: np.random.Generator, s: RenderSettings) -> _Canvas:
+    """The table's canvas under a random light, with the four calibration markers."""
     z = default_zones()
-    a = art or own_art()
-    rng = np.random.default_rng(seed)
     tw, th = z.size
     cw = round((tw + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
     ch = round((th + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
@@ -179,6 +198,37 @@ def render_workbench(
         x, y = (round(v) for v in cv.px(mx, my))
         cv.img[y - border : y + side + border, x - border : x + side + border] = (238, 238, 238)
         cv.paste(_aruco_tile(mid, 6 * 20), (mx, my), z.marker_mm)
+    return cv
+
+
+def render_workbench(
+    layout: WorkbenchLayout,
+    seed: int,
+    settings: RenderSettings | None = None,
+    art: Art | None = None,
+    hand_near: float = 0.6,
+    geometry: WorkbenchGeometry = WORKBENCH,
+    damage_style: DamageStyle = OWN_DAMAGE,
+    hand_at: Rect | None = None,
+    camera: np.ndarray | None = None,
+) -> RenderedWorkbench:
+    """Render a Workbench as one camera frame with its ground truth (deterministic per seed).
+
+    ``hand_near``: the share of hands that reach into the Workbench (the rest anywhere on the
+    table); ``hand_at``: a table rectangle (mm) the hand reaches into instead (the Contrivance
+    tile while the Damage is changed). The face-down Contrivance tile is drawn at
+    ``geometry.contrivance`` and, with ``layout.damage``, the Damage token on it, in
+    ``damage_style`` and from a random stream of their own (the rest of the scene is the one
+    drawn without them). ``camera``: the homography (table mm -> image px) to film with instead
+    of the scene's own random camera (one camera for a whole recorded game; the random one is
+    still drawn, so the rest of the scene is the same).
+    """
+    s = settings or RenderSettings()
+    z = default_zones()
+    a = art or own_art()
+    rng = np.random.default_rng(seed)
+    tw, th = z.size
+    cv = _table(rng, s)
     for mat in range(1, 1 + layout.rows // ROWS_PER_MAT):
         mx, my, mw, mh = geometry.mat(mat)
         dx, dy = rng.uniform(-1.5, 1.5, 2)
@@ -188,6 +238,10 @@ def render_workbench(
         cv.img[y0 : y0 + h, x0 : x0 + w] = a.mat(
             rng, w, h, geometry.pitch * CANVAS_PX_PER_MM, geometry.mat_border * CANVAS_PX_PER_MM
         )
+    centre = _draw_damage(
+        cv, layout.damage, np.random.default_rng([seed, 29]), geometry.contrivance, damage_style
+    )
+    token = None if layout.damage is None else centre
     scale = TILE_MM * CANVAS_PX_PER_MM / (TILE_MM * TILE_PX_PER_MM)
     for (r, c), t in layout.tiles:
         img = a.tile(t.builder, t.double, t.value)
@@ -200,27 +254,64 @@ def render_workbench(
             cv, img, (qx + qw / 2 + jx, qy + qh / 2 + jy), rng.uniform(-s.jitter_deg, s.jitter_deg) * 1.5
         )
     h_img = camera_homography(rng, z, s)
+    if camera is not None:
+        h_img = camera
     image = photograph(cv.img, h_img, s.size)
     share: dict[tuple[int, int], float] = {}
+    token_share = 0.0
     if rng.random() < s.hand_prob:
         aim = h_img
-        if rng.random() < hand_near:  # aim at the Workbench: the hand's target drawn inside it
-            wx, wy, ww, wh = _workbench_rect(layout.rows, geometry)
+        if rng.random() < hand_near or hand_at is not None:  # the hand's target drawn inside
+            wx, wy, ww, wh = hand_at or _workbench_rect(layout.rows, geometry)
             aim = h_img @ np.array([[ww / tw, 0, wx], [0, wh / th, wy], [0, 0, 1]])
         mask = _hand(rng, image, aim, z)
         canon = cv2.warpPerspective(mask, canonical_from_image(h_img), CANON_SIZE, flags=cv2.INTER_LINEAR)
         for r, c in geometry.squares(layout.rows):
             x, y, w, h = (round(v * CANON_PX_PER_MM) for v in geometry.square(r, c))
             share[(r, c)] = float(canon[y : y + h, x : x + w].mean() / 255)
+        if token is not None:
+            disc = np.zeros(canon.shape, np.uint8)
+            centre = (round(token[0] * CANON_PX_PER_MM), round(token[1] * CANON_PX_PER_MM))
+            cv2.circle(disc, centre, round(TOKEN_MM / 2 * CANON_PX_PER_MM), 255, -1)
+            token_share = float(canon[disc > 0].mean() / 255)
     if s.effects:
         image = (s.camera or _effects)(rng, image)
-    return RenderedWorkbench(image, workbench_truth(layout, share), h_img, layout, share)
+    truth = workbench_truth(layout, share, geometry, token_share)
+    return RenderedWorkbench(image, truth, h_img, layout, share, token_share)
+
+
+def _draw_damage(
+    cv: _Canvas, value: int | None, rng: np.random.Generator, place: Rect, style: DamageStyle
+) -> tuple[float, float]:
+    """The face-down Contrivance tile at its place (a little off, a little turned) and the Damage
+    token laid on it by hand (anywhere on it, at any angle; none when ``value`` is None);
+    returns the token's centre (mm)."""
+    x, y, w, h = place
+    side = round(w * CANVAS_PX_PER_MM)
+    back = cv2.resize(contrivance_back(style, w), (side, side), interpolation=cv2.INTER_AREA)
+    cx, cy = x + w / 2 + rng.uniform(-2, 2), y + h / 2 + rng.uniform(-2, 2)
+    _paste_tile(cv, back, (cx, cy), rng.uniform(-4, 4))
+    reach = w / 2 - TOKEN_MM / 2 - 4
+    tx, ty = cx + rng.uniform(-reach, reach), cy + rng.uniform(-reach, reach)
+    scale = CANVAS_PX_PER_MM / TILE_PX_PER_MM
+    angle = rng.uniform(0, 360)
+    if value is not None:
+        token = cv2.resize(damage_token(style, value), None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        a = np.linspace(0, 2 * math.pi, 24, endpoint=False)
+        r = TOKEN_MM / 2
+        cv.shadow(np.stack([tx + r * np.cos(a), ty + r * np.sin(a)], 1), 0.7, 1.0)  # a disc's shadow
+        _paste_tile(cv, token, (tx, ty), angle, shadow=False)
+    return tx, ty
 
 
 def workbench_truth(
-    layout: WorkbenchLayout, hand_share: dict[tuple[int, int], float], geometry: WorkbenchGeometry = WORKBENCH
+    layout: WorkbenchLayout,
+    hand_share: dict[tuple[int, int], float],
+    geometry: WorkbenchGeometry = WORKBENCH,
+    damage_share: float = 0.0,
 ) -> WorkbenchObservation:
-    """The observation a perfect reader reports (confidence 1.0; covered squares left out)."""
+    """The observation a perfect reader reports (confidence 1.0; covered squares left out, and
+    the Damage when the hand covers more than HIDDEN_SHARE of its token)."""
     squares = []
     for r, c in geometry.squares(layout.rows):
         if hand_share.get((r, c), 0.0) > HIDDEN_SHARE:
@@ -228,7 +319,8 @@ def workbench_truth(
         t = layout.at(r, c)
         tile = None if t is None else TileSighting(t.builder, t.double, t.facing, t.value, 1.0, 1.0, 1.0)
         squares.append(SquareSighting(r, c, tile, 1.0))
-    return WorkbenchObservation(time=0.0, squares=tuple(squares), source="synthetic")
+    damage = None if layout.damage is None or damage_share > HIDDEN_SHARE else (layout.damage, 1.0)
+    return WorkbenchObservation(time=0.0, squares=tuple(squares), damage=damage, source="synthetic")
 
 
 # ----------------------------------------------------------------------------------------------- dataset
@@ -339,10 +431,12 @@ def build_dataset(
     hand_prob: float = 0.6,
     part: tuple[int, int] = (0, 1),
     enrolled: EnrolledTiles | None = None,
+    damage: bool = False,
 ) -> None:
     """Render ``scenes`` scenes into shards under ``out``; a shard already there is kept
     (resumable), and ``part`` (k, n) renders every n-th shard from the k-th, so that n
-    processes can share the work; ``enrolled``: the table's own tiles in most scenes."""
+    processes can share the work; ``enrolled``: the table's own tiles in most scenes;
+    ``damage``: Damage token scenes (:func:`render_damage_shard`) instead of Workbenches."""
     out.mkdir(parents=True, exist_ok=True)
     settings = RenderSettings(hand_prob=hand_prob)
     last = first_seed + scenes
@@ -355,8 +449,88 @@ def build_dataset(
         f"workbench dataset {out.name} part {part[0] + 1}/{part[1]}", sum(len(r) for _, r in todo)
     )
     for p, r in todo:
-        if not p.exists():
+        if p.exists():
+            continue
+        if damage:
+            render_damage_shard(p, r, settings, prog)
+        else:
             render_shard(p, r, settings, prog, enrolled)
+
+
+#: Damage token scenes (``damage-dataset``): their seeds (the benchmark's, 9,300,000 up, refused).
+DAMAGE_SEED_BASE = 6_000_000
+DAMAGE_VAL_SEED_BASE = 6_900_000
+#: Where a Damage token scene lays its Contrivance tiles (a grid over the table, clear of the
+#: markers): many tokens per rendered frame, each under that frame's camera, light and hand.
+DAMAGE_PLACES: tuple[Rect, ...] = tuple(
+    (x, y, 70.0, 70.0) for y in (110.0, 225.0, 340.0, 455.0, 570.0) for x in range(130, 1000, 110)
+)
+
+
+def damage_scene(seed: int, settings: RenderSettings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One Damage training frame: a Contrivance tile at every place of DAMAGE_PLACES with a token
+    of a random value (or none) laid on it by hand, in the own look (OWN_ART_SHARE of frames,
+    on the project's tables) or a random look per place (random tables and camera colours).
+    Returns the frame, its true homography and the labels per place (value, NO_TOKEN, or -1
+    where the hand covers more than HIDDEN_SHARE of the token or the camera does not see the
+    place whole)."""
+    from dataclasses import replace
+
+    from vision.training.randomise import random_camera, random_texture
+    from vision.training.tiles import random_damage_style
+
+    rng = np.random.default_rng([seed, 31])
+    own = rng.random() < OWN_ART_SHARE
+    s = replace(settings, size=(1280, 720) if seed % 2 == 0 else (1920, 1080))
+    if not own:
+        s = replace(s, texture=random_texture, camera=random_camera)
+    z = default_zones()
+    cv = _table(rng, s)
+    labels, centres = [], []
+    for place in DAMAGE_PLACES:
+        value = int(rng.integers(0, DAMAGE_CLASSES))
+        style = OWN_DAMAGE if own else random_damage_style(rng)
+        centres.append(_draw_damage(cv, None if value == NO_TOKEN else value, rng, place, style))
+        labels.append(value)
+    h_img = camera_homography(rng, z, s)
+    image = photograph(cv.img, h_img, s.size)
+    for i, (x, y, w, h) in enumerate(DAMAGE_PLACES):  # a place the camera does not see whole
+        corners = np.array([[[x, y], [x + w, y], [x + w, y + h], [x, y + h]]], np.float32)
+        px = cv2.perspectiveTransform(corners, h_img)[0]
+        if (px < 0).any() or (px[:, 0] >= s.size[0]).any() or (px[:, 1] >= s.size[1]).any():
+            labels[i] = -1
+    if rng.random() < s.hand_prob:
+        mask = _hand(rng, image, h_img, z)
+        canon = cv2.warpPerspective(mask, canonical_from_image(h_img), CANON_SIZE, flags=cv2.INTER_LINEAR)
+        for i, (tx, ty) in enumerate(centres):
+            disc = np.zeros(canon.shape, np.uint8)
+            centre = (round(tx * CANON_PX_PER_MM), round(ty * CANON_PX_PER_MM))
+            cv2.circle(disc, centre, round(TOKEN_MM / 2 * CANON_PX_PER_MM), 255, -1)
+            if float(canon[disc > 0].mean() / 255) > HIDDEN_SHARE:
+                labels[i] = -1
+    if s.effects:
+        image = (s.camera or _effects)(rng, image)
+    return image, h_img, np.array(labels, np.int64)
+
+
+def render_damage_shard(path: Path, seeds: range, settings: RenderSettings, progress: Progress | None) -> int:
+    """Render Damage token scenes and write their place crops and labels to one ``.npz`` shard
+    (covered tokens left out)."""
+    xs, ys = [], []
+    for seed in seeds:
+        if seed >= HELDOUT_SEED_BASE:
+            raise ValueError(f"seed {seed} is in the benchmark's held-out range (>= {HELDOUT_SEED_BASE})")
+        image, h, y = damage_scene(seed, settings)
+        rng = np.random.default_rng([seed, 5])
+        crops = rect_crops(image, perturbed(h, rng), list(DAMAGE_PLACES))
+        xs.append(crops[y >= 0])
+        ys.append(y[y >= 0])
+        if progress:
+            progress.step()
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, x=np.concatenate(xs), y=np.concatenate(ys))
+    tmp.replace(path)
+    return sum(len(y) for y in ys)
 
 
 def load_dataset(folder: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -371,10 +545,9 @@ def load_dataset(folder: Path) -> tuple[np.ndarray, np.ndarray]:
 # ----------------------------------------------------------------------------------------------- network
 
 
-def square_net() -> Any:
-    """The square network (torch): a small CNN with four heads (~0.1 M weights, ~14 M multiply-adds
-    a crop: the CPU is small and shared)."""
-    import torch
+def _body() -> Any:
+    """The convolutional body the square and Damage networks share: five 3x3 convolutions with
+    batch norm and ReLU, 16-96 channels, global average pooling (96 features a crop)."""
     from torch import nn
 
     def block(i: int, o: int, stride: int = 1) -> nn.Sequential:
@@ -382,19 +555,28 @@ def square_net() -> Any:
             nn.Conv2d(i, o, 3, stride, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True)
         )
 
+    return nn.Sequential(
+        block(3, 16, 2),  # 32
+        block(16, 32),
+        nn.MaxPool2d(2),  # 16
+        block(32, 48),
+        block(48, 64, 2),  # 8
+        block(64, 96),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+    )
+
+
+def square_net() -> Any:
+    """The square network (torch): a small CNN with four heads (~0.1 M weights, ~14 M multiply-adds
+    a crop: the CPU is small and shared)."""
+    import torch
+    from torch import nn
+
     class SquareNet(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.body = nn.Sequential(
-                block(3, 16, 2),  # 32
-                block(16, 32),
-                nn.MaxPool2d(2),  # 16
-                block(32, 48),
-                block(48, 64, 2),  # 8
-                block(64, 96),
-                nn.AdaptiveAvgPool2d(1),
-                nn.Flatten(),
-            )
+            self.body = _body()
             self.content_head = nn.Linear(96, len(CONTENTS))
             self.double_head = nn.Linear(96, 2)
             self.facing_head = nn.Linear(96, 4)
@@ -405,6 +587,24 @@ def square_net() -> Any:
             return self.content_head(f), self.double_head(f), self.facing_head(f), self.value_head(f)
 
     return SquareNet()
+
+
+def damage_net() -> Any:
+    """The Damage network (torch): the square network's body and one head, the token's value
+    0-10 or no token (DAMAGE_CLASSES), read from the crop of the Contrivance tile's place."""
+    import torch
+    from torch import nn
+
+    class DamageNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = _body()
+            self.damage_head = nn.Linear(96, DAMAGE_CLASSES)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            return (self.damage_head(self.body(x)),)
+
+    return DamageNet()
 
 
 #: Share of training crops shown upright (a tile's first Rivet north), where the Builder, the
@@ -440,6 +640,14 @@ def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
     # Column 4: the crop is upright; column 5: its turn was drawn at random (uniform facings).
     y = torch.cat([y.clone(), (turns == 0).long()[:, None], (~forced).long()[:, None]], 1)
     y[:, 2] = torch.where(tile, turns, 0)
+    return _photometric(x, rng), y
+
+
+def _photometric(x: Any, rng: np.random.Generator) -> Any:
+    """Shifts of up to 3 px, per-channel gain, brightness and contrast."""
+    import torch
+
+    n = x.shape[0]
     dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
     x = torch.roll(x, shifts=(dy, dx), dims=(2, 3))
     gain = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 3, 1, 1)).astype(np.float32))
@@ -447,7 +655,38 @@ def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
     contrast = torch.from_numpy(rng.uniform(0.7, 1.3, (n, 1, 1, 1)).astype(np.float32))
     x = ((x - mean) * contrast + mean) * gain + bias
-    return x.clamp(0, 1), y
+    return x.clamp(0, 1)
+
+
+def _augment_damage(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
+    """A token lies at any angle, so each crop is also turned a random quarter turns."""
+    import torch
+
+    return _photometric(_turn(x, torch.from_numpy(rng.integers(0, 4, x.shape[0]))), rng), y
+
+
+def _losses_damage(out: Any, y: Any) -> Any:
+    import torch.nn.functional as F
+
+    return F.cross_entropy(out[0], y)
+
+
+def evaluate_damage(net: Any, x: np.ndarray, y: np.ndarray, batch: int = 512) -> dict[str, float]:
+    """The Damage network's accuracy: over every crop, and over the crops showing a token."""
+    import torch
+
+    from vision.workbench import to_input
+
+    net.eval()
+    with torch.no_grad():
+        p = np.concatenate(
+            [
+                net(torch.from_numpy(to_input(x[i : i + batch])))[0].argmax(1).numpy()
+                for i in range(0, len(x), batch)
+            ]
+        )
+    token = y != NO_TOKEN
+    return {"damage": float((p == y).mean()), "tokens": float((p[token] == y[token]).mean())}
 
 
 def _losses(out: Any, y: Any) -> Any:
@@ -508,7 +747,8 @@ def init_from_onnx(net: Any, path: Path, xb: Any) -> None:
     convolutions): each convolution takes the folded weights, and its batch norm is set from
     the statistics of ``xb`` (a batch of inputs) so that it gives back the folded bias, in
     training mode as in evaluation. The committed ``models/workbench.onnx`` carries no torch
-    checkpoint; this lets a new run start from it."""
+    checkpoint; this lets a new run start from it. A network with other heads on the same body
+    (the Damage network) takes the body alone: it starts from the square network's features."""
     import onnx
     import torch
     from onnx import numpy_helper
@@ -520,6 +760,8 @@ def init_from_onnx(net: Any, path: Path, xb: Any) -> None:
     if len(convs) != len(blocks):
         raise ValueError(f"{path}: {len(convs)} convolutions, the square network has {len(blocks)}")
     for name in ("content_head", "double_head", "facing_head", "value_head"):
+        if not hasattr(net, name):  # another network on the same body (the Damage network)
+            continue
         getattr(net, name).weight.data.copy_(weights[f"{name}.weight"])
         getattr(net, name).bias.data.copy_(weights[f"{name}.bias"])
     net.eval()
@@ -540,6 +782,23 @@ def init_from_onnx(net: Any, path: Path, xb: Any) -> None:
             x = module(x)
 
 
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What :func:`train` trains: the network, its augmentation, loss and validation, the
+    validation figure that picks the best epoch, and the exported outputs' names."""
+
+    net: Any
+    augment: Any
+    losses: Any
+    evaluate: Any
+    key: str
+    outputs: tuple[str, ...]
+
+
+SQUARES = Task(square_net, _augment, _losses, evaluate, "squares", LABELS)
+DAMAGE = Task(damage_net, _augment_damage, _losses_damage, evaluate_damage, "damage", ("damage",))
+
+
 def train(
     data: Path,
     val: Path,
@@ -551,9 +810,11 @@ def train(
     threads: int = 2,
     seed: int = 0,
     init: Path | None = None,
+    task: Task = SQUARES,
 ) -> dict[str, float]:
-    """Train the square network (progress per batch, a checkpoint per epoch; ``resume`` continues
-    a run; ``init``: start from these weights, e.g. a second, longer schedule on more data)."""
+    """Train the square network, or another ``task`` (progress per batch, a checkpoint per
+    epoch; ``resume`` continues a run; ``init``: start from these weights, e.g. a second, longer
+    schedule on more data)."""
     import torch
 
     from vision.workbench import to_input
@@ -561,7 +822,7 @@ def train(
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     xv, yv = load_dataset(val)
-    net = square_net()
+    net = task.net()
     if init is not None and init.suffix == ".onnx":
         first = sorted(p for p in data.glob("shard-*.npz") if not p.name.endswith(".tmp.npz"))
         if not first:
@@ -573,7 +834,7 @@ def train(
     start = 0
     run.mkdir(parents=True, exist_ok=True)
     ckpt = run / "last.pt"
-    best = {"squares": -1.0}
+    best = {task.key: -1.0}
     if resume:
         if not ckpt.exists():
             raise FileNotFoundError(f"nothing to resume: {ckpt} not found")
@@ -594,8 +855,8 @@ def train(
             for group in opt.param_groups:
                 group["lr"] = lr * min(1.0, done / 0.05) * 0.5 * (1 + math.cos(math.pi * done))
             idx = np.sort(order[b * batch : (b + 1) * batch])
-            xb, yb = _augment(torch.from_numpy(to_input(x[idx])), torch.from_numpy(y[idx]), rng)
-            loss = _losses(net(xb), yb)
+            xb, yb = task.augment(torch.from_numpy(to_input(x[idx])), torch.from_numpy(y[idx]), rng)
+            loss = task.losses(net(xb), yb)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -609,13 +870,13 @@ def train(
                     file=sys.stderr,
                     flush=True,
                 )
-        metrics = evaluate(net, xv, yv)
+        metrics = task.evaluate(net, xv, yv)
         print(
             f"epoch {epoch + 1}/{epochs} val " + " ".join(f"{k} {v:.4f}" for k, v in metrics.items()),
             file=sys.stderr,
             flush=True,
         )
-        if metrics["squares"] >= best["squares"]:
+        if metrics[task.key] >= best[task.key]:
             best = metrics
             torch.save(net.state_dict(), run / "best.tmp")
             (run / "best.tmp").replace(run / "best.pt")
@@ -625,11 +886,12 @@ def train(
     return best
 
 
-def export(weights: Path, out: Path = LOCATIONS.workbench) -> Path:
-    """Export trained weights to ONNX (outputs content, double, facing, value logits)."""
+def export(weights: Path, out: Path = LOCATIONS.workbench, task: Task = SQUARES) -> Path:
+    """Export trained weights to ONNX (the square network: outputs content, double, facing,
+    value logits; the Damage network: damage logits)."""
     import torch
 
-    net = square_net()
+    net = task.net()
     net.load_state_dict(torch.load(weights, weights_only=True))
     net.eval()
     tmp = out.with_suffix(".tmp.onnx")
@@ -638,8 +900,8 @@ def export(weights: Path, out: Path = LOCATIONS.workbench) -> Path:
         (torch.zeros(1, 3, CROP_PX, CROP_PX),),
         str(tmp),
         input_names=["crops"],
-        output_names=list(LABELS),
-        dynamic_axes={"crops": {0: "n"}, **{k: {0: "n"} for k in LABELS}},
+        output_names=list(task.outputs),
+        dynamic_axes={"crops": {0: "n"}, **{k: {0: "n"} for k in task.outputs}},
         opset_version=17,
         dynamo=False,
     )
@@ -715,21 +977,55 @@ def main(argv: list[str] | None = None) -> int:
     en.add_argument("--threads", type=int, default=1)
     en.add_argument("--init", type=Path, default=LOCATIONS.workbench, help="the model to start from")
     en.add_argument("--model-out", type=Path, default=None, help="default: OUT/workbench.onnx")
-    e = sub.add_parser("export", help="write models/workbench.onnx")
-    e.add_argument("--weights", type=Path, default=LOCATIONS.runs / "workbench" / "best.pt")
-    e.add_argument("--out", type=Path, default=LOCATIONS.workbench)
+    e = sub.add_parser("export", help="write models/workbench.onnx (--damage: models/damage.onnx)")
+    e.add_argument("--weights", type=Path, default=None, help="default RUNS/workbench(-damage)/best.pt")
+    e.add_argument("--out", type=Path, default=None)
+    e.add_argument("--damage", action="store_true", help="the Damage network")
+    dd = sub.add_parser("damage-dataset", help="render Damage token crops (resumable)")
+    dd.add_argument("--out", type=Path, default=LOCATIONS.data / "workbench-damage")
+    dd.add_argument("--train", type=int, default=600)
+    dd.add_argument("--val", type=int, default=40)
+    dd.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
+    dt = sub.add_parser("damage-train", help="train the Damage network (--resume continues)")
+    dt.add_argument("--data", type=Path, default=LOCATIONS.data / "workbench-damage")
+    dt.add_argument("--run", type=Path, default=LOCATIONS.runs / "workbench-damage")
+    dt.add_argument("--epochs", type=int, default=12)
+    dt.add_argument("--batch", type=int, default=128)
+    dt.add_argument("--lr", type=float, default=3e-3)
+    dt.add_argument("--threads", type=int, default=1)
+    dt.add_argument("--resume", action="store_true")
+    dt.add_argument(
+        "--init", type=Path, default=None, help="start the body from this model (e.g. models/workbench.onnx)"
+    )
     a = p.parse_args(argv)
     try:
-        if a.cmd == "dataset":
+        if a.cmd in ("dataset", "damage-dataset"):
             k, n = (int(v) for v in a.part.split("/"))
             if not 1 <= k <= n:
                 raise ValueError(f"--part {a.part!r}: expected k/n with 1 <= k <= n")
-            build_dataset(a.out / "train", a.train, TRAIN_SEED_BASE, part=(k - 1, n))
-            build_dataset(a.out / "val", a.val, VAL_SEED_BASE, part=(k - 1, n))
+            damage = a.cmd == "damage-dataset"
+            seeds = (DAMAGE_SEED_BASE, DAMAGE_VAL_SEED_BASE) if damage else (TRAIN_SEED_BASE, VAL_SEED_BASE)
+            shard = 20 if damage else 50  # a Damage scene holds 40 crops, a Workbench 15-30
+            build_dataset(a.out / "val", a.val, seeds[1], shard, part=(k - 1, n), damage=damage)
+            build_dataset(a.out / "train", a.train, seeds[0], shard, part=(k - 1, n), damage=damage)
         elif a.cmd == "enrol-check":
             print(load_tiles(a.folder).summary())
         elif a.cmd == "enrol":
             print(enrol(a.folder, a.out, a.scenes, a.val, a.epochs, a.lr, a.threads, a.init, a.model_out))
+        elif a.cmd == "damage-train":
+            best = train(
+                a.data / "train",
+                a.data / "val",
+                a.run,
+                a.epochs,
+                a.batch,
+                a.lr,
+                a.resume,
+                a.threads,
+                init=a.init,
+                task=DAMAGE,
+            )
+            print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
         elif a.cmd == "train":
             best = train(
                 a.data / "train",
@@ -744,9 +1040,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
         else:
-            if not a.weights.is_file():
-                raise FileNotFoundError(f"weights {a.weights} not found")
-            print(export(a.weights, a.out))
+            task = DAMAGE if a.damage else SQUARES
+            weights = (
+                a.weights or LOCATIONS.runs / ("workbench-damage" if a.damage else "workbench") / "best.pt"
+            )
+            if not weights.is_file():
+                raise FileNotFoundError(f"weights {weights} not found")
+            print(export(weights, a.out or (LOCATIONS.damage if a.damage else LOCATIONS.workbench), task))
     except (FileNotFoundError, ValueError, EnrolmentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
