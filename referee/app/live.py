@@ -126,6 +126,10 @@ class RunOptions:
     settle: int = 2  # still frames after motion before the pipeline runs
     burst: int = 6  # settled frames observed after each motion or sensor event
     show_every: float = 0.25  # seconds between dashboard images while nothing is observed
+    #: The players' arms (camera only: whose arm reaches where tells whose turn it is): reported
+    #: in each observation, and read by the hand network alone on every ``arms_every``-th frame
+    #: the gate drops while the table moves or settles (0: the table alone, no arms).
+    arms_every: int = 3
     framing_every: float = 1.0  # seconds between the framing assistant's verdicts on the dashboard (0: none)
     save_frames: Path | None = None
 
@@ -154,6 +158,8 @@ class RunStats:
     events: int = 0
     seconds: float = 0.0
     observe_seconds: float = 0.0
+    glanced: int = 0  # frames the gate dropped whose arms were read (RunOptions.arms_every)
+    arms_seconds: float = 0.0  # ... and the seconds that took
     calibration_failures: int = 0
     write_failures: int = 0  # tracker calls refused because the record could not be written
     started: float = 0.0  # wall clock of the first frame
@@ -297,6 +303,7 @@ class LiveReferee:
         zones = None  # the table's zones, once a frame has come (a pipeline without zones has none)
         if first is not None:
             self.pipeline.gate = MotionGate(threshold=opt.motion, settle=opt.settle, burst=opt.burst)
+            self.pipeline.reaches = opt.arms_every > 0
             zones = self.pipeline.zones
             self.evidence = EvidenceKeeper(zones, len(seats)) if zones is not None else None
             self._warm_up(first, seats)
@@ -310,6 +317,7 @@ class LiveReferee:
         both = itertools.chain([first] if first is not None else [], source)
         frames = both if feed.source.live else paced(both, opt.speed, stats)
         start = time.perf_counter()
+        unsettled = 0  # frames the gate dropped while the table moved or settled
         try:
             for frame in frames:
                 if self._stop.is_set():
@@ -363,7 +371,15 @@ class LiveReferee:
                     stats.observe_seconds += time.perf_counter() - t0
                     self._observe(game, frame, sight, saver)
                     shown = time.monotonic()
-                elif self.frame_buffer is not None and time.monotonic() - shown >= opt.show_every:
+                elif opt.arms_every > 0 and not self.pipeline.gate.fired:
+                    unsettled += 1
+                    if unsettled % opt.arms_every == 0:
+                        self._glance(game, frame, seats)
+                if (
+                    sight is None
+                    and self.frame_buffer is not None
+                    and time.monotonic() - shown >= opt.show_every
+                ):
                     self.frame_buffer.publish_image(frame.image)
                     shown = time.monotonic()
         finally:
@@ -388,6 +404,28 @@ class LiveReferee:
         if state is not self._known:
             self._known = state
             self.pipeline.know(card_memory(state))
+
+    def _glance(self, game: GameAccess, frame: Frame, seats: tuple[int, ...]) -> None:
+        """The arms of a frame the gate dropped (a gesture passes in moving frames), read by the
+        hand network alone (:meth:`vision.observe.Observer.arms`) and handed to the tracker
+        (:meth:`referee.tracker.Tracker.reached`), which keeps them with the frames observed so
+        far. The table itself is read from still frames only."""
+        t0 = time.perf_counter()
+        try:
+            reaches = self.pipeline.arms(frame.image, seats)
+        except VisionError:  # a frame of another size: its table is not read either
+            return
+        self.stats.glanced += 1
+        self.stats.arms_seconds += time.perf_counter() - t0
+        if not reaches:
+            return
+        try:
+            with game.locked() as tracker:
+                tracker.reached(reaches)
+        except RecordWriteError as exc:  # not kept; the next frames are read again
+            self._record_down(exc)
+            return
+        self._record_up()
 
     def _uncalibrated(self, frame: Frame, exc: CalibrationError) -> None:
         """A settled frame whose table could not be calibrated: counted, and said on the dashboard."""
