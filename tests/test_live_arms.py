@@ -89,7 +89,7 @@ def test_the_arms_of_the_moving_frames_reach_the_tracker_and_the_table_is_read_s
     # every second frame the gate dropped while the table moved or settled was glanced at
     moving = sum(hands)
     assert moving // 2 <= runner.stats.glanced <= (moving + 2 * SETTLE + 2) // 2 + 1
-    arms = tracker._arms  # noqa: SLF001 (what the tracker weighs)
+    arms = tracker._arms
     assert arms.reported
     seen = [(f, seat) for f, seat, _ in arms.seen]
     assert len(seen) >= moving // 4, seen  # the hand was seen in most frames looked at
@@ -99,11 +99,11 @@ def test_the_arms_of_the_moving_frames_reach_the_tracker_and_the_table_is_read_s
     before = sum(i < hands.index(True) for i in observed)
     assert {f for f, _ in seen} == {before}
     # kept in the record: the game resumed weighs the same arms
-    assert Tracker.open(tracker.record.path)._arms == arms  # noqa: SLF001
+    assert Tracker.open(tracker.record.path)._arms == arms
 
 
 def test_without_arms_the_table_is_read_alone(gesture: tuple[Path, list[bool]], tmp_path: Path) -> None:
     folder, _ = gesture
     tracker, runner, _ = _run(folder, 0, tmp_path)
     assert runner.stats.glanced == 0
-    assert not tracker._arms.reported  # noqa: SLF001
+    assert not tracker._arms.reported

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from referee.observation import ReachSighting
-from referee.simulation.synthetic import Camera, Feeder, Noise, ReachNoise, simulated_game
+from referee.simulation.synthetic import Camera, Feeder, Noise, simulated_game
 from referee.tracker import Tracker
 from referee.tracker.reaching import ArmLog
 from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed
@@ -46,8 +46,8 @@ CHILD = textwrap.dedent(
 
 
 def _arms(t: Tracker) -> list[object]:
-    a = t._arms  # noqa: SLF001 (what the tracker weighs)
-    return json.loads(json.dumps([a.reported, a.seen, a.spent, t._frame]))  # noqa: SLF001
+    a = t._arms
+    return json.loads(json.dumps([a.reported, a.seen, a.spent, t._frame]))
 
 
 def test_a_game_killed_mid_turn_resumes_with_the_same_arms(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_a_game_killed_mid_turn_resumes_with_the_same_arms(tmp_path: Path) -> No
     assert _arms(resumed) == before
     # and the arms go on from there: the next ones are added after them, in the record too
     resumed.reached((ReachSighting(2, "energy_row", 0.9),))
-    assert resumed._arms.seen[-1] == (frame, 2, "row")  # noqa: SLF001
+    assert resumed._arms.seen[-1] == (frame, 2, "row")
     assert _arms(Tracker.open(path)) == _arms(resumed)
 
 
@@ -90,7 +90,7 @@ def test_a_record_without_arms_resumes_with_none_and_writes_none(tmp_path: Path)
     record = GameRecord(path, readonly=True)
     assert not list(record.entries("arms"))
     resumed = Tracker.open(path)
-    assert resumed._arms == ArmLog() and resumed.state == tracker.state  # noqa: SLF001
+    assert resumed._arms == ArmLog() and resumed.state == tracker.state
 
 
 def test_arms_entries_add_to_the_log_or_replace_it() -> None:
@@ -103,7 +103,8 @@ def test_arms_entries_add_to_the_log_or_replace_it() -> None:
     entry = arms_entry(more, spent, 5)
     assert entry is not None and "log" in entry
     log = empty
-    for before, after, frame in ((empty, seen, 3), (seen, more, 4), (more, spent, 5), (spent, spent.again(), 6)):
+    steps = ((empty, seen, 3), (seen, more, 4), (more, spent, 5), (spent, spent.again(), 6))
+    for before, after, frame in steps:
         payload = arms_entry(before, after, frame)
         assert payload is not None
         log, at = arms_replayed(log, json.loads(json.dumps(payload)))

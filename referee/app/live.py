@@ -117,6 +117,11 @@ def replay_settings(base: TrackerSettings | None = None, seconds: float = 10.0) 
 # ============================================================================ the runner
 
 
+#: The players' arms are read on every this many frames the still-frame gate drops while the
+#: table moves (:attr:`RunOptions.arms_every`): a gesture lasts about ten frames at 10 frames/s.
+ARMS_EVERY = 3
+
+
 @dataclass(slots=True)
 class RunOptions:
     """How the loop runs."""
@@ -129,9 +134,16 @@ class RunOptions:
     #: The players' arms (camera only: whose arm reaches where tells whose turn it is): reported
     #: in each observation, and read by the hand network alone on every ``arms_every``-th frame
     #: the gate drops while the table moves or settles (0: the table alone, no arms).
-    arms_every: int = 3
+    arms_every: int = ARMS_EVERY
     framing_every: float = 1.0  # seconds between the framing assistant's verdicts on the dashboard (0: none)
     save_frames: Path | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.arms_every, bool) or not isinstance(self.arms_every, int) or self.arms_every < 0:
+            got = self.arms_every
+            raise LiveError(
+                f"--arms-every: expected 0 (the table alone) or a whole number of frames, got {got!r}"
+            )
 
 
 @dataclass(slots=True)
