@@ -32,7 +32,9 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import itertools
+import json
 import logging
 import statistics
 import sys
@@ -51,6 +53,7 @@ sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolv
 from referee.app.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser  # noqa: E402
 from referee.app.live import (  # noqa: E402
+    ARMS_EVERY,
     Change,
     Feed,
     LiveReferee,
@@ -67,26 +70,38 @@ def pipeline_for(args: argparse.Namespace, recording: Recording) -> Any:
     return recording_pipeline(recording, Path(args.model) if args.model else None, args.oracle)
 
 
-def throughput(recording: Recording, pipeline: Any) -> RunStats:
+def throughput(
+    recording: Recording, pipeline: Any, camera_only: bool = False, arms_every: int = ARMS_EVERY
+) -> RunStats:
     """Every frame, in order, as fast as possible (deterministic). Also the referee's own wait:
     the recording's time from each move's completion to the frame whose pass accepted it, as if
     the pipeline took no time (the delay's floor on a machine fast enough for every frame; it does
-    not move with the load)."""
+    not move with the load). ``camera_only``: no dispenser board; ``arms_every``: the players'
+    arms read on every k-th frame the gate drops (0: the table alone)."""
     changes: list[Change] = []
     runner = LiveReferee(
         pipeline,
-        lambda s: recording_feed(recording, runner, True),
-        RunOptions(speed=0.0),
+        lambda s: recording_feed(recording, runner, True, camera_only),
+        RunOptions(speed=0.0, arms_every=arms_every),
         on_change=changes.append,
     )
     game = LocalGame(Tracker.create(":memory:", recording.names, settings=replay_settings()))
-    stats = runner.run(game, recording_feed(recording, runner, True))
+    stats = runner.run(game, recording_feed(recording, runner, True, camera_only))
     problems = check(game, recording)
     print(
-        f"throughput: {stats.frames} frames in {stats.seconds:.1f} s = {stats.fps:.1f} frames/s "
+        f"throughput{' (camera only)' if camera_only else ''}: {stats.frames} frames in "
+        f"{stats.seconds:.1f} s = {stats.fps:.1f} frames/s "
         f"({stats.observed} through the detector, "
         f"{stats.observe_seconds / max(1, stats.observed) * 1000:.0f} ms "
-        f"each); referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+        f"each; {stats.glanced} read for arms alone, every {arms_every}th frame the gate dropped, "
+        f"{stats.arms_seconds / max(1, stats.glanced) * 1000:.1f} ms each); "
+        f"referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+    )
+    right, matched, truth = attribution(game.tracker, recording)
+    print(
+        f"  turn attribution: {matched} of the recording's {truth} player steps accepted "
+        f"({truth - matched} missed), {right} of them on their own turn and player "
+        f"({100 * right / max(1, matched):.1f}%)"
     )
     moves, unmatched = matched_moves(changes, recording)
     waits = sorted((change.frame - done) / recording.fps for change, _, done, _ in moves)
@@ -135,6 +150,28 @@ def matched_moves(
             if frame is not None:
                 out.append((change, w.get("code") or "", frame, True))
     return out, unmatched
+
+
+def attribution(tracker: Tracker, recording: Recording) -> tuple[int, int, int]:
+    """How the accepted player steps (the move log) line up with the recording's: aligned in
+    order by what they do (the step without its turn), how many of the recording's steps were
+    accepted, and how many of those on the right turn with the right player; and how many the
+    recording has. Ends of turn, reveals and dispenser draws are not counted."""
+    skip = ("reveal", "dispense", "end_turn")
+
+    def what(step: dict[str, Any]) -> str:
+        return json.dumps(step, sort_keys=True)
+
+    truth = [(s["turn"], s["step"]) for s in recording.steps() if s["step"]["kind"] not in skip]
+    got = [(line.turn, line.step) for line in tracker.log if line.step.get("kind") not in skip]
+    match = difflib.SequenceMatcher(None, [what(s) for _, s in truth], [what(s) for _, s in got], False)
+    right = matched = 0
+    for block in match.get_matching_blocks():
+        for k in range(block.size):
+            turn, got_turn = truth[block.a + k][0], got[block.b + k][0]
+            matched += 1
+            right += turn == got_turn
+    return right, matched, len(truth)
 
 
 def check(game: Any, recording: Recording) -> list[str]:
@@ -320,7 +357,6 @@ class StageClock:
 
         from benchmarks.referee import search_callers
         from referee.tracker.explain import explain as search
-
 
         def timed_search(*a: Any, **k: Any) -> Any:
             t, c = time.perf_counter(), time.thread_time()
@@ -536,7 +572,19 @@ def main() -> int:
         action="store_true",
         help="the delay run: time each stage, and show where the slowest moves' delay went",
     )
+    p.add_argument(
+        "--camera-only", action="store_true", help="the throughput run without the dispenser board"
+    )
+    p.add_argument(
+        "--arms-every",
+        type=int,
+        default=ARMS_EVERY,
+        metavar="K",
+        help=f"the players' arms read on every K-th frame the gate drops (default {ARMS_EVERY}; 0: none)",
+    )
     args = p.parse_args()
+    if args.arms_every < 0:
+        p.error("--arms-every: expected 0 (the table alone) or a whole number of frames")
     if args.stream and args.phone:
         p.error("--stream and --phone: give one")
     if (args.stream or args.phone) and (args.oracle or args.speed != 1.0):
@@ -549,7 +597,7 @@ def main() -> int:
         f"{len(recording) / recording.fps:.0f} s at {recording.fps} frames/s"
     )
     if not args.skip_fast:
-        throughput(recording, pipeline_for(args, recording))
+        throughput(recording, pipeline_for(args, recording), args.camera_only, args.arms_every)
     if not args.skip_paced:
         stream = (args.seconds or True) if args.stream or args.phone else False
         delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone, args.stages)
