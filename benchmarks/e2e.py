@@ -93,7 +93,7 @@ def throughput(
         f"{stats.seconds:.1f} s = {stats.fps:.1f} frames/s "
         f"({stats.observed} through the detector, "
         f"{stats.observe_seconds / max(1, stats.observed) * 1000:.0f} ms "
-        f"each; {stats.glanced} read for arms alone, every {arms_every}th frame the gate dropped, "
+        f"each; {stats.glanced} read for arms alone, one in {arms_every} of the frames the gate dropped, "
         f"{stats.arms_seconds / max(1, stats.glanced) * 1000:.1f} ms each); "
         f"referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
     )
