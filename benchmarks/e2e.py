@@ -65,24 +65,31 @@ from referee.app.live import (  # noqa: E402
 from referee.tracker import Tracker  # noqa: E402
 from vision.training.recording import Recording, ensure_recording  # noqa: E402
 
+SETTLE = RunOptions().settle
+
 
 def pipeline_for(args: argparse.Namespace, recording: Recording) -> Any:
     return recording_pipeline(recording, Path(args.model) if args.model else None, args.oracle)
 
 
 def throughput(
-    recording: Recording, pipeline: Any, camera_only: bool = False, arms_every: int = ARMS_EVERY
+    recording: Recording,
+    pipeline: Any,
+    camera_only: bool = False,
+    arms_every: int = ARMS_EVERY,
+    settle: int = SETTLE,
 ) -> RunStats:
     """Every frame, in order, as fast as possible (deterministic). Also the referee's own wait:
     the recording's time from each move's completion to the frame whose pass accepted it, as if
     the pipeline took no time (the delay's floor on a machine fast enough for every frame; it does
     not move with the load). ``camera_only``: no dispenser board; ``arms_every``: the players'
-    arms read on every k-th frame the gate drops (0: the table alone)."""
+    arms read on every k-th frame the gate drops (0: the table alone); ``settle``: the gate's
+    still frames before it opens."""
     changes: list[Change] = []
     runner = LiveReferee(
         pipeline,
         lambda s: recording_feed(recording, runner, True, camera_only),
-        RunOptions(speed=0.0, arms_every=arms_every),
+        RunOptions(speed=0.0, arms_every=arms_every, settle=settle),
         on_change=changes.append,
     )
     game = LocalGame(Tracker.create(":memory:", recording.names, settings=replay_settings()))
@@ -582,7 +589,15 @@ def main() -> int:
         metavar="K",
         help=f"the players' arms read on every K-th frame the gate drops (default {ARMS_EVERY}; 0: none)",
     )
+    p.add_argument(
+        "--settle",
+        type=int,
+        default=SETTLE,
+        help=f"the throughput run: still frames before the gate opens (default {SETTLE})",
+    )
     args = p.parse_args()
+    if args.settle < 1:
+        p.error("--settle: expected at least 1")
     if args.arms_every < 0:
         p.error("--arms-every: expected 0 (the table alone) or a whole number of frames")
     if args.stream and args.phone:
@@ -597,7 +612,7 @@ def main() -> int:
         f"{len(recording) / recording.fps:.0f} s at {recording.fps} frames/s"
     )
     if not args.skip_fast:
-        throughput(recording, pipeline_for(args, recording), args.camera_only, args.arms_every)
+        throughput(recording, pipeline_for(args, recording), args.camera_only, args.arms_every, args.settle)
     if not args.skip_paced:
         stream = (args.seconds or True) if args.stream or args.phone else False
         delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone, args.stages)
