@@ -93,7 +93,9 @@ def throughput(
         on_change=changes.append,
     )
     game = LocalGame(Tracker.create(":memory:", recording.names, settings=replay_settings()))
+    cpu0 = time.process_time()
     stats = runner.run(game, recording_feed(recording, runner, True, camera_only))
+    cpu = time.process_time() - cpu0
     problems = check(game, recording)
     print(
         f"throughput{' (camera only)' if camera_only else ''}: {stats.frames} frames in "
@@ -103,6 +105,10 @@ def throughput(
         f"each; {stats.glanced} read for arms alone, one in {arms_every} of the frames the gate dropped, "
         f"{stats.arms_seconds / max(1, stats.glanced) * 1000:.1f} ms each); "
         f"referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+    )
+    print(
+        f"  CPU time (the process, all threads): {cpu:.0f} s = {cpu / max(1, stats.frames) * 1000:.1f} ms "
+        f"per frame; the arms alone {stats.arms_seconds:.1f} s wall"
     )
     right, matched, truth = attribution(game.tracker, recording)
     print(
