@@ -32,7 +32,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import itertools
 import json
 import logging
@@ -41,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,24 +166,18 @@ def matched_moves(
 
 
 def attribution(tracker: Tracker, recording: Recording) -> tuple[int, int, int]:
-    """How the accepted player steps (the move log) line up with the recording's: aligned in
-    order by what they do (the step without its turn), how many of the recording's steps were
-    accepted, and how many of those on the right turn with the right player; and how many the
-    recording has. Ends of turn, reveals and dispenser draws are not counted."""
+    """How the accepted player steps (the move log) compare with the recording's: how many of
+    the recording's steps were accepted (the same step, on any turn: counted as multisets),
+    how many of them on their own turn (the step names its player); and how many the recording
+    has. Ends of turn, reveals and dispenser draws are not counted; the order within a turn
+    is not either (a triggered Pick may be logged before or after the Use that allowed it)."""
     skip = ("reveal", "dispense", "end_turn")
-
-    def what(step: dict[str, Any]) -> str:
-        return json.dumps(step, sort_keys=True)
-
-    truth = [(s["turn"], s["step"]) for s in recording.steps() if s["step"]["kind"] not in skip]
-    got = [(line.turn, line.step) for line in tracker.log if line.step.get("kind") not in skip]
-    match = difflib.SequenceMatcher(None, [what(s) for _, s in truth], [what(s) for _, s in got], False)
-    right = matched = 0
-    for block in match.get_matching_blocks():
-        for k in range(block.size):
-            turn, got_turn = truth[block.a + k][0], got[block.b + k][0]
-            matched += 1
-            right += turn == got_turn
+    truth = [(s["turn"], json.dumps(s["step"], sort_keys=True)) for s in recording.steps()]
+    got = [(line.turn, json.dumps(line.step, sort_keys=True)) for line in tracker.log]
+    truth = [t for t in truth if json.loads(t[1])["kind"] not in skip]
+    got = [g for g in got if json.loads(g[1])["kind"] not in skip]
+    right = sum((Counter(truth) & Counter(got)).values())
+    matched = sum((Counter(s for _, s in truth) & Counter(s for _, s in got)).values())
     return right, matched, len(truth)
 
 
