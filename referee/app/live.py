@@ -428,6 +428,8 @@ class LiveReferee:
             reaches = self.pipeline.arms(frame.image, seats)
         except VisionError:  # a frame of another size: its table is not read either
             return
+        if reaches is None:  # the pipeline reads no arms (no hand network, none calibrated yet)
+            return
         self.stats.glanced += 1
         self.stats.arms_seconds += time.perf_counter() - t0
         if not reaches:
