@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
+from referee.app.errors import LiveError
 from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions
 from referee.app.sources import open_source
 from referee.tracker import Tracker
@@ -107,3 +108,11 @@ def test_without_arms_the_table_is_read_alone(gesture: tuple[Path, list[bool]], 
     tracker, runner, _ = _run(folder, 0, tmp_path)
     assert runner.stats.glanced == 0
     assert not tracker._arms.reported
+
+
+@pytest.mark.parametrize("every", [-1, 1.5, True])
+def test_a_bad_arms_every_is_one_clear_line(every: object) -> None:
+    with pytest.raises(LiveError) as info:
+        RunOptions(arms_every=every)  # type: ignore[arg-type]
+    assert str(info.value).startswith("--arms-every: expected 0 (the table alone) or a whole number")
+    assert "\n" not in str(info.value)
