@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import logging
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +53,7 @@ sys.path[:] = [str(HERE.parent)] + [p for p in sys.path if Path(p or ".").resolv
 from referee.app.demo import DemoResult, recording_feed, recording_pipeline  # noqa: E402
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser  # noqa: E402
 from referee.app.live import (  # noqa: E402
+    ARMS_EVERY,
     Change,
     Feed,
     LiveReferee,
@@ -62,31 +65,56 @@ from referee.app.live import (  # noqa: E402
 from referee.tracker import Tracker  # noqa: E402
 from vision.training.recording import Recording, ensure_recording  # noqa: E402
 
+SETTLE = RunOptions().settle
+
 
 def pipeline_for(args: argparse.Namespace, recording: Recording) -> Any:
     return recording_pipeline(recording, Path(args.model) if args.model else None, args.oracle)
 
 
-def throughput(recording: Recording, pipeline: Any) -> RunStats:
+def throughput(
+    recording: Recording,
+    pipeline: Any,
+    camera_only: bool = False,
+    arms_every: int = ARMS_EVERY,
+    settle: int = SETTLE,
+) -> RunStats:
     """Every frame, in order, as fast as possible (deterministic). Also the referee's own wait:
     the recording's time from each move's completion to the frame whose pass accepted it, as if
     the pipeline took no time (the delay's floor on a machine fast enough for every frame; it does
-    not move with the load)."""
+    not move with the load). ``camera_only``: no dispenser board; ``arms_every``: the players'
+    arms read on every k-th frame the gate drops (0: the table alone); ``settle``: the gate's
+    still frames before it opens."""
     changes: list[Change] = []
     runner = LiveReferee(
         pipeline,
-        lambda s: recording_feed(recording, runner, True),
-        RunOptions(speed=0.0),
+        lambda s: recording_feed(recording, runner, True, camera_only),
+        RunOptions(speed=0.0, arms_every=arms_every, settle=settle),
         on_change=changes.append,
     )
     game = LocalGame(Tracker.create(":memory:", recording.names, settings=replay_settings()))
-    stats = runner.run(game, recording_feed(recording, runner, True))
+    cpu0 = time.process_time()
+    stats = runner.run(game, recording_feed(recording, runner, True, camera_only))
+    cpu = time.process_time() - cpu0
     problems = check(game, recording)
     print(
-        f"throughput: {stats.frames} frames in {stats.seconds:.1f} s = {stats.fps:.1f} frames/s "
+        f"throughput{' (camera only)' if camera_only else ''}: {stats.frames} frames in "
+        f"{stats.seconds:.1f} s = {stats.fps:.1f} frames/s "
         f"({stats.observed} through the detector, "
         f"{stats.observe_seconds / max(1, stats.observed) * 1000:.0f} ms "
-        f"each); referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+        f"each; {stats.glanced} read for arms alone, one in {arms_every} of the frames the gate dropped, "
+        f"{stats.arms_seconds / max(1, stats.glanced) * 1000:.1f} ms each); "
+        f"referee {'exact' if not problems else 'DIFFERS: ' + '; '.join(problems)}"
+    )
+    print(
+        f"  CPU time (the process, all threads): {cpu:.0f} s = {cpu / max(1, stats.frames) * 1000:.1f} ms "
+        f"per frame; the arms alone {stats.arms_seconds:.1f} s wall"
+    )
+    right, matched, truth = attribution(game.tracker, recording)
+    print(
+        f"  turn attribution: {matched} of the recording's {truth} player steps accepted "
+        f"({truth - matched} missed), {right} of them on their own turn and player "
+        f"({100 * right / max(1, matched):.1f}%)"
     )
     moves, unmatched = matched_moves(changes, recording)
     waits = sorted((change.frame - done) / recording.fps for change, _, done, _ in moves)
@@ -135,6 +163,22 @@ def matched_moves(
             if frame is not None:
                 out.append((change, w.get("code") or "", frame, True))
     return out, unmatched
+
+
+def attribution(tracker: Tracker, recording: Recording) -> tuple[int, int, int]:
+    """How the accepted player steps (the move log) compare with the recording's: how many of
+    the recording's steps were accepted (the same step, on any turn: counted as multisets),
+    how many of them on their own turn (the step names its player); and how many the recording
+    has. Ends of turn, reveals and dispenser draws are not counted; the order within a turn
+    is not either (a triggered Pick may be logged before or after the Use that allowed it)."""
+    skip = ("reveal", "dispense", "end_turn")
+    truth = [(s["turn"], json.dumps(s["step"], sort_keys=True)) for s in recording.steps()]
+    got = [(line.turn, json.dumps(line.step, sort_keys=True)) for line in tracker.log]
+    truth = [t for t in truth if json.loads(t[1])["kind"] not in skip]
+    got = [g for g in got if json.loads(g[1])["kind"] not in skip]
+    right = sum((Counter(truth) & Counter(got)).values())
+    matched = sum((Counter(s for _, s in truth) & Counter(s for _, s in got)).values())
+    return right, matched, len(truth)
 
 
 def check(game: Any, recording: Recording) -> list[str]:
@@ -320,7 +364,6 @@ class StageClock:
 
         from benchmarks.referee import search_callers
         from referee.tracker.explain import explain as search
-
 
         def timed_search(*a: Any, **k: Any) -> Any:
             t, c = time.perf_counter(), time.thread_time()
@@ -536,7 +579,27 @@ def main() -> int:
         action="store_true",
         help="the delay run: time each stage, and show where the slowest moves' delay went",
     )
+    p.add_argument(
+        "--camera-only", action="store_true", help="the throughput run without the dispenser board"
+    )
+    p.add_argument(
+        "--arms-every",
+        type=int,
+        default=ARMS_EVERY,
+        metavar="K",
+        help=f"the players' arms read on every K-th frame the gate drops (default {ARMS_EVERY}; 0: none)",
+    )
+    p.add_argument(
+        "--settle",
+        type=int,
+        default=SETTLE,
+        help=f"the throughput run: still frames before the gate opens (default {SETTLE})",
+    )
     args = p.parse_args()
+    if args.settle < 1:
+        p.error("--settle: expected at least 1")
+    if args.arms_every < 0:
+        p.error("--arms-every: expected 0 (the table alone) or a whole number of frames")
     if args.stream and args.phone:
         p.error("--stream and --phone: give one")
     if (args.stream or args.phone) and (args.oracle or args.speed != 1.0):
@@ -549,7 +612,7 @@ def main() -> int:
         f"{len(recording) / recording.fps:.0f} s at {recording.fps} frames/s"
     )
     if not args.skip_fast:
-        throughput(recording, pipeline_for(args, recording))
+        throughput(recording, pipeline_for(args, recording), args.camera_only, args.arms_every, args.settle)
     if not args.skip_paced:
         stream = (args.seconds or True) if args.stream or args.phone else False
         delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone, args.stages)

@@ -3,7 +3,9 @@
 Renders held-out tables of a condition once, then observes each frame ``--repeats`` times with
 the committed models (calibration, rectification, detector, hand network, occlusion stage when
 ``--empty-table``, zones, identification with the color map, marble color, assembly) and prints
-the median wall time per frame, per stage, and the CPU time the process used per frame.
+the median wall time per frame, per stage, and the CPU time the process used per frame; and the
+same for a frame the still-frame gate drops that the live loop reads for the players' arms alone
+(``Observer.arms``: the hand network on a cheap view, issue 13).
 
 On a machine shared with other work the wall time measures the machine's load as much as the
 pipeline; the CPU time (all of the process's threads together) does not, and its inverse is what
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
 from benchmarks.vision import CONDITIONS
+from referee.app.live import ARMS_EVERY
 from vision.errors import CalibrationError
 from vision.observe import Observer
 from vision.progress import Progress
@@ -53,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [first + 2 * i + (0 if even else 1) for i in range(args.frames)]
     settings = replace(settings, empty_table=args.empty_table)
     scenes = [scene_for_seed(s, settings, faces() if faces else None) for s in seeds]
-    observer = Observer()
+    observer = Observer(reaches=True)
     walls, cpus = [], []
+    arm_walls, arm_cpus = [], []  # Observer.arms: a frame the gate drops, read for the arms alone
     stages: dict[str, list[float]] = defaultdict(list)
     load0 = os.getloadavg()[0]
     prog = Progress("fps: frames", args.frames * args.repeats)
@@ -75,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
             cpus.append(time.process_time() - c0)
             for k, v in observer.timings.items():
                 stages[k].append(v)
+            c0, t0 = time.process_time(), time.perf_counter()
+            observer.arms(scene.image, seats)
+            arm_walls.append(time.perf_counter() - t0)
+            arm_cpus.append(time.process_time() - c0)
             prog.step()
     if not walls:
         print("error: no frame could be calibrated")
@@ -93,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "  by stage (wall, median ms): "
         + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in stages.items())
+    )
+    arm_wall, arm_cpu = statistics.median(arm_walls), statistics.median(arm_cpus)
+    print(
+        f"  a frame the gate drops, read for the players' arms alone (Observer.arms), median: "
+        f"{arm_wall * 1000:.1f} ms wall, {arm_cpu * 1000:.1f} ms CPU; the live loop reads one such "
+        f"frame in {ARMS_EVERY}: {arm_cpu * 1000 / ARMS_EVERY:.1f} ms CPU per moving frame"
     )
     print(
         f"  target >= 5 frames/s: {'met' if 1 / wall >= 5 else 'NOT met'} by wall time, "

@@ -399,6 +399,13 @@ def build_parser() -> argparse.ArgumentParser:
         "turns are inferred from the table",
     )
     s.add_argument(
+        "--arms-every",
+        type=int,
+        metavar="K",
+        help="read the players' arms (the hand network alone) on every K-th frame the still-frame "
+        "gate drops while the table moves (default 3); 0: the table alone, no arms",
+    )
+    s.add_argument(
         "--game",
         choices=games,
         default="gizmos",
@@ -483,6 +490,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--save-frames", metavar="DIR", help="save accepted frames with YOLO labels here (for finetune)"
+    )
+    s.add_argument(
+        "--arms-every",
+        type=int,
+        metavar="K",
+        help="read the players' arms (the hand network alone) on every K-th frame the still-frame "
+        "gate drops while the table moves (default 3); 0: the table alone, no arms",
     )
     s.add_argument("--record", help="new game record file (SQLite; default: games/<time>.sqlite)")
     s.add_argument(

@@ -21,7 +21,15 @@ from typing import Any, TextIO
 from referee.app.dashboard import serve_dashboard
 from referee.app.dispenser import DispenserFeed, SimulatedDispenser
 from referee.app.errors import LiveError
-from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions, RunStats, replay_settings
+from referee.app.live import (
+    ARMS_EVERY,
+    Feed,
+    LiveReferee,
+    LocalGame,
+    RunOptions,
+    RunStats,
+    replay_settings,
+)
 from referee.app.pipeline import Pipeline, oracle_observer
 from referee.app.sources import RecordingFrames
 from referee.app.summary import change_printer, write_comparison, write_summary
@@ -42,6 +50,7 @@ class DemoOptions:
     games_dir: Path | None = None
     keep_serving: bool = True
     camera_only: bool = False  # no dispenser board: no sensor events and no end-of-turn button
+    arms_every: int = ARMS_EVERY  # arms read on every k-th frame the gate drops (0: none)
 
 
 @dataclass(slots=True)
@@ -145,7 +154,13 @@ def play_demo(options: DemoOptions, out: TextIO | None = None, err: TextIO | Non
 
         frames = FrameBuffer(f"recording {recording.path.name}")
     printer = change_printer(names, err, steps=False)
-    runner = LiveReferee(pipeline, opener, RunOptions(speed=options.speed), frames, on_change=printer)
+    runner = LiveReferee(
+        pipeline,
+        opener,
+        RunOptions(speed=options.speed, arms_every=options.arms_every),
+        frames,
+        on_change=printer,
+    )
     if options.serve:
         app, server, url = serve_dashboard(runner, frames, games_dir, options.port, err)
         game: Any = app.extensions["gizmos_hub"].create(names, seed=None, deal=False)
@@ -216,7 +231,8 @@ def report(result: DemoResult, out: TextIO) -> None:
     s = result.stats
     out.write(
         f"\nRefereed {s.frames} frames in {s.seconds:.0f} s ({s.fps:.1f} frames/s; {s.observed} went through "
-        f"the detector, {s.dropped} dropped), {s.events} dispenser events"
+        f"the detector, {s.glanced} were read for arms alone, {s.dropped} dropped), "
+        f"{s.events} dispenser events"
         f"{' (camera only: turns inferred from the table)' if result.camera_only else ''}.\n\n"
     )
     write_summary(result.names, result.scores, result.warnings, out)
@@ -236,6 +252,7 @@ def run_demo(args: Any) -> int:
         workers=args.workers,
         keep_serving=serve and not args.exit,
         camera_only=args.camera_only,
+        arms_every=ARMS_EVERY if args.arms_every is None else args.arms_every,
         recording_root=args.locations.data / "recording" if hasattr(args, "locations") else None,
     )
     result = play_demo(options)

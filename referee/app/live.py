@@ -117,6 +117,12 @@ def replay_settings(base: TrackerSettings | None = None, seconds: float = 10.0) 
 # ============================================================================ the runner
 
 
+#: The players' arms are read on every this many frames the still-frame gate drops while the
+#: table moves (:attr:`RunOptions.arms_every`): in the bundled recording (10 frames/s) a hand is
+#: in view for 5 to 11 frames in a row (median 7), so each is read about twice.
+ARMS_EVERY = 3
+
+
 @dataclass(slots=True)
 class RunOptions:
     """How the loop runs."""
@@ -126,8 +132,19 @@ class RunOptions:
     settle: int = 2  # still frames after motion before the pipeline runs
     burst: int = 6  # settled frames observed after each motion or sensor event
     show_every: float = 0.25  # seconds between dashboard images while nothing is observed
+    #: The players' arms (camera only: whose arm reaches where tells whose turn it is): reported
+    #: in each observation, and read by the hand network alone on every ``arms_every``-th frame
+    #: the gate drops while the table moves or settles (0: the table alone, no arms).
+    arms_every: int = ARMS_EVERY
     framing_every: float = 1.0  # seconds between the framing assistant's verdicts on the dashboard (0: none)
     save_frames: Path | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.arms_every, bool) or not isinstance(self.arms_every, int) or self.arms_every < 0:
+            got = self.arms_every
+            raise LiveError(
+                f"--arms-every: expected 0 (the table alone) or a whole number of frames, got {got!r}"
+            )
 
 
 @dataclass(slots=True)
@@ -154,6 +171,8 @@ class RunStats:
     events: int = 0
     seconds: float = 0.0
     observe_seconds: float = 0.0
+    glanced: int = 0  # frames the gate dropped whose arms were read (RunOptions.arms_every)
+    arms_seconds: float = 0.0  # ... and the seconds that took
     calibration_failures: int = 0
     write_failures: int = 0  # tracker calls refused because the record could not be written
     started: float = 0.0  # wall clock of the first frame
@@ -297,6 +316,7 @@ class LiveReferee:
         zones = None  # the table's zones, once a frame has come (a pipeline without zones has none)
         if first is not None:
             self.pipeline.gate = MotionGate(threshold=opt.motion, settle=opt.settle, burst=opt.burst)
+            self.pipeline.reaches = opt.arms_every > 0
             zones = self.pipeline.zones
             self.evidence = EvidenceKeeper(zones, len(seats)) if zones is not None else None
             self._warm_up(first, seats)
@@ -310,6 +330,7 @@ class LiveReferee:
         both = itertools.chain([first] if first is not None else [], source)
         frames = both if feed.source.live else paced(both, opt.speed, stats)
         start = time.perf_counter()
+        unsettled = 0  # frames the gate dropped while the table moved or settled
         try:
             for frame in frames:
                 if self._stop.is_set():
@@ -363,7 +384,15 @@ class LiveReferee:
                     stats.observe_seconds += time.perf_counter() - t0
                     self._observe(game, frame, sight, saver)
                     shown = time.monotonic()
-                elif self.frame_buffer is not None and time.monotonic() - shown >= opt.show_every:
+                elif opt.arms_every > 0 and not self.pipeline.gate.fired:
+                    unsettled += 1
+                    if unsettled % opt.arms_every == 0:
+                        self._glance(game, frame, seats)
+                if (
+                    sight is None
+                    and self.frame_buffer is not None
+                    and time.monotonic() - shown >= opt.show_every
+                ):
                     self.frame_buffer.publish_image(frame.image)
                     shown = time.monotonic()
         finally:
@@ -388,6 +417,30 @@ class LiveReferee:
         if state is not self._known:
             self._known = state
             self.pipeline.know(card_memory(state))
+
+    def _glance(self, game: GameAccess, frame: Frame, seats: tuple[int, ...]) -> None:
+        """The arms of a frame the gate dropped (a gesture passes in moving frames), read by the
+        hand network alone (:meth:`vision.observe.Observer.arms`) and handed to the tracker
+        (:meth:`referee.tracker.Tracker.reached`), which keeps them with the frames observed so
+        far. The table itself is read from still frames only."""
+        t0 = time.perf_counter()
+        try:
+            reaches = self.pipeline.arms(frame.image, seats)
+        except VisionError:  # a frame of another size: its table is not read either
+            return
+        if reaches is None:  # the pipeline reads no arms (no hand network, none calibrated yet)
+            return
+        self.stats.glanced += 1
+        self.stats.arms_seconds += time.perf_counter() - t0
+        if not reaches:
+            return
+        try:
+            with game.locked() as tracker:
+                tracker.reached(reaches)
+        except RecordWriteError as exc:  # not kept; the next frames are read again
+            self._record_down(exc)
+            return
+        self._record_up()
 
     def _uncalibrated(self, frame: Frame, exc: CalibrationError) -> None:
         """A settled frame whose table could not be calibrated: counted, and said on the dashboard."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from referee.app.errors import LiveError
 from referee.gizmos import State
-from referee.observation import Observation
+from referee.observation import Observation, ReachSighting
 from referee.tracker.view import matches, view_of_observation
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, rectify, yolo_row, yolo_text
@@ -35,9 +35,12 @@ if TYPE_CHECKING:
 class Pipeline(Protocol):
     """What the loop runs on each frame: :class:`vision.observe.Observer`'s still-frame gate, then
     its stages (calibrate, rectify, detect; zones, identification) on a settled frame. The loop
-    gives it a fresh ``gate`` for each run and re-arms it on each sensor event."""
+    gives it a fresh ``gate`` for each run and re-arms it on each sensor event, and says whether
+    the players' arms are read (``reaches``: in each observation, and by :meth:`arms` on frames
+    the gate drops)."""
 
     gate: MotionGate
+    reaches: bool
 
     @property
     def zones(self) -> Zones | None: ...
@@ -66,6 +69,11 @@ class Pipeline(Protocol):
         frame_no: int | None = None,
         seats: Sequence[int] | None = None,
     ) -> Sight: ...
+
+    def arms(self, frame: np.ndarray, seats: Sequence[int] | None = None) -> tuple[ReachSighting, ...] | None:
+        """The reaching hands of a frame the gate dropped (the hand network alone), ``None``
+        when arms are not read."""
+        ...
 
 
 def oracle_observer(recording: Any) -> Observer:
@@ -126,6 +134,14 @@ class LazyVision:
         self.build().gate = gate
 
     @property
+    def reaches(self) -> bool:
+        return self.build().reaches
+
+    @reaches.setter
+    def reaches(self, on: bool) -> None:
+        self.build().reaches = on
+
+    @property
     def zones(self) -> Zones | None:
         return self.build().zones
 
@@ -153,6 +169,9 @@ class LazyVision:
         seats: Sequence[int] | None = None,
     ) -> Sight:
         return self.build().sight(frame, t, frame_no, seats)
+
+    def arms(self, frame: np.ndarray, seats: Sequence[int] | None = None) -> tuple[ReachSighting, ...] | None:
+        return self.build().arms(frame, seats)
 
 
 # ============================================================================ self-labelled frames

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from referee.app.dashboard import serve_dashboard
 from referee.app.dispenser import DispenserFeed
 from referee.app.errors import LiveError
-from referee.app.live import Feed, LiveReferee, LocalGame, RunOptions
+from referee.app.live import ARMS_EVERY, Feed, LiveReferee, LocalGame, RunOptions
 from referee.app.questions import CardQuestions
 from referee.app.sources import FrameFeed, open_source
 from referee.app.summary import change_printer, write_summary
@@ -137,7 +137,9 @@ def run_table(args: Any) -> int:
         feed.close()
         raise
     options = RunOptions(
-        speed=args.speed, save_frames=Path(args.save_frames).expanduser() if args.save_frames else None
+        speed=args.speed,
+        save_frames=Path(args.save_frames).expanduser() if args.save_frames else None,
+        arms_every=ARMS_EVERY if args.arms_every is None else args.arms_every,
     )
     if not args.no_serve:
         from web.live import FrameBuffer
@@ -204,7 +206,7 @@ def run_table(args: Any) -> int:
         write_summary(names, tracker.scores(), [w.to_json() for w in tracker.warnings], sys.stdout)
     sys.stdout.write(
         f"\n{stats.frames} frames in {stats.seconds:.0f} s, {stats.observed} observed, "
-        f"{stats.dropped} dropped"
+        f"{stats.dropped} dropped, {stats.glanced} read for arms alone"
         + (f", {stats.saved} saved with labels in {options.save_frames}" if options.save_frames else "")
         + "\n"
     )

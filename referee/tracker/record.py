@@ -5,6 +5,11 @@ and committed before the tracker moves on, with ``synchronous=FULL``, so killing
 (or the power) at any moment loses nothing accepted. Replaying the entries reproduces every
 state; :meth:`GameRecord.export` writes the whole record as JSON.
 
+Camera only, the players' arms seen reaching in (:class:`referee.tracker.reaching.ArmLog`)
+are journalled too (``arms`` entries, :func:`arms_entry`), in the transaction of the call that
+saw or weighed them, so a resumed game weighs the same arms; a record without them (older, or
+with no arms seen) resumes with none, as before.
+
 Schema 2 adds the ``evidence`` table: per warning, small JPEG crops of the camera's view of the
 zones involved, just before and just after the move (written by the application layer, never
 by the tracker). A schema-1 record is migrated when it is first opened for writing, in one
@@ -22,9 +27,11 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from referee.tracker.reaching import ZONE_CLASSES, ArmLog
 
 SCHEMA_VERSION = 2
 READS = (1, 2)  # record and export versions this referee reads (1: before the evidence table)
@@ -41,6 +48,7 @@ KINDS = (
     "event",  # an end-of-turn signal or a dispenser sensor event
     "end",  # the game was ended by a person
     "note",  # something said but not warned about (several explanations of one table)
+    "arms",  # camera only: the players' arms seen, as they changed (arms_entry)
 )
 
 
@@ -445,3 +453,72 @@ def _open_readonly(path: str) -> sqlite3.Connection:
         except sqlite3.Error as exc:
             last = exc
     raise RecordError(f"{path}: cannot open the record for reading ({last})")
+
+
+# ---------------------------------------------------------------------- the players' arms
+
+
+def arms_entry(kept: ArmLog, now: ArmLog, frame: int) -> dict[str, Any] | None:
+    """The ``arms`` entry that brings the arms the record has (``kept``) to ``now``, ``None``
+    when they are the same: the arms just seen (``{"frame", "add": [[frame, seat, zone
+    class], ...]}``) when ``now`` only adds to ``kept``, else the whole log (``{"frame",
+    "log": {"reported", "seen", "spent"}}``: an explanation accepted weighed them). ``frame``:
+    the tracker's count of frames observed, which the arms' frames count in."""
+    if now == kept or not (now.reported or kept.reported):
+        return None  # no hands reported: the arms (and their pause) weigh nothing to resume
+    n = len(kept.seen)
+    same_pause = (now.still_from, now.changes) == (kept.still_from, kept.changes)
+    if now.reported and now.spent == kept.spent and now.seen[:n] == kept.seen and same_pause:
+        return {"frame": frame, "add": [list(a) for a in now.seen[n:]]}
+    log: dict[str, Any] = {
+        "reported": now.reported,
+        "seen": [list(a) for a in now.seen],
+        "spent": [list(a) for a in now.spent],
+        "still_from": now.still_from,  # the pause that tells a turn's end (ArmLog.paused)
+        "changes": list(now.changes),
+    }
+    return {"frame": frame, "log": log}
+
+
+def arms_replayed(kept: ArmLog, payload: dict[str, Any]) -> tuple[ArmLog, int]:
+    """An ``arms`` entry (:func:`arms_entry`) applied to the arms replayed so far: the arms,
+    and the frame count it was written at. A malformed entry raises ValueError naming what."""
+    frame = payload["frame"]
+    if isinstance(frame, bool) or not isinstance(frame, int) or frame < 0:
+        raise ValueError(f"arms: frame must be a count of frames, got {frame!r}")
+    if "add" in payload:
+        added = tuple(_arm(a, 3) for a in _list(payload["add"], "add"))
+        return replace(kept, reported=True, seen=kept.seen + added), frame
+    log = payload["log"]
+    if not isinstance(log, dict) or not isinstance(log.get("reported"), bool):
+        raise ValueError("arms: log must be an object with reported, seen and spent")
+    seen = tuple(_arm(a, 3) for a in _list(log["seen"], "seen"))
+    spent = tuple(_arm(a, 2) for a in _list(log["spent"], "spent"))
+    still = log.get("still_from")  # absent in records written before the pause was kept
+    changes = _list(log.get("changes", []), "changes")
+    if still is not None and not _count(still):
+        raise ValueError(f"arms: still_from must be a frame or null, got {still!r}")
+    if not all(_count(f) for f in changes):
+        raise ValueError(f"arms: changes must be frames, got {changes!r}")
+    return ArmLog(log["reported"], seen, spent, still, tuple(changes)), frame
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _list(value: Any, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"arms: {name} must be a list")
+    return value
+
+
+def _arm(value: Any, size: int) -> tuple[Any, ...]:
+    """One arm seen: ([frame,] seat, zone class), checked (a frame -1: seen before the last
+    accepted reading, :meth:`ArmLog.again`)."""
+    ok = isinstance(value, list) and len(value) == size and value[-1] in ZONE_CLASSES
+    if ok and not all(isinstance(v, int) and not isinstance(v, bool) and v >= -1 for v in value[:-1]):
+        ok = False
+    if not ok:
+        raise ValueError(f"arms: expected [{'frame, ' if size == 3 else ''}seat, zone class], got {value!r}")
+    return tuple(value)

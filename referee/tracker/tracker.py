@@ -42,7 +42,7 @@ import dataclasses
 import functools
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,12 +58,12 @@ from referee.gizmos import (
     force,
 )
 from referee.gizmos.errors import RULES, StateError
-from referee.observation import Observation
+from referee.observation import Observation, ReachSighting
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
 from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
 from referee.tracker.reaching import ArmLog
-from referee.tracker.record import GameRecord, RecordError, writable
+from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed, writable
 from referee.tracker.sensors import Sensors
 from referee.tracker.turns import (
     VIOLATION_WEIGHT,
@@ -212,6 +212,7 @@ class Tracker:
         # being explained (arms seen from then on reach for what comes after it), and the
         # weight of the reading chosen for it (arms included).
         self._arms = ArmLog()
+        self._arms_kept = self._arms  # the arms as the record last has them (_keep_arms)
         self._frame = 0
         self._view_from = 0
         self._table_cost: float | None = None
@@ -295,6 +296,7 @@ class Tracker:
         tracker = cls._from_setup(record, first.payload, settings)
         for entry in entries:
             tracker._replay(entry.kind, entry.payload, entry.who)
+        tracker._arms = tracker._arms_kept  # the arms as they stood after the last call (_keep_arms)
         return tracker
 
     @classmethod
@@ -338,6 +340,9 @@ class Tracker:
                 self._on_event(payload)
             elif kind == "note":
                 self.notes.append(str(payload["text"]))
+            elif kind == "arms":
+                self._arms_kept, self._frame = arms_replayed(self._arms_kept, payload)
+                self._arms = self._arms_kept
             elif kind == "end":
                 self.ended_by = payload.get("who", who)
                 self.state = dataclasses.replace(self.state, game_over=True)
@@ -369,6 +374,7 @@ class Tracker:
         try:
             with self.record.transaction():
                 yield
+                self._keep_arms()
         except BaseException:
             self._restore(saved)
             raise
@@ -421,6 +427,23 @@ class Tracker:
         if zones_changed(self._standing, standing):
             self._arms = self._arms.moved(self._frame - self.settings.frames + 1)
         self._standing = standing
+    # -- camera only: the players' arms seen between observations, and kept in the record -------
+
+    @_atomic
+    def reached(self, reaches: Sequence[ReachSighting]) -> None:
+        """Arms seen in a frame that was not observed (the still-frame gate drops the moving
+        frames a gesture passes in): kept with the last observed frame's, so they come before
+        the next stable table, as a moving frame's observation would have put them."""
+        self._arms = self._arms.add(self._frame, reaches)
+
+    def _keep_arms(self) -> None:
+        """At the end of each call, in its transaction: the arms as they now stand, written to
+        the record when they changed (:func:`referee.tracker.record.arms_entry`), so that a
+        resumed game weighs the same arms."""
+        entry = arms_entry(self._arms_kept, self._arms, self._frame)
+        if entry is not None:
+            self.record.append("arms", entry, who="camera")
+            self._arms_kept = self._arms
 
     def _next_player_reached(self, update: Update) -> None:
         """Camera only, with the players' arms seen: another player's arm reached in after a
