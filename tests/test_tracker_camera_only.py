@@ -367,3 +367,37 @@ def test_one_rule_broken_twice_in_a_turn_by_one_player_is_warned_once() -> None:
     t = feeder.tracker
     assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
     assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick")] * 3 + [(1, 1, "pick")]
+
+
+def test_a_player_moving_out_of_turn_twice_in_a_turn_is_warned_once() -> None:
+    # Ben takes two marbles, one after the other, before Ana has played: one warning per
+    # player, rule and turn, the table then taken as it now is; Ana's move is her turn's,
+    # and Ben's own next turn is not warned.
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=6)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, K), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    feeder.reach(1, "energy_row")
+    feeder.play(Step("end_turn", 0), pick(1, Y), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 0)]
+    picks = [k for k in turns_of(feeder) if k[2] == "pick"]
+    assert picks == [(0, 1, "pick"), (0, 1, "pick"), (0, 0, "pick"), (1, 1, "pick")]
+
+
+def test_the_search_takes_a_rule_a_player_was_warned_about_this_turn_as_seen() -> None:
+    # Ben was warned for a move out of turn in this turn: his next one costs no violation (and
+    # gets no second warning); a move out of turn by Cy still costs one.
+    start = table(players=3)
+    view = dataclasses.replace(view_of(force(start, pick(1, B))[0]), turn_player=None)
+    warned = Hints(warned=frozenset({(1, "NOT_YOUR_TURN")}))
+    found = explain(start, view, warned, 1)
+    assert found is not None and found.legal and [st.player for st in found.steps if st.kind == "pick"] == [1]
+    found = explain(start, view, Hints(), 1)
+    assert found is not None and [e.code for _, e in found.violations] == ["NOT_YOUR_TURN"]
+    cy = dataclasses.replace(view_of(force(start, pick(2, B))[0]), turn_player=None)
+    found = explain(start, cy, warned, 1)
+    assert found is not None and [e.code for _, e in found.violations] == ["NOT_YOUR_TURN"]

@@ -70,6 +70,10 @@ class Hints:
     # A rule was broken earlier in this turn (and warned): what the current player does until the
     # turn ends is taken as seen, rule-breaking steps costing no violation (no cascade of warnings).
     free_until_end: bool = False
+    # The rules each player was warned about in this turn, as (seat, code): a further step of
+    # that player breaking only those rules costs no violation until the turn ends (one warning
+    # per player, rule and turn; a move out of turn then accepted as the table shows it).
+    warned: frozenset[tuple[int, str]] = frozenset()
     # Tables seen (steadily, in full) since the accepted state and not yet accepted: the
     # explanation passes through each in order (what was seen first happened first).
     waypoints: tuple[TableView, ...] = ()
@@ -573,15 +577,27 @@ class _Search:
         return out
 
     def _free(self, node: _Node) -> bool:
-        """Whether the current player's rule-breaking steps cost nothing here: in a turn whose
-        rule break was already warned about, until the turn ends."""
-        return self.hints.free_until_end and node.ends == 0 and node.free < FREE_STEPS
+        """Whether some rule-breaking steps may cost nothing here: the current player's in a
+        turn whose rule break was already warned about, and a player's breaking only rules they
+        were already warned about in this turn (:attr:`Hints.warned`), until the turn ends."""
+        if node.free >= FREE_STEPS or node.ends:
+            return False
+        return self.hints.free_until_end or bool(self.hints.warned)
+
+    def _gratis(self, node: _Node, step: Step, current: int, broken: list[IllegalStep]) -> bool:
+        """Whether a rule-breaking step costs nothing (see :meth:`_free`). Only rules already
+        warned about: breaks within one explanation each count (each is one more unlikely event)."""
+        if not self._free(node):
+            return False
+        seat = current if step.player is None else step.player
+        if self.hints.free_until_end and seat == current:
+            return True
+        return all((seat, e.code) in self.hints.warned for e in broken)
 
     def expand_forced(self, node: _Node) -> list[_Node]:
         """The rule-breaking successors of a node (see :meth:`forced_candidates`)."""
         s = node.state
         out: list[_Node] = []
-        free = self._free(node)
         if self.hints.end_last and self.hints.end_turns and node.ends >= self.hints.end_turns:
             return out
         legal = set(legal_steps(s)) if not s.game_over else set()
@@ -592,7 +608,7 @@ class _Search:
                 after, broken = force(s, step)
             except IllegalStep:
                 continue
-            gratis = free and step.player in (None, s.current)
+            gratis = self._gratis(node, step, s.current, broken)
             if (
                 broken
                 and (gratis or len(node.violations) + node.unseen + len(broken) <= self.max_violations)

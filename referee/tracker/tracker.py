@@ -186,6 +186,9 @@ class Tracker:
         self._quiet = 0  # frames left before the next search after a table nothing explained
         self._baseline = state  # where the current turn's explanation may be redone from
         self._turn_forced = False  # a rule break was accepted this turn (then it is not redone)
+        # (seat, code) of the rule breaks warned about in this turn: one warning per player, rule
+        # and turn (Hints.warned); a move out of turn is warned once, not at each of its steps.
+        self._turn_warned: set[tuple[int, str]] = set()
         self._raised: set[tuple[object, ...]] = set()  # uncertain readings already reported
         # Uncertain warnings a person may confirm: the state they were raised in and what
         # confirming adopts: an explanation (with its broken rules), or the table as seen.
@@ -333,7 +336,7 @@ class Tracker:
                 else:
                     self._set_state(self.state, reset=True)  # the "state" entry after it sets it
             elif kind == "warning":
-                self.warnings.append(RefereeWarning.from_json(payload))
+                self._keep_warned(RefereeWarning.from_json(payload))
             elif kind == "warning_status":
                 self._set_status(int(payload["id"]), payload["status"], payload["who"])
             elif kind == "event":
@@ -427,6 +430,7 @@ class Tracker:
         if zones_changed(self._standing, standing):
             self._arms = self._arms.moved(self._frame - self.settings.frames + 1)
         self._standing = standing
+
     # -- camera only: the players' arms seen between observations, and kept in the record -------
 
     @_atomic
@@ -662,6 +666,7 @@ class Tracker:
             end_turns=self._ends,
             unsignalled_ends=s.inferred_ends if inferred or not self._signalled else 0,
             free_until_end=self._turn_forced,
+            warned=frozenset(self._turn_warned),
             waypoints=tuple(view for view, binds in self._waypoints if binds or waypoints),
             end_last=end_last,
             checkpoints=tuple(soft if recalled else seen for seen, soft in self._checkpoints),
@@ -829,6 +834,7 @@ class Tracker:
         if lines is not None:  # an earlier turn: it is redone from its start from now on
             self._baseline = self.turn_starts[-1]
             self._turn_forced = any(line.forced for line in self.log if line.turn == start.turn)
+            self._turn_warned = self._warned_in(start.turn) if self._turn_forced else set()
         self.sensors.restart_turn()
 
     def _explains_if_misread(self, view: TableView, hints: Hints) -> bool:
@@ -989,6 +995,8 @@ class Tracker:
                 update.steps.append(step)
                 for err in by_index.get(i, []):
                     seat = step.player if step.player is not None else before.current
+                    if (seat, err.code) in self._turn_warned:  # warned in the turn now played
+                        continue  # one warning per player, rule and turn
                     message, fix = describe_violation(step, err, before, self.names[seat])
                     update.warnings.append(
                         self._new_warning("violation", before, seat, err.code, message, fix)
@@ -1082,6 +1090,7 @@ class Tracker:
             self.turn_starts.append(after)
             self._baseline = after
             self._turn_forced = False
+            self._turn_warned.clear()
         return after
 
     def _end_turn_bookkeeping(self, before: State, live: bool, update: Update | None) -> None:
@@ -1116,10 +1125,29 @@ class Tracker:
             remedy=fix,
             time=time.time(),
         )
-        self.warnings.append(w)
+        self._keep_warned(w)
         self.record.append("warning", w.to_json())
         self._emit("warning", w.to_json())
         return w
+
+    def _keep_warned(self, w: RefereeWarning) -> None:
+        """Keep a warning (live or replayed); a rule break warned in the turn now played is
+        not warned again for the same player in that turn."""
+        self.warnings.append(w)
+        if w.kind == "violation" and w.player is not None and w.code and w.turn == self.state.turn:
+            self._turn_warned.add((w.player, w.code))
+
+    def _warned_in(self, turn: int) -> set[tuple[int, str]]:
+        """(seat, code) of the rule breaks warned about in a turn (not dismissed)."""
+        return {
+            (w.player, w.code)
+            for w in self.warnings
+            if w.kind == "violation"
+            and w.turn == turn
+            and w.player is not None
+            and w.code
+            and w.status != "dismissed"
+        }
 
     def _uncertain(
         self,
@@ -1253,6 +1281,7 @@ class Tracker:
         if reset:  # a person changed what the referee believes: start the turn's reckoning afresh
             self._baseline = state
             self._turn_forced = False
+            self._turn_warned.clear()
             self._ends = 0
             self._checkpoints.clear()
             self._waited = 0
