@@ -4,6 +4,7 @@ malformed entry is one clear line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from referee.simulation.synthetic import Camera, Feeder, Noise, simulated_game
 from referee.tracker import Tracker
 from referee.tracker.reaching import ArmLog
 from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed
+from tests.tables import table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,12 +107,15 @@ def test_arms_entries_add_to_the_log_or_replace_it() -> None:
     log = empty
     moved = spent.moved(7)  # the table changed: the pause that tells a turn's end is kept too
     assert moved.still_from is not None and moved.changes == (7,)
+    paused = spent.consume(20, dataclasses.replace(table(players=3), main_done=True))
+    assert paused.earlier_pause
     steps = (
         (empty, seen, 3),
         (seen, more, 4),
         (more, spent, 5),
         (spent, moved, 7),
         (moved, moved.again(), 8),
+        (moved.again(), paused, 20),  # ... and the pause before the last explanation accepted
     )
     for before, after, frame in steps:
         payload = arms_entry(before, after, frame)
@@ -134,6 +139,10 @@ def test_arms_entries_add_to_the_log_or_replace_it() -> None:
         (
             {"frame": 3, "log": {"reported": True, "seen": [], "spent": [], "changes": [-2]}},
             "changes must be frames",
+        ),
+        (
+            {"frame": 3, "log": {"reported": True, "seen": [], "spent": [], "earlier_pause": 1}},
+            "earlier_pause must be true or false",
         ),
     ],
 )

@@ -149,3 +149,23 @@ def test_a_reading_that_has_the_turn_go_on_past_a_pause_weighs_more() -> None:
     assert log.cost(start, second_marble, 22) == W_PAUSE + log.cost(start, after_her_turn, 22)
     quick = ArmLog(True).consume(10).add(13, (ReachSighting(0, "energy_row", 0.9),))
     assert quick.cost(start, second_marble, 15) == quick.cost(start, after_her_turn, 15)
+
+
+def test_a_reading_that_goes_back_over_the_last_explanation_weighs_the_pause_before_it() -> None:
+    # Ana's table stood still from frame 10 to 20 (a pause), then a reading from it was accepted
+    # (the table from frame 22 on). Read again from before that explanation, a reading that has
+    # her turn go on past the pause weighs the pause as it did the first time; without a pause
+    # before it, nothing.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    arm = (ReachSighting(0, "energy_row", 0.9),)
+    after_her_turn = [Step("end_turn", 0), pick(0, K)]
+    second_marble = [pick(0, K)]
+    accepted = ArmLog(True).consume(10).add(20, arm).consume(22, start, after_her_turn)
+    assert accepted.earlier_pause and accepted.again().paused(30, start)
+    again = accepted.cost(start, second_marble, 30, again=True)
+    assert again == W_PAUSE + accepted.cost(start, after_her_turn, 30, again=True)
+    quick = ArmLog(True).consume(10).add(13, arm).consume(15, start, after_her_turn)
+    assert not quick.earlier_pause and not quick.again().paused(30, start)
+    assert quick.cost(start, second_marble, 30, again=True) == quick.cost(
+        start, after_her_turn, 30, again=True
+    )

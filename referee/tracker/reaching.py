@@ -96,14 +96,17 @@ class ArmLog:
     (``reported``; if it never did, reaches weigh nothing and the tracker reads the table
     alone); the first frame of the last accepted table (``still_from``; ``None``: not known) and
     the frames the table changed since (``changes``): a pause between them, with nothing moving
-    and no arm seen, weighs on a reading that has the turn go on (:meth:`paused`). Immutable:
-    the tracker swaps it, so a failed record write restores it with the rest."""
+    and no arm seen, weighs on a reading that has the turn go on (:meth:`paused`); and whether
+    the table the last accepted explanation started from had paused so before it
+    (``earlier_pause``: a reading that goes back over that explanation weighs it the same).
+    Immutable: the tracker swaps it, so a failed record write restores it with the rest."""
 
     reported: bool = False
     seen: tuple[tuple[int, int, str], ...] = ()
     spent: tuple[Sighting, ...] = ()
     still_from: int | None = None
     changes: tuple[int, ...] = ()
+    earlier_pause: bool = False
 
     def add(self, frame: int, reaches: Iterable[ReachSighting] | None) -> ArmLog:
         """The reaches of one observation (``None``: the pipeline does not report hands)."""
@@ -159,7 +162,8 @@ class ArmLog:
         # misread frame) holds up the whole view's first frame, not the table's
         still = max((f for f in self.changes if f <= frame), default=frame)
         changes = tuple(f for f in self.changes if f > frame)
-        return ArmLog(self.reported, self.seen[cut:], spent, still, changes)
+        paused = start is not None and self.paused(frame, start)
+        return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)
 
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
@@ -188,8 +192,10 @@ class ArmLog:
 
     def again(self) -> ArmLog:
         """The log as a reading from before the last accepted explanation sees it: the arms that
-        explanation accounted for come first again (a reading that goes back over it)."""
-        return ArmLog(self.reported, tuple((-1, s, c) for s, c in self.spent) + self.seen, ())
+        explanation accounted for come first again (a reading that goes back over it), and the
+        pause before it, if there was one, is the pause it sees (:meth:`paused`)."""
+        seen = tuple((-1, s, c) for s, c in self.spent) + self.seen
+        return ArmLog(self.reported, seen, (), earlier_pause=self.earlier_pause)
 
     def moved(self, frame: int) -> ArmLog:
         """The table changed: a zone read steadily with a new value from ``frame`` on."""
@@ -201,9 +207,12 @@ class ArmLog:
         reaching in, the table changing, or the table now explained beginning (``frame``). Only
         that first stillness is weighed: it comes before every step of a reading. Not known while
         the accepted table still owes a refill: it changed again when that landed, maybe unseen
-        under the hand that went on."""
-        if not self.reported or self.still_from is None or accepted.chance:
+        under the hand that went on. A log seen from before the last accepted explanation
+        (:meth:`again`) sees the pause before that explanation."""
+        if not self.reported or accepted.chance:
             return False
+        if self.still_from is None:
+            return self.earlier_pause
         start = self.still_from
         moved = [f for f in self.changes if f > start] + [f for f, _, _ in self.seen if f >= start]
         return min([frame, *moved]) - start >= PAUSE_FRAMES
@@ -223,8 +232,10 @@ class ArmLog:
         # after their main action the current player's hands may still be busy (cards put back
         # under a deck after the table showed the Build): their first arms are theirs, unweighed
         lead = start.main_done
-        # a pause after the main action: the turn was over, the current player done
-        pause = W_PAUSE if not again and lead and goes_on(steps) and self.paused(frame, start) else 0.0
+        # a pause after the main action: the turn was over, the current player done (for a
+        # reading from before the last accepted explanation, the pause before that one)
+        paused = self.earlier_pause if again else self.paused(frame, start)
+        pause = W_PAUSE if lead and goes_on(steps) and paused else 0.0
         return pause + min(
             reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
             for order in orders(start, steps, earlier)

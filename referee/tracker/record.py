@@ -467,7 +467,11 @@ def arms_entry(kept: ArmLog, now: ArmLog, frame: int) -> dict[str, Any] | None:
     if now == kept or not (now.reported or kept.reported):
         return None  # no hands reported: the arms (and their pause) weigh nothing to resume
     n = len(kept.seen)
-    same_pause = (now.still_from, now.changes) == (kept.still_from, kept.changes)
+    same_pause = (now.still_from, now.changes, now.earlier_pause) == (
+        kept.still_from,
+        kept.changes,
+        kept.earlier_pause,
+    )
     if now.reported and now.spent == kept.spent and now.seen[:n] == kept.seen and same_pause:
         return {"frame": frame, "add": [list(a) for a in now.seen[n:]]}
     log: dict[str, Any] = {
@@ -476,6 +480,7 @@ def arms_entry(kept: ArmLog, now: ArmLog, frame: int) -> dict[str, Any] | None:
         "spent": [list(a) for a in now.spent],
         "still_from": now.still_from,  # the pause that tells a turn's end (ArmLog.paused)
         "changes": list(now.changes),
+        "earlier_pause": now.earlier_pause,  # the pause before the last explanation accepted
     }
     return {"frame": frame, "log": log}
 
@@ -500,7 +505,10 @@ def arms_replayed(kept: ArmLog, payload: dict[str, Any]) -> tuple[ArmLog, int]:
         raise ValueError(f"arms: still_from must be a frame or null, got {still!r}")
     if not all(_count(f) for f in changes):
         raise ValueError(f"arms: changes must be frames, got {changes!r}")
-    return ArmLog(log["reported"], seen, spent, still, tuple(changes)), frame
+    earlier = log.get("earlier_pause", False)  # absent in records written before it was kept
+    if not isinstance(earlier, bool):
+        raise ValueError(f"arms: earlier_pause must be true or false, got {earlier!r}")
+    return ArmLog(log["reported"], seen, spent, still, tuple(changes), earlier), frame
 
 
 def _count(value: Any) -> bool:
