@@ -241,6 +241,17 @@ def add_table_arguments(p: Any) -> None:
     )
 
 
+def add_arms_argument(p: Any) -> None:
+    """``--arms-every``: how often the live loop reads the players' arms (``run`` and ``demo``)."""
+    p.add_argument(
+        "--arms-every",
+        type=int,
+        metavar="K",
+        help="read the players' arms (the hand network alone) on every K-th frame the still-frame "
+        "gate drops while the table moves (default 3); 0: the table alone, no arms",
+    )
+
+
 def add_model_argument(p: Any) -> None:
     """``--model``: the detector a camera pipeline loads (``run`` and ``serve``)."""
     p.add_argument("--model", help="detector ONNX file (default $GIZMOS_DETECTOR, else models/detector.onnx)")
@@ -398,13 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the camera alone: no dispenser board, so no sensor events and no end-of-turn button; "
         "turns are inferred from the table",
     )
-    s.add_argument(
-        "--arms-every",
-        type=int,
-        metavar="K",
-        help="read the players' arms (the hand network alone) on every K-th frame the still-frame "
-        "gate drops while the table moves (default 3); 0: the table alone, no arms",
-    )
+    add_arms_argument(s)
     s.add_argument(
         "--game",
         choices=games,
@@ -491,13 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--save-frames", metavar="DIR", help="save accepted frames with YOLO labels here (for finetune)"
     )
-    s.add_argument(
-        "--arms-every",
-        type=int,
-        metavar="K",
-        help="read the players' arms (the hand network alone) on every K-th frame the still-frame "
-        "gate drops while the table moves (default 3); 0: the table alone, no arms",
-    )
+    add_arms_argument(s)
     s.add_argument("--record", help="new game record file (SQLite; default: games/<time>.sqlite)")
     s.add_argument(
         "--resume",
