@@ -2,8 +2,10 @@
 a fixed set of held-out frames (issue 14's speed work must not change any result).
 
 Renders the first ``--frames`` 1280x720 tables of each condition (the seeds ``benchmarks/fps.py``
-times), observes each with the committed models as fps.py does (a first observation calibrates,
-the second is kept) and writes one ``Observation.dumps`` line per frame. ``--check`` compares a
+times; ``deck`` with its deck enrolled from phone-like photos, as ``benchmarks/vision.py`` does),
+observes each with the committed models as fps.py does (a first observation calibrates, the
+second is kept), then once more with the referee's memory of the table
+(``evaluate.layout_memory``), and writes one ``Observation.dumps`` line for each. ``--check`` compares a
 run with a saved file: byte-identical lines, or else every field equal except confidences, which
 may differ by at most ``--tolerance``; it prints which and exits 1 on any other difference.
 
@@ -16,37 +18,47 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
+from benchmarks import heldout
 from benchmarks.vision import CONDITIONS
 from vision.errors import CalibrationError
 from vision.observe import Observer
 from vision.progress import Progress
-from vision.training.evaluate import scene_for_seed
+from vision.training.evaluate import layout_memory, scene_for_seed
+
+KNOWN = ("own", "style", "deck")
 
 
 def observations(conditions: list[str], frames: int) -> list[str]:
-    """``condition seed<TAB>Observation.dumps()`` of each frame (``calibration failed`` when none)."""
-    observer = Observer(reaches=True)
+    """``condition seed[ memory]<TAB>Observation.dumps()`` of each frame, without and with the
+    referee's memory (``calibration failed`` when the frame cannot be calibrated)."""
     out = []
     prog = Progress("identity: frames", frames * len(conditions))
     for name in conditions:
         settings, faces, first, _ = CONDITIONS[name]
+        enrol_dir = None
+        if name == "deck":
+            enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
+        observer = Observer(reaches=True, enrol_dir=enrol_dir)
         for i in range(frames):
             seed = first + 2 * i  # even seeds: 1280x720
             scene = scene_for_seed(seed, settings, faces() if faces else None)
             seats = tuple(p.seat for p in scene.layout.players)
             observer.calibrator.reset()
-            try:
-                observer.observe(scene.image, t=0.0, frame_no=0, seats=seats)
-                text = observer.observe(scene.image, t=0.0, frame_no=0, seats=seats).dumps()
-            except CalibrationError:
-                text = "calibration failed"
-            out.append(f"{name} {seed}\t{text}")
+            for memory in (None, layout_memory(scene.layout)):
+                observer.know(memory)
+                try:
+                    observer.observe(scene.image, t=0.0, frame_no=0, seats=seats)
+                    text = observer.observe(scene.image, t=0.0, frame_no=0, seats=seats).dumps()
+                except CalibrationError:
+                    text = "calibration failed"
+                out.append(f"{name} {seed}{'' if memory is None else ' memory'}\t{text}")
             prog.step()
     return out
 
@@ -75,13 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--save", type=Path, help="write the observations here")
     what.add_argument("--check", type=Path, help="compare with the observations saved here")
     ap.add_argument("--frames", type=int, default=10, help="frames per condition")
-    ap.add_argument("--conditions", default="own,style", help="comma-separated: own, style")
+    ap.add_argument("--conditions", default="own,style", help="comma-separated: own, style, deck")
     ap.add_argument("--tolerance", type=float, default=1e-6, help="for confidences (--check)")
     args = ap.parse_args(argv)
     conditions = args.conditions.split(",")
     for name in conditions:
-        if name not in ("own", "style"):
-            print(f"error: unknown condition {name!r} (own or style)")
+        if name not in KNOWN:
+            print(f"error: unknown condition {name!r} (choose from {', '.join(KNOWN)})")
             return 2
     if args.frames < 1:
         print("error: --frames must be at least 1")
@@ -92,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         saved = args.check.read_text().splitlines()
         heads = list(dict.fromkeys(line.split(" ", 1)[0] for line in saved))
-        lines = observations(heads, len(saved) // max(1, len(heads)))
+        lines = observations(heads, len(saved) // max(1, 2 * len(heads)))
         if len(lines) != len(saved):
             print(f"error: {len(saved)} saved lines, {len(lines)} observed")
             return 1
