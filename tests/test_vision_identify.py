@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 
 from vision.faces import face_set
-from vision.identify import Identifier, apply_color_map, color_map
+from vision.identify import Identifier, _normalise, apply_color_map, color_map, level_cards
 from vision.training.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
 from vision.zones import default_zones
 
@@ -74,6 +74,35 @@ def test_enrolled_faces_are_used_for_identification(tmp_path: Path) -> None:
     assert enrolled["card"] == (2, 2)
     drawn = _accuracy(Identifier(), [scene])
     assert drawn["card"][0] < 2  # the drawn reference for 15 no longer matches what is on the table
+
+
+def test_enrolling_during_play_replaces_the_references_a_candidate_mask_scored() -> None:
+    # The references a mask allows are kept between frames (Identifier._among); a card enrolled
+    # meanwhile must be scored with its new reference under the same mask.
+    photo = np.full((352, 252, 3), (200, 40, 160), np.uint8)
+    cv2.putText(photo, "15", (40, 200), cv2.FONT_HERSHEY_DUPLEX, 4, (255, 255, 255), 8)
+    cv2.rectangle(photo, (0, 0), (251, 80), (0, 255, 255), -1)
+    faces = list(face_set())
+    faces[15] = cv2.resize(photo, (faces[15].shape[1], faces[15].shape[0]))
+    layout = TableLayout(display=((1, 0, 15),), energy_row=(), players=())
+    scene = render_table(layout, 8, RenderSettings(hand_prob=0), faces=tuple(faces))
+    o = next(o for o in scene.objects if o.cls == "card")
+    c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+    identifier, level1 = Identifier(), level_cards(1)
+    before = identifier.card_scores(scene.image, scene.homography, c, 0, level1)
+    identifier.enrol(15, photo)
+    after = identifier.card_scores(scene.image, scene.homography, c, 0, level1)
+    assert int(np.argmax(after)) == 15 and after[15] > before[15] + 0.3
+    assert np.array_equal(np.isfinite(after), level1)  # still only the mask's cards scored
+
+
+def test_windows_are_every_shift_of_the_patch_normalised() -> None:
+    rng = np.random.default_rng(3)
+    identifier = Identifier()
+    for patch in (rng.random((9, 12, 3), np.float32) * 255, rng.random((9, 12), np.float32) * 255):
+        got = identifier._windows(patch.copy(), 10, 6)  # tw x th: 3 x 4 shifts
+        slices = [patch[y : y + 6, x : x + 10].reshape(-1) for y in range(4) for x in range(3)]
+        assert np.array_equal(got, _normalise(np.array(slices)))
 
 
 def _whole_cards(scene) -> list:

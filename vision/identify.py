@@ -29,6 +29,7 @@ BAND_PPM = 1.0  # px/mm of band patches
 FULL_PPM = 0.5  # px/mm of whole-card patches
 SHIFT_MM = 3.0  # search radius around the detected box centre (band)
 FULL_SHIFT_MM = 6.0
+MAX_SUBSETS = 32  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
 STARTING = np.flatnonzero(LEVELS == 0)  # the Starting Gizmos, one per seat
@@ -117,10 +118,20 @@ def _size(w_mm: float, h_mm: float, ppm: float) -> tuple[int, int]:
     return round(w_mm * ppm), round(h_mm * ppm)
 
 
-def _normalise(v: np.ndarray) -> np.ndarray:
-    """Zero-mean, unit-norm rows (so a dot product is the correlation coefficient)."""
-    v = v - v.mean(axis=-1, keepdims=True)
-    return v / (np.linalg.norm(v, axis=-1, keepdims=True) + 1e-6)
+def _normalise(v: np.ndarray, own: bool = False) -> np.ndarray:
+    """Zero-mean, unit-norm rows (so a dot product is the correlation coefficient); ``own``: ``v``
+    is a float32 array of the caller's that may be overwritten (saves two copies of it).
+
+    The arithmetic is ``np.linalg.norm``'s, step for step, so results do not depend on ``own``."""
+    if not own:
+        v = v - v.mean(axis=-1, keepdims=True)
+    else:
+        v -= v.mean(axis=-1, keepdims=True)
+    norm = np.sqrt(np.add.reduce(v * v, axis=-1, keepdims=True))
+    if not own:
+        return v / (norm + 1e-6)
+    v /= norm + 1e-6
+    return v
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +182,8 @@ class Identifier:
         self.band_ppm = band_ppm
         self.band_size = _size(CARD_MM[0], BAND_MM, band_ppm)
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
+        #: ``refs[among]`` by (id of the reference set, candidate mask): see :meth:`_among`.
+        self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
         refs = [self._references(f) for f in faces]
         self.band_refs = np.concatenate([b for b, _ in refs])
         self.full_refs = np.concatenate([f for _, f in refs])
@@ -197,6 +210,7 @@ class Identifier:
         faces = list(self.faces)
         faces[card] = face
         self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
+        self._subsets = {}  # of the old references: no longer used, let them go
 
     def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
         """A patch or reference as the matcher compares it (float, softened, or its edge strength)."""
@@ -211,16 +225,17 @@ class Identifier:
     def _windows(self, patch: np.ndarray, tw: int, th: int) -> np.ndarray:
         """All ``tw × th`` windows of a patch at 1 px, flattened and normalised (per channel first
         when ``color_norm``)."""
-        h, w = patch.shape[:2]
-        rows = np.asarray(
-            [patch[y : y + th, x : x + tw] for y in range(0, h - th + 1) for x in range(0, w - tw + 1)],
-            np.float32,
-        )
+        # One copy of all windows (row-major over the shifts, each window row-major): the
+        # sliding view's window axes go last, so they are moved back in front of the channels.
+        view = np.lib.stride_tricks.sliding_window_view(patch, (th, tw), axis=(0, 1))
+        if patch.ndim == 3:
+            view = view.transpose(0, 1, 3, 4, 2)
+        rows = np.array(view, np.float32, order="C").reshape(view.shape[0] * view.shape[1], *view.shape[2:])
         if self.color_norm and rows.ndim == 4:
             rows = rows.reshape(len(rows), -1, rows.shape[-1])
             rows = rows - rows.mean(axis=1, keepdims=True)
             rows = rows / (rows.std(axis=1, keepdims=True) + 2.0)  # +2: a flat channel stays flat
-        return _normalise(rows.reshape(len(rows), -1))
+        return _normalise(rows.reshape(len(rows), -1), own=True)
 
     @staticmethod
     def _patch(
@@ -244,14 +259,28 @@ class Identifier:
         a = np.array([[c, -s, cx - c * u0 + s * v0], [s, c, cy - s * u0 - c * v0], [0, 0, 1]])
         return cv2.warpPerspective(frame, h_img @ a, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
 
-    @staticmethod
-    def _best(windows: np.ndarray, refs: np.ndarray, among: np.ndarray | None) -> np.ndarray:
+    def _best(self, windows: np.ndarray, refs: np.ndarray, among: np.ndarray | None) -> np.ndarray:
         """Each reference's best correlation over the windows; -inf for references not asked about."""
         if among is None:
             return (windows @ refs.T).max(axis=0)
         out = np.full(len(refs), -np.inf, np.float32)
-        out[among] = (windows @ refs[among].T).max(axis=0)
+        out[among] = (windows @ self._among(refs, among).T).max(axis=0)
         return out
+
+    def _among(self, refs: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """``refs[among]``, kept per candidate mask (a Display row, a column, what the referee's
+        memory allows) for as long as ``refs`` is the reference set in use: the same few masks
+        come back frame after frame, and copying the rows was a tenth of the matcher's time.
+        :meth:`enrol` replaces ``refs``, so a kept subset of the old set is never used."""
+        key = (id(refs), among.tobytes())
+        kept = self._subsets.get(key)
+        if kept is not None and kept[0] is refs:
+            return kept[1]
+        if len(self._subsets) >= MAX_SUBSETS:  # the memory's masks change as the game goes on
+            self._subsets.clear()
+        sub = refs[among]
+        self._subsets[key] = (refs, sub)
+        return sub
 
     def _band(
         self,
@@ -458,15 +487,13 @@ def color_map(
     """
     if len(cards) < MIN_MAP_CARDS:
         return None
-    size = _size(*CARD_MM, MAP_PPM)
     m = round(MAP_BORDER_MM * MAP_PPM)
     src, dst = [], []
     for centre, rotation, face in cards:
         sigma = MAP_BLUR_MM * MAP_PPM
         seen = Identifier._patch(frame, h_img, centre, CARD_MM, MAP_PPM, rotation).astype(np.float32)
-        ref = cv2.resize(face, size, interpolation=cv2.INTER_AREA).astype(np.float32)
         src.append(cv2.GaussianBlur(seen, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
-        dst.append(cv2.GaussianBlur(ref, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
+        dst.append(_map_reference(face))
     per_card = len(src[0])
     s = np.concatenate(src)
     x = np.c_[s, np.ones(len(s), np.float32)]
@@ -483,6 +510,26 @@ def color_map(
     if not np.all((gains > 0.5) & (gains < 2.0)):
         return None
     return mat
+
+
+#: A reference face's pixels as :func:`color_map` fits them, by the face array's id (the face is
+#: kept with them, so the id is not reused while they are): the references change only when a
+#: card is enrolled (a new array), and resizing and blurring them was a third of the map's time.
+_MAP_REFERENCES: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _map_reference(face: np.ndarray) -> np.ndarray:
+    """A reference face resized to the map's resolution, blurred, its border left out, as pixel rows."""
+    kept = _MAP_REFERENCES.get(id(face))
+    if kept is not None and kept[0] is face:
+        return kept[1]
+    m = round(MAP_BORDER_MM * MAP_PPM)
+    ref = cv2.resize(face, _size(*CARD_MM, MAP_PPM), interpolation=cv2.INTER_AREA).astype(np.float32)
+    rows = cv2.GaussianBlur(ref, (0, 0), MAP_BLUR_MM * MAP_PPM)[m:-m, m:-m].reshape(-1, 3)
+    if len(_MAP_REFERENCES) >= 4 * N_CARDS:  # enrolments replace faces: forget the old ones
+        _MAP_REFERENCES.clear()
+    _MAP_REFERENCES[id(face)] = (face, rows)
+    return rows
 
 
 def apply_color_map(frame: np.ndarray, mat: np.ndarray) -> np.ndarray:

@@ -613,9 +613,16 @@ def one_per_object(seen: list[Seen]) -> list[Seen]:
     most). Hands are left alone.
     """
     kept: list[Seen] = []
+    # Only round things can repeat round things, and cards cards: each is compared with the
+    # kept ones of its own kind (a few hundred pair tests a frame instead of thousands).
+    by_kind: dict[str, list[Seen]] = {"round": [], "card": []}
     for s in sorted(seen, key=lambda s: -s.confidence):
-        if not any(_same_object(s, k) for k in kept):
+        kind = "round" if s.cls in ROUND_CLASSES else "card" if s.cls in CARD_CLASSES else None
+        if kind is None:
             kept.append(s)
+        elif not any(_same_object(s, k) for k in by_kind[kind]):
+            kept.append(s)
+            by_kind[kind].append(s)
     return kept
 
 

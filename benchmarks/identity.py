@@ -1,0 +1,134 @@
+"""Do the observations stay the same? Saves, or checks against a saved file, the observations of
+a fixed set of held-out frames (issue 14's speed work must not change any result).
+
+Renders the first ``--frames`` 1280x720 tables of each condition (the seeds ``benchmarks/fps.py``
+times; ``deck`` with its deck enrolled from phone-like photos, as ``benchmarks/vision.py`` does),
+observes each with the committed models as fps.py does (a first observation calibrates, the
+second is kept), then once more with the referee's memory of the table
+(``evaluate.layout_memory``), and writes one ``Observation.dumps`` line for each. ``--check`` compares a
+run with a saved file: byte-identical lines, or else every field equal except confidences, which
+may differ by at most ``--tolerance``; it prints which and exits 1 on any other difference.
+
+    .venv/bin/python benchmarks/identity.py --save before.jsonl [--frames 10] [--conditions own,style]
+    .venv/bin/python benchmarks/identity.py --check before.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
+from benchmarks import heldout
+from benchmarks.vision import CONDITIONS
+from vision.errors import CalibrationError
+from vision.observe import Observer
+from vision.progress import Progress
+from vision.training.evaluate import layout_memory, scene_for_seed
+
+KNOWN = ("own", "style", "deck")
+
+
+def observations(conditions: list[str], frames: int) -> list[str]:
+    """``condition seed[ memory]<TAB>Observation.dumps()`` of each frame, without and with the
+    referee's memory (``calibration failed`` when the frame cannot be calibrated)."""
+    out = []
+    prog = Progress("identity: frames", frames * len(conditions))
+    for name in conditions:
+        settings, faces, first, _ = CONDITIONS[name]
+        enrol_dir = None
+        if name == "deck":
+            enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
+        observer = Observer(reaches=True, enrol_dir=enrol_dir)
+        for i in range(frames):
+            seed = first + 2 * i  # even seeds: 1280x720
+            scene = scene_for_seed(seed, settings, faces() if faces else None)
+            seats = tuple(p.seat for p in scene.layout.players)
+            observer.calibrator.reset()
+            for memory in (None, layout_memory(scene.layout)):
+                observer.know(memory)
+                try:
+                    observer.observe(scene.image, t=0.0, frame_no=0, seats=seats)
+                    text = observer.observe(scene.image, t=0.0, frame_no=0, seats=seats).dumps()
+                except CalibrationError:
+                    text = "calibration failed"
+                out.append(f"{name} {seed}{'' if memory is None else ' memory'}\t{text}")
+            prog.step()
+    return out
+
+
+def same_but_confidence(a: Any, b: Any, tolerance: float) -> bool:
+    """Whether two parsed observations are equal in every field, confidences within ``tolerance``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return False
+        return all(
+            abs(a[k] - b[k]) <= tolerance
+            if k == "confidence" and isinstance(a[k], float | int) and isinstance(b[k], float | int)
+            else same_but_confidence(a[k], b[k], tolerance)
+            for k in a
+        )
+    if isinstance(a, list) and isinstance(b, list):
+        pairs = zip(a, b, strict=True) if len(a) == len(b) else None
+        return pairs is not None and all(same_but_confidence(x, y, tolerance) for x, y in pairs)
+    return bool(a == b)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Save or check the observations."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--save", type=Path, help="write the observations here")
+    what.add_argument("--check", type=Path, help="compare with the observations saved here")
+    ap.add_argument("--frames", type=int, default=10, help="frames per condition")
+    ap.add_argument("--conditions", default="own,style", help="comma-separated: own, style, deck")
+    ap.add_argument("--tolerance", type=float, default=1e-6, help="for confidences (--check)")
+    args = ap.parse_args(argv)
+    conditions = args.conditions.split(",")
+    for name in conditions:
+        if name not in KNOWN:
+            print(f"error: unknown condition {name!r} (choose from {', '.join(KNOWN)})")
+            return 2
+    if args.frames < 1:
+        print("error: --frames must be at least 1")
+        return 2
+    if args.check is not None:
+        if not args.check.is_file():
+            print(f"error: no saved observations at {args.check}")
+            return 2
+        saved = args.check.read_text().splitlines()
+        heads = list(dict.fromkeys(line.split(" ", 1)[0] for line in saved))
+        lines = observations(heads, len(saved) // max(1, 2 * len(heads)))
+        if len(lines) != len(saved):
+            print(f"error: {len(saved)} saved lines, {len(lines)} observed")
+            return 1
+        identical = sum(a == b for a, b in zip(lines, saved, strict=True))
+        close = identical
+        for a, b in zip(lines, saved, strict=True):
+            if a == b:
+                continue
+            (ka, ta), (kb, tb) = a.split("\t", 1), b.split("\t", 1)
+            both = ka == kb and ta.startswith("{") and tb.startswith("{")
+            if both and same_but_confidence(json.loads(ta), json.loads(tb), args.tolerance):
+                close += 1
+                continue
+            print(f"DIFFERENT {ka}:\n  now   {ta}\n  saved {tb}")
+        print(
+            f"identity: {identical}/{len(saved)} observations byte-identical, {close}/{len(saved)} "
+            f"identical but for confidences within {args.tolerance:g}"
+        )
+        return 0 if close == len(saved) else 1
+    lines = observations(conditions, args.frames)
+    args.save.write_text("\n".join(lines) + "\n")
+    print(f"identity: {len(lines)} observations saved to {args.save}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
