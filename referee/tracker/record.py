@@ -467,12 +467,8 @@ def arms_entry(kept: ArmLog, now: ArmLog, frame: int) -> dict[str, Any] | None:
     if now == kept or not (now.reported or kept.reported):
         return None  # no hands reported: the arms (and their pause) weigh nothing to resume
     n = len(kept.seen)
-    same_pause = (now.still_from, now.changes, now.earlier_pause) == (
-        kept.still_from,
-        kept.changes,
-        kept.earlier_pause,
-    )
-    if now.reported and now.spent == kept.spent and now.seen[:n] == kept.seen and same_pause:
+    # only arms added, nothing else changed (whatever fields ArmLog has): what "add" replays
+    if now.seen[:n] == kept.seen and replace(now, seen=kept.seen) == replace(kept, reported=True):
         return {"frame": frame, "add": [list(a) for a in now.seen[n:]]}
     log: dict[str, Any] = {
         "reported": now.reported,
@@ -489,7 +485,7 @@ def arms_replayed(kept: ArmLog, payload: dict[str, Any]) -> tuple[ArmLog, int]:
     """An ``arms`` entry (:func:`arms_entry`) applied to the arms replayed so far: the arms,
     and the frame count it was written at. A malformed entry raises ValueError naming what."""
     frame = payload["frame"]
-    if isinstance(frame, bool) or not isinstance(frame, int) or frame < 0:
+    if not _count(frame):
         raise ValueError(f"arms: frame must be a count of frames, got {frame!r}")
     if "add" in payload:
         added = tuple(_arm(a, 3) for a in _list(payload["add"], "add"))
