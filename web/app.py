@@ -16,7 +16,7 @@ DEFAULTS: dict[str, Any] = {
     "ENROL_DIR": None,  # enrolled card photos (else $GIZMOS_ENROL_DIR, else drawn faces)
     "CAMERA_SOURCE": "",
     "SERIAL_PORT": "",
-    "CARD_ART": None,  # face(card_id, enrol_dir) and back(level) images (referee.app.card_art)
+    "CARD_ART": None,  # face(card_id, enrol_dir), edition(enrol_dir), back(level) (referee.app.card_art)
     "FRAME_SOURCE": None,  # web.live.FrameSource
     "PHONE_CAMERA": None,  # web.phone.PhoneSink: the phone's browser as the camera
     "LIVE_RUNNER": None,  # web.live.LiveRunner

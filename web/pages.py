@@ -118,7 +118,7 @@ def card_face(card_id: int) -> Response:
         abort(404)
     art = _card_art()
     enrol = current_app.config.get("ENROL_DIR")
-    edition = art.edition(enrol) if hasattr(art, "edition") else ""  # a new photo: a new picture
+    edition = art.edition(enrol)  # a photo enrolled since: a new picture
     return _png(f"face{card_id}@{edition}", lambda: art.face(card_id, enrol), max_age=0)
 
 
