@@ -6,8 +6,8 @@ A card seen whole whose identification is unsure becomes a question
 ids). The live loop offers each frame's questions here (:meth:`CardQuestions.offer`); the
 dashboard lists them (``GET /api/questions``), shows the card (``GET /api/questions/<id>/face.png``)
 and takes the answer with the admin PIN (``POST /api/questions/<id>``): the card as the camera
-saw it is written to the enrolment folder (:func:`vision.enrol.remember`, so it is remembered
-across games) and becomes that card's reference at once (:meth:`vision.identify.Identifier.enrol`).
+saw it is written to the enrolment folder (:func:`referee.app.enrolling.enrol_confirmed`, so it is
+remembered across games) and becomes that card's reference at once (:meth:`vision.identify.Identifier.enrol`).
 One question per place is kept, the newest :data:`MAX_PENDING` in all.
 
 Beside the questions sits the spread enrolment (:attr:`CardQuestions.spread`,
@@ -23,11 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import cv2
-
+from referee.app.enrolling import enrol_confirmed, face_png
 from referee.app.spread import SpreadEnrolment
-from vision.enrol import remember
-from vision.errors import EnrolmentError
 from vision.faces import N_CARDS
 from web.live import QuestionRefused
 
@@ -36,6 +33,10 @@ if TYPE_CHECKING:
     from vision.observe import Assembler, Question
 
 MAX_PENDING = 12
+NO_FOLDER_FOR_ANSWER = (
+    "no enrolment folder to remember the answer in: start the referee with --enrol FOLDER "
+    "(or set $GIZMOS_ENROL_DIR)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,27 +94,22 @@ class CardQuestions:
 
     def face_png(self, question: int) -> bytes:
         """The card asked about, as the camera saw it (PNG)."""
-        ok, png = cv2.imencode(".png", self._get(question).question.face)
-        if not ok:
-            raise QuestionRefused(500, f"question {question}: cannot encode the picture")
-        return png.tobytes()
+        return face_png(self._get(question).question.face, f"question {question}")
 
     def answer(self, question: int, card: int) -> dict[str, Any]:
         """Card ``question`` is card ``card``: enrol it and close the question (JSON)."""
         if not 0 <= card < N_CARDS:
             raise QuestionRefused(400, f"card: expected a card id 0..{N_CARDS - 1}, got {card}")
-        if self.enrol_dir is None:
-            raise QuestionRefused(
-                409,
-                "no enrolment folder to remember the answer in: start the referee with --enrol FOLDER "
-                "(or set $GIZMOS_ENROL_DIR)",
-            )
+        if self.enrol_dir is None:  # said before the question is looked up, as it always was
+            raise QuestionRefused(409, NO_FOLDER_FOR_ANSWER)
         p = self._get(question)
-        try:
-            path = remember(self.enrol_dir, card, p.question.face)
-        except (EnrolmentError, OSError) as exc:
-            raise QuestionRefused(409, f"question {question}: cannot enrol card {card}: {exc}") from exc
-        p.identifier.enrol(card, p.question.face)  # identified as that card from the next frame on
+        path = enrol_confirmed(
+            self.enrol_dir,
+            {card: p.question.face},
+            p.identifier,
+            NO_FOLDER_FOR_ANSWER,
+            f"question {question}: cannot enrol card {card}",
+        )[card]
         with self._lock:
             self._pending.pop(question, None)
             for n in [n for n, q in self._pending.items() if q.question.where == p.question.where]:

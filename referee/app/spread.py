@@ -27,8 +27,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from referee.app.enrolling import enrol_confirmed, face_png
 from vision.calibrate import Calibrator
-from vision.enrol import remember_all
 from vision.errors import CalibrationError, EnrolmentError, FrameError
 from vision.faces import N_CARDS
 from vision.identify import Identifier
@@ -139,10 +139,7 @@ class SpreadEnrolment:
 
     def face_png(self, place: int) -> bytes:
         """The card at ``place`` of the open spread, as the camera saw it (PNG)."""
-        ok, png = cv2.imencode(".png", self._card(place).face)
-        if not ok:
-            raise QuestionRefused(500, f"spread: card {place}: cannot encode the picture")
-        return png.tobytes()
+        return face_png(self._card(place).face, f"spread: card {place}")
 
     def confirm(self, spread: int, cards: Mapping[int, int]) -> dict[str, Any]:
         """The cards at these places of spread ``spread`` are these ids: enrol them all at once
@@ -167,18 +164,14 @@ class SpreadEnrolment:
         if open_ is None or open_.id != spread:
             raise QuestionRefused(404, f"spread {spread}: no such open spread (take a new photo)")
         faces = {card: self._card(place, open_).face for place, card in cards.items()}
-        if self.enrol_dir is None:
-            raise QuestionRefused(
-                409,
-                "no enrolment folder to enrol the spread in: start with --enrol FOLDER "
-                "(or set $GIZMOS_ENROL_DIR)",
-            )
-        try:
-            paths = remember_all(self.enrol_dir, faces)
-        except (EnrolmentError, OSError) as exc:
-            raise QuestionRefused(409, f"spread {spread}: nothing enrolled: {exc}") from exc
-        for card, face in faces.items():  # identified as those cards from the next frame on
-            open_.identifier.enrol(card, face)
+        paths = enrol_confirmed(
+            self.enrol_dir,
+            faces,
+            open_.identifier,
+            "no enrolment folder to enrol the spread in: start with --enrol FOLDER "
+            "(or set $GIZMOS_ENROL_DIR)",
+            f"spread {spread}: nothing enrolled",
+        )
         with self._lock:
             if self._open is open_:
                 self._open = None
