@@ -6,6 +6,7 @@ from then on, also by another camera."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import cv2
@@ -218,6 +219,73 @@ def test_a_spread_confirmed_during_play_updates_the_live_matcher(
 def test_the_camera_page_offers_a_spread_when_one_is_attached(tmp_path: Path) -> None:
     with_spread = ApiClient(make_app(tmp_path / "a", SPREAD_ENROLMENT=SpreadEnrolment(None)))
     page = with_spread.get("/camera").get_data(as_text=True)
-    assert 'src="/static/spread.js"' in page and 'id="spread-photo"' in page
+    assert 'src="/static/spread.js"' in page and 'id="spread-photo"' in page and 'id="spread-camera"' in page
     page = ApiClient(make_app(tmp_path / "b")).get("/camera").get_data(as_text=True)
     assert "spread.js" not in page and "spread-photo" not in page
+
+
+def test_a_spread_is_taken_from_the_camera(tmp_path: Path, spread_png: bytes) -> None:
+    """The referee's own camera takes the spread: the setup page's camera source (here a folder
+    of images, as a camera's frames) when no game runs, else the running loop's latest still frame."""
+    camera = tmp_path / "camera"
+    camera.mkdir()
+    _ok, blank = cv2.imencode(".png", np.full((720, 1280, 3), 90, np.uint8))
+    (camera / "000.png").write_bytes(blank.tobytes())  # the camera settling: the last frame counts
+    (camera / "001.png").write_bytes(spread_png)
+    enrolment = SpreadEnrolment(None)
+    api = ApiClient(make_app(tmp_path / "a", SPREAD_ENROLMENT=enrolment, CAMERA_SOURCE=str(camera)))
+    stranger = ApiClient(make_app(tmp_path / "a2", SPREAD_ENROLMENT=enrolment, CAMERA_SOURCE=str(camera)))
+    assert stranger.post("/api/spread/camera", pin=None).status_code == 401
+    resp = api.post("/api/spread/camera")
+    assert resp.status_code == 200, resp.get_json()
+    assert len(resp.get_json()["cards"]) == len(CARDS)
+
+    nothing = ApiClient(make_app(tmp_path / "b", SPREAD_ENROLMENT=SpreadEnrolment(None)))
+    resp = nothing.post("/api/spread/camera")
+    assert resp.status_code == 409 and "no camera source" in resp.get_json()["error"]
+    gone = ApiClient(
+        make_app(tmp_path / "c", SPREAD_ENROLMENT=SpreadEnrolment(None), CAMERA_SOURCE=str(tmp_path / "nope"))
+    )
+    resp = gone.post("/api/spread/camera")
+    assert resp.status_code == 422 and "nope" in resp.get_json()["error"]
+
+    live = SpreadEnrolment(None)  # a game is refereed: the loop holds the camera
+    live.live_still = lambda: cv2.imdecode(np.frombuffer(spread_png, np.uint8), cv2.IMREAD_COLOR)
+    resp = ApiClient(make_app(tmp_path / "d", SPREAD_ENROLMENT=live)).post("/api/spread/camera")
+    assert resp.status_code == 200 and len(resp.get_json()["cards"]) == len(CARDS)
+
+
+def test_the_command_line_takes_the_spread_from_a_camera(
+    tmp_path: Path, spread_png: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    camera, enrol = tmp_path / "camera", tmp_path / "enrol"
+    camera.mkdir()
+    (camera / "000.png").write_bytes(spread_png)
+    assert main(["enrol-spread", "--camera", str(camera), "--enrol", str(enrol), "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(CARDS)} cards found in camera {camera}" in out
+    assert len(list(enrol.iterdir())) == len(CARDS)
+    for argv in (["enrol-spread"], ["enrol-spread", str(tmp_path / "x.png"), "--camera", str(camera)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "either IMAGE or --camera SOURCE" in err
+
+
+def test_the_live_loop_lends_its_still_frames_to_the_spread_only_while_it_runs(tmp_path: Path) -> None:
+    from referee.app.live import LiveReferee
+
+    runner = LiveReferee(pipeline=None, opener=lambda _s: None)  # type: ignore[arg-type]
+    questions = CardQuestions(None)
+    runner.ask(questions)
+    assert runner.questions is questions and questions.spread.live_still() is None  # stopped
+    still = np.zeros((4, 4, 3), np.uint8)
+    runner._still = still
+    assert questions.spread.live_still() is None  # a stopped loop's last frame is not the table now
+    running = threading.Event()
+    runner._thread = threading.Thread(target=running.wait, daemon=True)
+    runner._thread.start()
+    try:
+        assert questions.spread.live_still() is still  # a running loop's is
+    finally:
+        running.set()
+        runner._thread.join()

@@ -275,6 +275,22 @@ def take_spread() -> Response:
         return jsonify(enrolling.take_photo(request.get_data(cache=False)))
 
 
+@bp.post("/spread/camera")
+@document(
+    "take the spread from the referee's camera: the running game's latest still frame, else a "
+    "frame read from the setup page's camera source; finds the cards and suggests their ids "
+    "(replaces the open spread)",
+    ok=S.SPREAD,
+    errors=(404, 409, 422),
+    body_required=False,
+)
+@require_admin
+def take_spread_from_camera() -> Response:
+    enrolling = spread_enrolment()
+    with refused():
+        return jsonify(enrolling.take_camera(hub().settings.camera_source))
+
+
 @bp.get("/spread/<int:place>/face.png")
 @document(
     "a card of the open spread, as the camera saw it",

@@ -122,6 +122,11 @@ class SpreadEnrolment(Protocol):
         """Find the spread in a JPEG or PNG photo of the table and open it: ``id``, ``cards``."""
         ...
 
+    def take_camera(self, source: str) -> dict[str, Any]:
+        """Find the spread in what the camera shows now (the running referee's latest still
+        frame, else a frame read from ``source``) and open it."""
+        ...
+
     def current(self) -> dict[str, Any] | None:
         """The open spread, or None."""
         ...

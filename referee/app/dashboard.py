@@ -168,5 +168,5 @@ def serve_runner(
         return Feed(source, dispenser)
 
     runner = LiveReferee(vision, opener, RunOptions(), frames)
-    runner.questions = CardQuestions(enrol or Settings.from_env().enrol_dir)
+    runner.ask(CardQuestions(enrol or Settings.from_env().enrol_dir))
     return runner, frames

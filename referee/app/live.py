@@ -47,6 +47,8 @@ from vision.framing import assess
 from vision.motion import MOTION_THRESHOLD, MotionGate
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from vision.observe import Sight
     from web.live import FrameBuffer
 
@@ -231,9 +233,11 @@ class LiveReferee:
         self._unwritten: list[DispenserEvent] = []  # sensor events to hand over again
         self._write_down = False  # the record could not be written at the last try
         self.evidence: EvidenceKeeper | None = None  # crops for each warning (referee/app/evidence.py)
-        #: Cards seen whole but not placed, asked on the dashboard (referee/app/questions.py).
+        #: Cards seen whole but not placed, asked on the dashboard (referee/app/questions.py); set
+        #: by :meth:`ask`.
         self.questions: CardQuestions | None = None
         self._known: object = None  # the state the pipeline's card memory was made from
+        self._still: np.ndarray | None = None  # the latest frame the pipeline read whole
 
     # -- the dashboard's live-runner protocol ---------------------------------------------------
 
@@ -263,6 +267,17 @@ class LiveReferee:
             interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(10.0)
+
+    def ask(self, questions: CardQuestions) -> None:
+        """Ask ``questions`` about the cards this loop cannot place; their spread enrolment takes
+        its camera frames from this loop while it runs (the camera is the loop's then)."""
+        self.questions = questions
+        questions.spread.live_still = self.still_frame
+
+    def still_frame(self) -> np.ndarray | None:
+        """The latest still frame read while a game is refereed (None when stopped): a spread is
+        taken from it while the loop holds the camera (``SpreadEnrolment.live_still``)."""
+        return self._still if self.status() != "stopped" else None
 
     def status(self) -> str:
         if self._thread is None or not self._thread.is_alive():
@@ -451,6 +466,7 @@ class LiveReferee:
 
     def _observe(self, game: GameAccess, frame: Frame, sight: Sight, saver: FrameSaver | None) -> None:
         obs, h, detections = sight.observation, sight.homography, sight.detections
+        self._still = frame.image
         notes = obs.extra  # the calibration's notes, and the zones covered
         self.stats.observed += 1
         if self.questions is not None:

@@ -147,7 +147,7 @@ def run_table(args: Any) -> int:
         frames = FrameBuffer(feed.source.name)
         frames.follow_link(getattr(feed.source, "link_status", None))
     runner = LiveReferee(observer, opener, options, frames, change_printer(names, sys.stdout))
-    runner.questions = CardQuestions(args.enrol)  # cards it cannot place are asked on the dashboard
+    runner.ask(CardQuestions(args.enrol))  # cards it cannot place are asked on the dashboard
     server = None
     if args.no_serve:
         record = Path(args.record) if args.record else games / f"{time.strftime('%Y%m%d-%H%M%S')}.sqlite"

@@ -2,9 +2,10 @@
 command line (issue 14: practical enrolment for a real deck).
 
 The user lays out their cards face up in the play area, a frame is taken (a photo of the table
-uploaded to the dashboard, ``POST /api/spread``, or ``gizmos-referee vision enrol-spread
-IMAGE``), and :func:`vision.spread.find_spread` finds the cards, cuts each out upright and
-suggests an id (the best joint match against the references, among the ids not yet enrolled).
+uploaded to the dashboard, ``POST /api/spread``; the referee's own camera, ``POST
+/api/spread/camera``; or ``gizmos-referee vision enrol-spread IMAGE`` / ``--camera SOURCE``),
+and :func:`vision.spread.find_spread` finds the cards, cuts each out upright and suggests an id
+(the best joint match against the references, among the ids not yet enrolled).
 The dashboard shows each card with its suggestions (``GET /api/spread``,
 ``GET /api/spread/<n>/face.png``); the user confirms or corrects them and sends the ids
 (``POST /api/spread/confirm``, admin PIN and CSRF token like every change, as the answers to
@@ -28,13 +29,42 @@ import cv2
 import numpy as np
 
 from referee.app.enrolling import enrol_confirmed, face_png
+from referee.app.errors import LiveError
+from referee.app.sources import open_source
 from vision.calibrate import Calibrator
-from vision.errors import CalibrationError, EnrolmentError, FrameError
+from vision.errors import CalibrationError, EnrolmentError, FrameError, VisionError
 from vision.faces import N_CARDS
 from vision.identify import Identifier
 from vision.spread import SpreadCard, find_spread
 from vision.zones import Zones, default_zones
 from web.live import QuestionRefused
+
+#: Frames read from a camera before one is taken: its exposure, white balance and focus settle
+#: over the first second or so after it is opened.
+SETTLE_FRAMES = 15
+
+
+def camera_still(source: str, frames: int = SETTLE_FRAMES) -> np.ndarray:
+    """The table as the camera ``source`` (what a user types: ``0``, a stream URL, a video or a
+    folder of images) shows it now: the last of its first ``frames`` frames. A source that cannot
+    be opened or gives no frame is refused (422) naming it."""
+    try:
+        feed = open_source(source)
+    except (LiveError, VisionError) as exc:
+        raise QuestionRefused(422, f"spread: camera {source!r}: {exc}") from exc
+    last: np.ndarray | None = None
+    try:
+        for n, frame in enumerate(feed.frames(), start=1):
+            last = frame.image
+            if n >= frames:
+                break
+    except (LiveError, VisionError) as exc:
+        raise QuestionRefused(422, f"spread: camera {source!r}: {exc}") from exc
+    finally:
+        feed.close()
+    if last is None:
+        raise QuestionRefused(422, f"spread: camera {source!r} gave no frame")
+    return last
 
 
 def decode_image(data: bytes) -> np.ndarray:
@@ -91,6 +121,9 @@ class SpreadEnrolment:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._open: Spread | None = None
+        #: The running referee's latest still frame (``LiveReferee.still_frame``): while a game is
+        #: refereed the camera is the loop's, so a spread is taken from what it last saw.
+        self.live_still: Callable[[], np.ndarray | None] = lambda: None
 
     def _own_identifier(self) -> Identifier:
         folder = self.enrol_dir
@@ -131,6 +164,21 @@ class SpreadEnrolment:
     def take_photo(self, data: bytes) -> dict[str, Any]:
         """:meth:`take` on a JPEG or PNG photo of the table (the dashboard's upload)."""
         return self.take(decode_image(data))
+
+    def take_camera(self, source: str) -> dict[str, Any]:
+        """:meth:`take` on what the camera shows now: the running referee's latest still frame,
+        else a frame read from ``source`` (the setup page's camera source); with neither, refused
+        (409) saying how to give one."""
+        frame = self.live_still()
+        if frame is None:
+            if not source.strip():
+                raise QuestionRefused(
+                    409,
+                    "spread: no camera source: set one on the setup page (0 for the first camera, "
+                    "a stream URL), or send a photo",
+                )
+            frame = camera_still(source.strip())
+        return self.take(frame)
 
     def current(self) -> dict[str, Any] | None:
         """The open spread (JSON), or None."""
@@ -234,15 +282,17 @@ def _ask(spread: dict[str, Any], ask: Callable[[str], str], say: Callable[[str],
 
 
 def enrol_spread_command(
-    image: Path,
+    image: Path | None,
     enrol_dir: Path | None,
     confirm: Path | None = None,
     suggestions: Path | None = None,
     yes: bool = False,
     ask: Callable[[str], str] | None = None,
     say: Callable[[str], None] = print,
+    camera: str | None = None,
 ) -> int:
-    """``gizmos-referee vision enrol-spread IMAGE``: find the spread, print the suggestions, and
+    """``gizmos-referee vision enrol-spread IMAGE`` (or ``--camera SOURCE``: a frame taken from
+    that camera after it settles, :func:`camera_still`): find the spread, print the suggestions, and
     enrol what is confirmed: by ``confirm`` (a file), ``yes`` (every suggestion), or ``ask``
     (at the terminal); with none of them, only the suggestions (written to ``suggestions`` as a
     confirmation file to edit). Raises :class:`QuestionRefused` on bad input."""
@@ -254,14 +304,22 @@ def enrol_spread_command(
             409, "enrol-spread: no enrolment folder: give --enrol FOLDER (or set $GIZMOS_ENROL_DIR)"
         )
     cards = read_confirmation(confirm) if confirm is not None else None
-    try:
-        data = image.read_bytes()
-    except OSError as exc:
-        raise QuestionRefused(400, f"enrol-spread: cannot read {image}: {exc.strerror or exc}") from exc
+    if (image is None) == (camera is None):
+        raise QuestionRefused(400, "enrol-spread: give either IMAGE or --camera SOURCE (one of them)")
+    if image is not None:
+        try:
+            frame = decode_image(image.read_bytes())
+        except OSError as exc:
+            raise QuestionRefused(400, f"enrol-spread: cannot read {image}: {exc.strerror or exc}") from exc
+        where = str(image)
+    else:
+        assert camera is not None
+        frame = camera_still(camera)
+        where = f"camera {camera}"
     enrolment = SpreadEnrolment(enrol_dir)
-    spread = enrolment.take(decode_image(data))
+    spread = enrolment.take(frame)
     names = default_cards()
-    say(f"enrol-spread: {len(spread['cards'])} cards found in {image}")
+    say(f"enrol-spread: {len(spread['cards'])} cards found in {where}")
     for c in spread["cards"]:
         x, y = c["center_mm"]
         others = ", ".join(str(s) for s in c["suggestions"][1:])

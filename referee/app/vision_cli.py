@@ -34,7 +34,15 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="enrol cards from a photo of them spread on the calibrated table (ids suggested, you confirm)",
     )
     es.add_argument(
-        "image", type=Path, help="a JPEG or PNG frame of the whole play area with the cards laid apart"
+        "image",
+        type=Path,
+        nargs="?",
+        help="a JPEG or PNG frame of the whole play area with the cards laid apart (or --camera)",
+    )
+    es.add_argument(
+        "--camera",
+        metavar="SOURCE",
+        help="take the frame from this camera instead (0 for the first camera, a stream URL)",
     )
     es.add_argument("--enrol", type=Path, help="enrolment folder to write to (else $GIZMOS_ENROL_DIR)")
     es.add_argument("--confirm", type=Path, help='JSON {"<place>": <card id>}: enrol these (no questions)')
@@ -180,7 +188,13 @@ def _enrol_spread(a: argparse.Namespace) -> int:
     interactive = not (a.confirm or a.yes or a.suggestions) and sys.stdin.isatty()
     try:
         return enrol_spread_command(
-            a.image, enrol, a.confirm, a.suggestions, a.yes, ask=input if interactive else None
+            a.image,
+            enrol,
+            a.confirm,
+            a.suggestions,
+            a.yes,
+            ask=input if interactive else None,
+            camera=a.camera,
         )
     except QuestionRefused as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,5 +1,6 @@
-// Enrolment from a spread (issue 14): a photo of the user's cards laid out on the table is sent
-// (POST /api/spread, the admin PIN is asked); each card found is shown as the camera saw it with
+// Enrolment from a spread (issue 14): the referee's camera takes the user's cards laid out on the
+// table (POST /api/spread/camera), or a photo of them is sent (POST /api/spread); the admin PIN is
+// asked. Each card found is shown as the camera saw it with
 // the suggested id in a field to correct and the likeliest others as buttons; "Enrol these
 // cards" sends the confirmed ids (POST /api/spread/confirm), enrolled all at once. A card left
 // blank is not enrolled.
@@ -33,13 +34,19 @@
     list.replaceChildren(...(spread ? spread.cards.map(card) : []));
   }
 
+  function found(r) {
+    show(r);
+    toast(`${r.cards.length} cards found: check the ids, then enrol them`);
+  }
+
+  const camera = document.getElementById("spread-camera");
+  if (camera) camera.addEventListener("click", () => { api("POST", "/api/spread/camera").then(found).catch(fail); });
+
   photo.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const file = photo.querySelector("input[type=file]").files[0];
     if (!file) return;
-    api("POST", "/api/spread", file)
-      .then((r) => { show(r); toast(`${r.cards.length} cards found: check the ids, then enrol them`); })
-      .catch(fail);
+    api("POST", "/api/spread", file).then(found).catch(fail);
   });
 
   confirm.addEventListener("submit", (ev) => {
