@@ -109,6 +109,7 @@ def calls(ids: dict[str, str], api: ApiClient) -> dict[tuple[str, str], tuple[st
         ("/api/questions/{question}", "post"): ("/api/questions/1", {"card": 20}),
         ("/api/spread", "get"): ("/api/spread", None),
         ("/api/spread", "post"): ("/api/spread", None),
+        ("/api/spread/camera", "post"): ("/api/spread/camera", None),
         ("/api/spread/{place}/face.png", "get"): ("/api/spread/0/face.png", None),
         ("/api/spread/confirm", "post"): (
             "/api/spread/confirm",
@@ -135,6 +136,7 @@ NO_RUNNER = {
     ("/api/questions/{question}/face.png", "get"): 404,
     ("/api/questions/{question}", "post"): 404,
     ("/api/spread", "post"): 404,
+    ("/api/spread/camera", "post"): 404,
     ("/api/spread/{place}/face.png", "get"): 404,
     ("/api/spread/confirm", "post"): 404,
     ("/api/phone/frame", "post"): 415,
