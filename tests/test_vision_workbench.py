@@ -20,6 +20,7 @@ from vision.training.tiles import (
     COLUMN5_MARKS,
     DIAL_FACES,
     DIALS,
+    MARKS,
     MATS,
     PLATES,
     RIVETS,
@@ -30,6 +31,7 @@ from vision.training.tiles import (
     WINDOWS,
     own_art,
     random_art,
+    with_style,
 )
 from vision.training.workbench import (
     HIDDEN_SHARE,
@@ -118,12 +120,22 @@ def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out
         ("column5", COLUMN5_MARKS),
         ("icon_variant", (0, 1, 2)),
         ("font", TRAIN_FONTS),
+        ("marks", MARKS),
     ):
         assert {getattr(st, name) for st in styles} == set(options), name
     assert len({st.dial_at for st in styles}) == len(styles)  # the dial anywhere, not in one place
     assert {st.icon_at[1] < st.dial_at[1] for st in styles} == {True, False}  # marks above and below
     assert any(st.slant for st in styles) and any(st.decor for st in styles)
     assert FONT not in TRAIN_FONTS
+    for name, lo, hi in (  # the widening of the second run: strokes, stretch and places per tile
+        ("letter_aspect", 0.75, 1.3),
+        ("letter_weight", 0.7, 1.9),
+        ("dial_weight", 0.7, 1.5),
+        ("jitter_mm", 0.2, 1.2),
+        ("icon_aspect", 0.72, 1.38),
+    ):
+        values = [getattr(st, name) for st in styles]
+        assert min(values) < lo and max(values) > hi, name
     assert all(f & cv2.FONT_ITALIC == 0 and f != cv2.FONT_HERSHEY_COMPLEX for f in TRAIN_FONTS)
     n = round(TILE_MM * TILE_PX_PER_MM)
     for seed in range(5_000_000, 5_000_030):  # every random look draws whole tiles and mats
@@ -131,6 +143,40 @@ def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out
         assert art.tile("Regulator", True, 6).shape[:2] == (n, n)
         mat = art.mat(np.random.default_rng(seed), 560, 350, 105.6, 16.0)
         assert mat.shape == (350, 560, 3) and mat.dtype == np.uint8
+
+
+def test_a_tile_may_show_one_mark_alone_and_its_dial_where_it_is_jittered() -> None:
+    """``marks`` leaves the initial or the icon out (each must be read on its own); the jitter
+    moves a tile's marks and dial per tile; the project's own look draws neither."""
+    art = with_style(random_art(5_000_001), marks="both", jitter_mm=0.0)
+    both = art.tile("Mechanic", False, 3)
+    icon_only = with_style(art, marks="icon").tile("Mechanic", False, 3)
+    letter_only = with_style(art, marks="letter").tile("Mechanic", False, 3)
+    for one in (icon_only, letter_only):
+        assert one.shape == both.shape and (one != both).any()
+    assert (icon_only != letter_only).any()
+    moved = with_style(art, jitter_mm=1.5)
+    assert (moved.tile("Mechanic", False, 3) != both).any()
+    assert (moved.tile("Mechanic", False, 4) != moved.tile("Mechanic", False, 3)).any()
+    assert own_art().style.marks == "both" and own_art().style.jitter_mm == 0.0
+
+
+def test_training_crops_get_render_styles_no_renderer_draws() -> None:
+    """The second stage of the training augmentation: channels swapped, grey, blur and noise,
+    each on a share of the crops, values kept in [0, 1]."""
+    import torch
+
+    from vision.training.workbench import STYLE_SHARES, _render_style
+
+    rng = np.random.default_rng(0)
+    x = torch.rand(400, 3, 64, 64)
+    y = _render_style(x, rng)
+    assert y.shape == x.shape and float(y.min()) >= 0 and float(y.max()) <= 1
+    changed = (y != x).flatten(1).any(1).float().mean().item()
+    least = 1 - np.prod([1 - v for v in STYLE_SHARES.values()])
+    assert abs(changed - least) < 0.08  # about the share any of them picks
+    grey = ((y[:, 0] == y[:, 1]) & (y[:, 1] == y[:, 2])).flatten(1).all(1)
+    assert 0 < int(grey.sum()) < 400
 
 
 def test_rendered_truth_leaves_covered_squares_out() -> None:
