@@ -20,6 +20,7 @@ from vision.training.tiles import (
     COLUMN5_MARKS,
     DIAL_FACES,
     DIALS,
+    MARKS,
     MATS,
     PLATES,
     RIVETS,
@@ -30,6 +31,7 @@ from vision.training.tiles import (
     WINDOWS,
     own_art,
     random_art,
+    with_style,
 )
 from vision.training.workbench import (
     HIDDEN_SHARE,
@@ -118,12 +120,22 @@ def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out
         ("column5", COLUMN5_MARKS),
         ("icon_variant", (0, 1, 2)),
         ("font", TRAIN_FONTS),
+        ("marks", MARKS),
     ):
         assert {getattr(st, name) for st in styles} == set(options), name
     assert len({st.dial_at for st in styles}) == len(styles)  # the dial anywhere, not in one place
     assert {st.icon_at[1] < st.dial_at[1] for st in styles} == {True, False}  # marks above and below
     assert any(st.slant for st in styles) and any(st.decor for st in styles)
     assert FONT not in TRAIN_FONTS
+    for name, lo, hi in (  # the widening of the second run: strokes, stretch and places per tile
+        ("letter_aspect", 0.75, 1.3),
+        ("letter_weight", 0.7, 1.9),
+        ("dial_weight", 0.7, 1.5),
+        ("jitter_mm", 0.2, 1.2),
+        ("icon_aspect", 0.72, 1.38),
+    ):
+        values = [getattr(st, name) for st in styles]
+        assert min(values) < lo and max(values) > hi, name
     assert all(f & cv2.FONT_ITALIC == 0 and f != cv2.FONT_HERSHEY_COMPLEX for f in TRAIN_FONTS)
     n = round(TILE_MM * TILE_PX_PER_MM)
     for seed in range(5_000_000, 5_000_030):  # every random look draws whole tiles and mats
@@ -131,6 +143,40 @@ def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out
         assert art.tile("Regulator", True, 6).shape[:2] == (n, n)
         mat = art.mat(np.random.default_rng(seed), 560, 350, 105.6, 16.0)
         assert mat.shape == (350, 560, 3) and mat.dtype == np.uint8
+
+
+def test_a_tile_may_show_one_mark_alone_and_its_dial_where_it_is_jittered() -> None:
+    """``marks`` leaves the initial or the icon out (each must be read on its own); the jitter
+    moves a tile's marks and dial per tile; the project's own look draws neither."""
+    art = with_style(random_art(5_000_001), marks="both", jitter_mm=0.0)
+    both = art.tile("Mechanic", False, 3)
+    icon_only = with_style(art, marks="icon").tile("Mechanic", False, 3)
+    letter_only = with_style(art, marks="letter").tile("Mechanic", False, 3)
+    for one in (icon_only, letter_only):
+        assert one.shape == both.shape and (one != both).any()
+    assert (icon_only != letter_only).any()
+    moved = with_style(art, jitter_mm=1.5)
+    assert (moved.tile("Mechanic", False, 3) != both).any()
+    assert (moved.tile("Mechanic", False, 4) != moved.tile("Mechanic", False, 3)).any()
+    assert own_art().style.marks == "both" and own_art().style.jitter_mm == 0.0
+
+
+def test_training_crops_get_render_styles_no_renderer_draws() -> None:
+    """The second stage of the training augmentation: channels swapped, grey, blur and noise,
+    each on a share of the crops, values kept in [0, 1]."""
+    import torch
+
+    from vision.training.workbench import STYLE_SHARES, _render_style
+
+    rng = np.random.default_rng(0)
+    x = torch.rand(400, 3, 64, 64)
+    y = _render_style(x, rng)
+    assert y.shape == x.shape and float(y.min()) >= 0 and float(y.max()) <= 1
+    changed = (y != x).flatten(1).any(1).float().mean().item()
+    least = 1 - np.prod([1 - v for v in STYLE_SHARES.values()])
+    assert abs(changed - least) < 0.08  # about the share any of them picks
+    grey = ((y[:, 0] == y[:, 1]) & (y[:, 1] == y[:, 2])).flatten(1).all(1)
+    assert 0 < int(grey.sum()) < 400
 
 
 def test_rendered_truth_leaves_covered_squares_out() -> None:
@@ -218,6 +264,91 @@ def test_covered_squares_are_not_seen_not_empty(reader: WorkbenchReader) -> None
                 covered_read_empty += s is not None and s.tile is None
     assert covered >= 6
     assert covered_read_empty == 0
+
+
+def test_a_square_a_hand_only_touches_is_not_seen_rather_than_guessed(
+    reader: WorkbenchReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hand network marking 1 % of a square leaves it out of the observation (unknown, not
+    a guess at a square partly hidden); the same 1 % of the Contrivance tile's place leaves the
+    Damage token (36 mm inside its 70 mm) seen; nothing marked, everything read."""
+    from vision.hands import MASK_PX_PER_MM
+
+    seed = 8_700_003
+    scene = render_workbench(
+        random_workbench(np.random.default_rng(seed), 6), seed, RenderSettings(hand_prob=0.0)
+    )
+    k = MASK_PX_PER_MM
+    mask = np.zeros(reader.hands.find(np.zeros((10, 10, 3), np.uint8))[0].shape, bool)
+    monkeypatch.setattr(reader.hands, "find", lambda canon: (mask, 1.0 if mask.any() else 0.0))
+    clear = reader.read(scene.image, scene.homography, 0.0)
+    assert len(clear.squares) == 30 and clear.damage is not None
+    for x, y, w, h in (WORKBENCH.square(2, 3), WORKBENCH.contrivance):
+        x0, y0, x1, y1 = int(x * k), int(y * k), int(np.ceil((x + w) * k)), int(np.ceil((y + h) * k))
+        side = max(1, round(0.12 * (x1 - x0)))  # a patch at the left edge: about 1.5 %
+        mask[(y0 + y1) // 2 : (y0 + y1) // 2 + side, x0 + 1 : x0 + 1 + side] = True
+        share = float(mask[y0:y1, x0:x1].mean())
+        assert 0.005 < share < 0.03, share  # over the new HAND_SHARE, under the old 3 %
+    touched = reader.read(scene.image, scene.homography, 0.0)
+    assert touched.square(2, 3) is None
+    assert {(s.row, s.column) for s in touched.squares} == set(WORKBENCH.squares(6)) - {(2, 3)}
+    assert touched.damage == clear.damage
+
+
+def test_unsure_dials_are_read_again_from_zoomed_and_shifted_looks(
+    reader: WorkbenchReader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dial read less sure than DIAL_UNSURE is averaged over its first look and the
+    DIAL_LOOKS crops (turned upright as the first); sure dials and empty squares are left as
+    they were, and nothing is read again when every dial is sure."""
+    import vision.workbench as wb
+
+    seed = 8_700_005
+    scene = render_workbench(
+        random_workbench(np.random.default_rng(seed), 6), seed, RenderSettings(hand_prob=0.0), own_art()
+    )
+    squares = WORKBENCH.squares(6)
+    first = reader.readings(square_crops(scene.image, scene.homography, squares, WORKBENCH))
+    assert reader.steady_dials(scene.image, scene.homography, squares, first) is first  # all sure here
+    monkeypatch.setattr(wb, "DIAL_UNSURE", 1.01)  # every dial unsure
+    again = reader.steady_dials(scene.image, scene.homography, squares, first)
+    tiles = [i for i, rd in enumerate(first) if rd.content[1:].argmax() > 0]
+    assert tiles and len(tiles) < len(squares)
+    i = tiles[0]
+    x, y, w, h = WORKBENCH.square(*squares[i])
+    rects = [
+        (x + w * (1 - z) / 2 + dx, y + h * (1 - z) / 2 + dy, w * z, h * z) for z, dx, dy in wb.DIAL_LOOKS
+    ]
+    crops = wb.rect_crops(scene.image, scene.homography, rects)
+    up = np.stack([np.rot90(c, int(first[i].facing.argmax()), axes=(0, 1)) for c in crops])
+    want = (first[i].value + reader._forward(up)[3].sum(axis=0)) / (len(rects) + 1)
+    assert np.allclose(again[i].value, want, atol=1e-5) and not np.allclose(again[i].value, first[i].value)
+    for j, (a, b) in enumerate(zip(first, again, strict=True)):
+        assert a.content is b.content and a.facing is b.facing
+        if j not in tiles:
+            assert a is b
+
+
+def test_the_benchmark_accepts_unseen_only_where_a_hand_touches() -> None:
+    """benchmarks/workbench.py: a touched square (0-2 %) may be unseen or read right; a square
+    no hand touches must be read; one covered more than 2 % must be unseen."""
+    from benchmarks.workbench import TALLY, compare
+    from referee.observation import SquareSighting
+
+    layout = WorkbenchLayout(3, ())
+    scene = render_workbench(layout, 8_700_004, RenderSettings(hand_prob=0.0))
+    everything = [SquareSighting(r, c, None, 1.0) for r, c in WORKBENCH.squares(3)]
+
+    def score(hands: dict[tuple[int, int], float], leave_out: set[tuple[int, int]]) -> tuple[bool, ...]:
+        scene.hand_share = hands
+        obs = WorkbenchObservation(0.0, tuple(s for s in everything if (s.row, s.column) not in leave_out))
+        return compare(obs, scene, {k: [] for k in TALLY})
+
+    assert score({}, set()) == (True, True, True)
+    assert score({(1, 1): 0.01}, {(1, 1)}) == (True, False, True)  # touched, unseen: allowed
+    assert score({(1, 1): 0.01}, set()) == (True, True, True)  # touched, read right: allowed
+    assert score({}, {(1, 1)})[0] is False  # untouched and unseen: wrong
+    assert score({(1, 1): 0.03}, set())[:2] == (False, False)  # covered and read: wrong
 
 
 def test_second_pass_skipped_only_where_it_changes_nothing(

@@ -42,14 +42,34 @@ from vision.zones import Rect
 #: What the network says lies on a square; index order of its first head.
 CONTENTS: tuple[str, ...] = ("hand", "empty", *BUILDERS)
 CROP_PX = 64  #: side of a square's crop (pixels)
-#: A square is not seen when the hand network marks more than this share of it (chosen on
-#: development seeds 8,800,000+ against the truth's 2 % rule: docs/contrivance_vision.md).
-HAND_SHARE = 0.03
+#: A square is not seen when the hand network marks more than this share of it: a square a
+#: hand touches is reported unknown rather than guessed. Chosen on development seeds
+#: 8,800,000-8,800,059 against the truth's rule that a square a hand covers more than 2 % of
+#: must be unseen and one it touches may be (docs/contrivance_vision.md, "Hands").
+HAND_SHARE = 0.005
+#: The Contrivance tile's place is not seen when the hand network marks more than this share
+#: of it (the 36 mm token lies inside a 70 mm place: a hand at the place's edge leaves it seen).
+DAMAGE_HAND_SHARE = 0.03
 FACINGS = 4
 #: A square the network's first pass finds empty with at least this probability is not read a
 #: second time (the second pass, on the crop turned upright, only matters for tiles).
 SURELY_EMPTY = 0.9
 VALUES = MAX_VALUE + 1
+#: A tile whose dial the network reads less sure than this is read again from crops of its
+#: square zoomed (0.96, 1.04) and shifted (0.8 mm each way) and the dial's probabilities
+#: averaged: on development seeds 8,820,000-8,820,059 (own art, 1,170 tiles) every wrong
+#: dial was on a square seen coarser than 0.8 px/mm, 10 of the 11 under 0.66 sure; averaging
+#: those (3 % of the tiles) left 7 wrong (docs/contrivance_vision.md, "Dials").
+DIAL_UNSURE = 0.7
+#: The second looks at an unsure dial: (zoom, x shift mm, y shift mm) of its square's crop.
+DIAL_LOOKS: tuple[tuple[float, float, float], ...] = (
+    (0.96, 0.0, 0.0),
+    (1.04, 0.0, 0.0),
+    (1.0, 0.8, 0.0),
+    (1.0, -0.8, 0.0),
+    (1.0, 0.0, 0.8),
+    (1.0, 0.0, -0.8),
+)
 #: The Damage network's classes: the token's value 0-MAX_DAMAGE, then NO_TOKEN (the
 #: Contrivance tile's place seen, no token on it: the Damage is not seen, never 0).
 DAMAGE_CLASSES = MAX_DAMAGE + 2
@@ -226,6 +246,40 @@ class WorkbenchReader:
             SquareReading(content[i], float(double[i, 1]), facing[i], value[i]) for i in range(len(crops))
         ]
 
+    def steady_dials(
+        self,
+        frame: np.ndarray,
+        homography: np.ndarray,
+        squares: list[tuple[int, int]],
+        readings: list[SquareReading],
+    ) -> list[SquareReading]:
+        """The readings with each unsure dial (a tile's value under DIAL_UNSURE) read again from
+        the DIAL_LOOKS crops of its square, turned upright as its first look was, and the
+        dial's probabilities averaged over all looks. A faint needle a few soft pixels wide
+        (a far camera, blur, glare) lands on a slightly different pixel grid in each look."""
+        unsure = [
+            i
+            for i, rd in enumerate(readings)
+            if int(rd.content[1:].argmax()) > 0 and float(rd.value.max()) < DIAL_UNSURE  # a tile (sighting)
+        ]
+        if not unsure:
+            return readings
+        rects = []
+        for i in unsure:
+            x, y, w, h = self.geometry.square(*squares[i])
+            for zoom, dx, dy in DIAL_LOOKS:
+                rects.append((x + w * (1 - zoom) / 2 + dx, y + h * (1 - zoom) / 2 + dy, w * zoom, h * zoom))
+        crops = rect_crops(frame, homography, rects)
+        n = len(DIAL_LOOKS)
+        turns = [int(readings[i].facing.argmax()) for i in unsure for _ in range(n)]
+        upright = np.stack([np.rot90(c, t, axes=(0, 1)) for c, t in zip(crops, turns, strict=True)])
+        value = self._forward(upright)[3].reshape(len(unsure), n, VALUES)
+        out = list(readings)
+        for j, i in enumerate(unsure):
+            mean = (readings[i].value + value[j].sum(axis=0)) / (n + 1)
+            out[i] = SquareReading(readings[i].content, readings[i].double, readings[i].facing, mean)
+        return out
+
     def read(
         self,
         frame: np.ndarray,
@@ -245,13 +299,16 @@ class WorkbenchReader:
         t0 = time.perf_counter()
         squares = self.geometry.squares(self.rows)
         *covered, damage_covered = self.covered(
-            frame, homography, [self.geometry.square(r, c) for r, c in squares] + [self.geometry.contrivance]
+            frame,
+            homography,
+            [self.geometry.square(r, c) for r, c in squares] + [self.geometry.contrivance],
+            [HAND_SHARE] * len(squares) + [DAMAGE_HAND_SHARE],
         )
         seen = [sq for sq, hand in zip(squares, covered, strict=True) if not hand]
         t1 = time.perf_counter()
         crops = square_crops(frame, homography, seen, self.geometry)
         t2 = time.perf_counter()
-        readings = self.readings(crops)
+        readings = self.steady_dials(frame, homography, seen, self.readings(crops))
         t3 = time.perf_counter()
         damage = None if damage_covered else self.damage(frame, homography)
         t4 = time.perf_counter()
@@ -265,16 +322,19 @@ class WorkbenchReader:
             frame=frame_no,
         )
 
-    def covered(self, frame: np.ndarray, homography: np.ndarray, rects: list[Rect]) -> list[bool]:
+    def covered(
+        self, frame: np.ndarray, homography: np.ndarray, rects: list[Rect], shares: list[float]
+    ) -> list[bool]:
         """Per table rectangle (a square, the Contrivance tile's place), whether a hand lies
-        over it: the hand network's mask on the rectified table covers more than HAND_SHARE."""
+        over it: the hand network's mask on the rectified table covers more than its share
+        (HAND_SHARE for a square, DAMAGE_HAND_SHARE for the Contrivance tile's place)."""
         mask, _ = self.hands.find(rectify(frame, homography))
         self.last_hand_mask = mask
         k = MASK_PX_PER_MM
         out = []
-        for x, y, w, h in rects:
+        for (x, y, w, h), share in zip(rects, shares, strict=True):
             cell = mask[int(y * k) : int(np.ceil((y + h) * k)), int(x * k) : int(np.ceil((x + w) * k))]
-            out.append(bool(cell.size) and float(cell.mean()) > HAND_SHARE)
+            out.append(bool(cell.size) and float(cell.mean()) > share)
         return out
 
     def damage_probabilities(self, frame: np.ndarray, homography: np.ndarray) -> np.ndarray:

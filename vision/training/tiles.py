@@ -56,6 +56,9 @@ RIVETS: tuple[str, ...] = ("stud", "flat", "ring", "dome", "hex")
 MATS: tuple[str, ...] = ("flat", "wood", "felt", "card")
 SQUARE_MARKS: tuple[str, ...] = ("line", "engraved", "recessed", "corners", "none")
 COLUMN5_MARKS: tuple[str, ...] = ("star", "fill", "hatch", "dots", "frame", "none")
+#: Which of the Builder's two marks a tile shows: both (every real look), the icon alone or the
+#: initial alone (training only: the network must read each mark on its own).
+MARKS: tuple[str, ...] = ("both", "icon", "letter")
 
 
 class Art(Protocol):
@@ -124,6 +127,13 @@ class TileStyle:
     square_marks: str = "line"  # one of SQUARE_MARKS
     column5: str = "star"  # one of COLUMN5_MARKS
     decor: float = 0.0  # the chance a square carries a faint printed decoration
+    # Widened 2026-11-24 (second run): the marks and the dial drawn further apart from any one
+    # family. The defaults draw the project's look (and every earlier random look) unchanged.
+    marks: str = "both"  # one of MARKS: the icon and the initial, or only one of them
+    letter_aspect: float = 1.0  # the initial's width / height (drawn through a mask when not 1)
+    letter_weight: float = 1.2  # the initial's stroke, mm
+    dial_weight: float = 1.0  # the dial's strokes (needle, ticks, arc, numbers) times this
+    jitter_mm: float = 0.0  # each tile's marks and dial moved up to this far (per tile)
 
     @property
     def rivet_centre_mm(self) -> float:
@@ -289,7 +299,7 @@ def random_style(rng: np.random.Generator) -> TileStyle:
         dial_face_kind=face_kind,
         window=window,
         stamped=True,
-        icon_aspect=float(np.exp(rng.uniform(-0.25, 0.25))),
+        icon_aspect=float(np.exp(rng.uniform(-0.4, 0.4))),
         icon_turn=float(rng.choice([0.0, 0.0, 30.0, 45.0]) + rng.uniform(-6, 6)),
         icon_variant=int(rng.integers(3)),
         slant=float(rng.uniform(-0.35, 0.35)) if rng.random() < 0.5 else 0.0,
@@ -307,6 +317,12 @@ def random_style(rng: np.random.Generator) -> TileStyle:
         square_marks=str(rng.choice(SQUARE_MARKS)),
         column5=str(rng.choice(COLUMN5_MARKS)),
         decor=float(rng.choice([0.0, 0.3, 0.7])),
+        # drawn last, so that every field above is the one an earlier version drew for the seed
+        marks=str(rng.choice(MARKS, p=[0.7, 0.15, 0.15])),
+        letter_aspect=float(np.exp(rng.uniform(-0.35, 0.35))),
+        letter_weight=float(rng.uniform(0.5, 2.2)),
+        dial_weight=float(rng.uniform(0.5, 1.8)),
+        jitter_mm=float(rng.uniform(0.0, 1.5)),
     )
 
 
@@ -477,18 +493,27 @@ def _stamp(
 
 
 def _label(
-    img: np.ndarray, txt: str, c: tuple[float, float], height: float, style: TileStyle, col: BGR, weight: int
+    img: np.ndarray,
+    txt: str,
+    c: tuple[float, float],
+    height: float,
+    style: TileStyle,
+    col: BGR,
+    weight: int,
+    aspect: float = 1.0,
 ) -> None:
-    """Text in the style's font, slanted when the style is."""
-    if not style.stamped or not style.slant:
+    """Text in the style's font, slanted when the style is, stretched by ``aspect`` (width over
+    height)."""
+    if not style.stamped or (not style.slant and aspect == 1.0):
         _text(img, txt, c, height, style.font, col, weight)
         return
     _stamp(
         img,
         lambda mk, cc: _text(mk, txt, cc, height, style.font, WHITE, weight),
         c,
-        1.3 * height,
+        1.3 * height * max(1.0, aspect),
         col,
+        aspect=aspect,
         shear=style.slant,
     )
 
@@ -514,20 +539,23 @@ def draw_dial(
     ci = _ipt(c)
     ink, face = style.dial_ink, style.dial_face
     _dial_face(img, ci, r, style, k)
+    kw = k * style.dial_weight  # the strokes' scale
     start = 90 + (360 - style.dial_span) / 2  # image y down: 90 deg is straight down
     step = style.dial_span / 6
     angles = [math.radians(start + step * i) for i in range(7)]
-    thin = max(1, round(0.5 * k))
+    thin = max(1, round(0.5 * kw))
     window_r = 0.6 * r
     if style.dial in ("needle", "arc", "tick"):
         for i, a in enumerate(angles):
             lit = style.dial == "tick" and i == value
             p0, p1 = _pt(c, 0.78 * r, a), _pt(c, 0.98 * r, a)
-            cv2.line(img, _ipt(p0), _ipt(p1), ink, max(1, round((1.4 if lit else 0.5) * k)), cv2.LINE_AA)
+            cv2.line(img, _ipt(p0), _ipt(p1), ink, max(1, round((1.4 if lit else 0.5) * kw)), cv2.LINE_AA)
             if lit:
                 cv2.circle(img, _ipt(_pt(c, 0.88 * r, a)), round(0.14 * r), ink, -1, cv2.LINE_AA)
         if style.dial == "needle":
-            cv2.line(img, ci, _ipt(_pt(c, 0.95 * r, angles[value])), ink, max(1, round(0.9 * k)), cv2.LINE_AA)
+            cv2.line(
+                img, ci, _ipt(_pt(c, 0.95 * r, angles[value])), ink, max(1, round(0.9 * kw)), cv2.LINE_AA
+            )
         elif style.dial == "arc":
             cv2.ellipse(
                 img,
@@ -537,7 +565,7 @@ def draw_dial(
                 start,
                 start + step * value + 1,
                 ink,
-                max(1, round(1.3 * k)),
+                max(1, round(1.3 * kw)),
                 cv2.LINE_AA,
             )
     elif style.dial == "dots":
@@ -546,7 +574,7 @@ def draw_dial(
             if i == value:
                 cv2.circle(img, p, round(0.16 * r), ink, -1, cv2.LINE_AA)
             else:
-                cv2.circle(img, p, max(2, round(0.07 * r)), ink, max(1, round(0.3 * k)), cv2.LINE_AA)
+                cv2.circle(img, p, max(2, round(0.07 * r)), ink, max(1, round(0.3 * kw)), cv2.LINE_AA)
     elif style.dial == "wedges":
         for i, a in enumerate(angles):
             d = math.radians(0.42 * step)
@@ -556,17 +584,17 @@ def draw_dial(
                 _pt(c, 0.97 * r, a + d),
                 _pt(c, 0.72 * r, a + d),
             ]
-            _poly(img, pts, ink, i <= value, max(1, round(0.3 * k)))
+            _poly(img, pts, ink, i <= value, max(1, round(0.3 * kw)))
     elif style.dial == "numerals":
         window_r = 0.45 * r
         for i, a in enumerate(angles):
             q = _pt(c, 0.76 * r, a)
             if i == value:
                 cv2.circle(img, _ipt(q), round(0.21 * r), ink, -1, cv2.LINE_AA)
-            _label(img, str(i), q, 0.22 * r, style, face if i == value else ink, max(1, round(0.3 * k)))
+            _label(img, str(i), q, 0.22 * r, style, face if i == value else ink, max(1, round(0.3 * kw)))
     else:
         raise ValueError(f"no dial {style.dial!r}")
-    weight = max(1, round(0.9 * k))
+    weight = max(1, round(0.9 * kw))
     if style.window == "disc":
         cv2.circle(img, ci, round(window_r), face, -1, cv2.LINE_AA)
     elif style.window == "square":
@@ -669,9 +697,16 @@ class DrawnArt:
             )
         ink = color if s.ink_per_builder else s.ink
         w = max(1, round(s.icon_weight * k))
-        icon_c = (s.icon_at[0] * k, s.icon_at[1] * k)
-        letter_c = (s.letter_at[0] * k, s.letter_at[1] * k)
-        if s.stamped:
+        moved = np.zeros((3, 2))
+        if s.jitter_mm:  # its own stream: the plate's grain stays the one drawn without it
+            jit = np.random.default_rng([self.seed, b, value, int(double), 23])
+            moved = jit.uniform(-s.jitter_mm, s.jitter_mm, (3, 2)) * k
+        icon_c = (s.icon_at[0] * k + moved[0, 0], s.icon_at[1] * k + moved[0, 1])
+        letter_c = (s.letter_at[0] * k + moved[1, 0], s.letter_at[1] * k + moved[1, 1])
+        dial_c = (s.dial_at[0] * k + moved[2, 0], s.dial_at[1] * k + moved[2, 1])
+        if s.marks == "letter":
+            pass
+        elif s.stamped:
             _stamp(
                 img,
                 lambda mk, cc: draw_icon(
@@ -685,8 +720,18 @@ class DrawnArt:
             )
         else:
             draw_icon(img, builder, icon_c, s.icon_mm * k, ink, s.icon_fill, w)
-        _label(img, builder[0], letter_c, s.letter_mm * k * s.letter_scale, s, ink, max(1, round(1.2 * k)))
-        draw_dial(img, value, (s.dial_at[0] * k, s.dial_at[1] * k), s.dial_r * k, s, k)
+        if s.marks != "icon":
+            _label(
+                img,
+                builder[0],
+                letter_c,
+                s.letter_mm * k * s.letter_scale,
+                s,
+                ink,
+                max(1, round(s.letter_weight * k)),
+                s.letter_aspect,
+            )
+        draw_dial(img, value, dial_c, s.dial_r * k, s, k)
         rivets = DEFAULT_EDITION.double_rivets if double else (0,)
         for i, edge in enumerate(rivets):
             draw_rivet(img, edge, s, k, first=i == 0)

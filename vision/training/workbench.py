@@ -640,7 +640,43 @@ def _augment(x: Any, y: Any, rng: np.random.Generator) -> tuple[Any, Any]:
     # Column 4: the crop is upright; column 5: its turn was drawn at random (uniform facings).
     y = torch.cat([y.clone(), (turns == 0).long()[:, None], (~forced).long()[:, None]], 1)
     y[:, 2] = torch.where(tile, turns, 0)
-    return _photometric(x, rng), y
+    return _render_style(_photometric(x, rng), rng), y
+
+
+#: Crop-level render-style randomisation (second run, 2026-11-24): the share of crops whose
+#: colour channels are permuted, turned grey, blurred, and given sensor noise.
+STYLE_SHARES = {"permute": 0.3, "grey": 0.1, "blur": 0.25, "noise": 0.25}
+#: The channel orders other than the crop's own (one per batch).
+_SWAPS = ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))
+
+
+def _render_style(x: Any, rng: np.random.Generator) -> Any:
+    """Looks no renderer setting draws: colour channels swapped (a Builder is its mark, not its
+    colour), grey, a softer lens (Gaussian blur, sigma 0.5-1.3 px) and sensor noise
+    (sigma 0.01-0.05), each on its share of the crops (:data:`STYLE_SHARES`)."""
+    import torch
+    import torch.nn.functional as F
+
+    n = x.shape[0]
+    x = x.clone()
+    pick = {k: torch.from_numpy(rng.random(n) < v) for k, v in STYLE_SHARES.items()}
+    if pick["permute"].any():
+        order = _SWAPS[int(rng.integers(len(_SWAPS)))]
+        x[pick["permute"]] = x[pick["permute"]][:, list(order)]
+    if pick["grey"].any():
+        x[pick["grey"]] = x[pick["grey"]].mean(dim=1, keepdim=True).expand(-1, 3, -1, -1)
+    if pick["blur"].any():
+        sigma = float(rng.uniform(0.5, 1.3))
+        t = torch.arange(-3, 4, dtype=torch.float32)
+        g = torch.exp(-(t**2) / (2 * sigma**2))
+        g = g / g.sum()
+        k2 = (g[:, None] * g[None, :]).expand(3, 1, 7, 7).contiguous()
+        x[pick["blur"]] = F.conv2d(F.pad(x[pick["blur"]], (3, 3, 3, 3), mode="replicate"), k2, groups=3)
+    if pick["noise"].any():
+        m = pick["noise"]
+        sd = torch.from_numpy(rng.uniform(0.01, 0.05, (int(m.sum()), 1, 1, 1)).astype(np.float32))
+        x[m] = x[m] + sd * torch.from_numpy(rng.standard_normal(x[m].shape).astype(np.float32))
+    return x.clamp(0, 1)
 
 
 def _photometric(x: Any, rng: np.random.Generator) -> Any:
