@@ -401,3 +401,33 @@ def test_the_search_takes_a_rule_a_player_was_warned_about_this_turn_as_seen() -
     cy = dataclasses.replace(view_of(force(start, pick(2, B))[0]), turn_player=None)
     found = explain(start, cy, warned, 1)
     assert found is not None and [e.code for _, e in found.violations] == ["NOT_YOUR_TURN"]
+
+
+def test_a_move_out_of_turn_before_a_declined_research_is_told_by_the_arms_order() -> None:
+    # Ana has taken her marble, and her turn is over (a pause). Cy takes a marble during Ben's
+    # turn, then Ben reaches to a deck and declines the Research (no trace), all before the table
+    # settles (the Row out of view); then Cy takes a marble in his own turn. Legal play explains
+    # the first table (Ben's turn leaving no trace, then Cy's own marble), but the arms came the
+    # other way round: Cy's before Ben's. The move out of turn, then Ben's turn that left no
+    # trace, fits them.
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.camera.hidden = {"row"}
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, B), frames=2)
+    feeder.reach(1, "deck/1", 2)
+    feeder.camera.hidden = set()
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=4)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, K), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, Y), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 2, 1)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [
+        (0, 0, "pick"),
+        (1, 2, "pick"),
+        (2, 2, "pick"),
+        (3, 0, "pick"),
+    ]

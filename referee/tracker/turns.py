@@ -232,7 +232,8 @@ def _other_orders(
     could tell, other orders of the same table are asked for too: a rule break read as a move out
     of turn instead of the player's own (or the other way round), and (``weighed``: the
     explanation found does not fit the arms and turns perfectly) the turns that left no trace
-    first (:func:`quiet_first`), with either reading of a rule break."""
+    first (:func:`quiet_first`), with either reading of a rule break, and the last of them after
+    what the table shows, a move out of turn before it (:func:`quiet_last`)."""
     s = settings
     flipped = replace(hints, out_of_turn_first=True)
     if found.violations:
@@ -244,6 +245,9 @@ def _other_orders(
             late = quiet_first(state, view, ends, least, h, s)
             if late is not None:
                 yield late
+        early = quiet_last(state, view, ends, flipped, s)
+        if early is not None:
+            yield early
 
 
 def quiet_first(
@@ -263,6 +267,24 @@ def quiet_first(
     rest = explain(
         first.state, view, replace(hints, end_turns=least), settings.max_violations, settings.limits
     )
+    return None if rest is None else chain(first, rest)
+
+
+def quiet_last(
+    state: State, view: TableView, ends: int, hints: Hints, settings: TrackerSettings
+) -> Explanation | None:
+    """Camera only, with the players' arms seen: ``ends`` turns ended, the last of which left no
+    trace *after* what the table shows (a move out of turn, then the turn's player declining a
+    Research): the search alone ends the traceless turn first where legal play allows it (that
+    turn's player first, then the other's move in their own turn), so the arms seen the other way
+    round would not fit. What the table shows with one turn fewer ended, then that turn."""
+    if ends < 1:
+        return None
+    first = explain(state, view, replace(hints, end_turns=ends - 1), settings.max_violations, settings.limits)
+    if first is None:
+        return None
+    quiet = Hints(end_turns=1, quiet_turns=True, end_last=True)
+    rest = explain(first.state, replace(view_of(first.state), turn_player=None), quiet, 0, settings.limits)
     return None if rest is None else chain(first, rest)
 
 
