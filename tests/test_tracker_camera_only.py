@@ -431,3 +431,38 @@ def test_a_move_out_of_turn_before_a_declined_research_is_told_by_the_arms_order
         (2, 2, "pick"),
         (3, 0, "pick"),
     ]
+
+
+@pytest.mark.parametrize("stray", [False, True])
+def test_a_marble_taken_after_ones_own_declined_research_and_a_pause_is_a_move_out_of_turn(
+    stray: bool,
+) -> None:
+    # Ben's turn: his arm reaches to a deck again and again (a Research declined: no trace), then
+    # the table stands still, nobody reaching in: his turn is over. His arm then takes a marble
+    # before Cy moves. From the table alone, and the seats of the arms, that is Ben's own Pick;
+    # his arms over the deck and the pause between say it came in Cy's turn. (``stray``: an arm
+    # read as Ana's for a frame just before Ben's, which the arms' count in seat order takes for
+    # a round more: his arm before and after the pause still says one turn ended there.)
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.reach(1, "deck/1", 3)
+    feeder.show(frames=3)
+    feeder.reach(1, "deck/1", 2)
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=10)
+    if stray:
+        feeder.reach(0, "table", 1)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=4)
+    feeder.reach(2, "display/1/0")
+    feeder.play(file(2, feeder.state.display[0][0]), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, Y), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 2)]
+    assert [k for k in turns_of(feeder) if k[2] in ("pick", "file")] == [
+        (0, 0, "pick"),
+        (2, 1, "pick"),
+        (2, 2, "file"),
+        (3, 0, "pick"),
+    ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from referee.gizmos import State, Step
 from referee.observation import ReachSighting
@@ -45,6 +46,14 @@ PAUSE_FRAMES = 7
 #: moves (``NOT_YOUR_TURN``), from a second marble in the turn (``SECOND_MAIN_ACTION``): the
 #: tables and the arms are the same, only the pause between differs.
 W_PAUSE = 1.0
+
+#: Among the arms seen (:meth:`ArmLog.marked`): a pause between two of them, the table standing
+#: still with no arm seen for :data:`PAUSE_FRAMES` or more. It ends a run of one player's arm:
+#: what that player did before it and after it are two gestures, weighed apart.
+PAUSE: tuple[int, str] = (-1, "pause")
+#: A pause ends the turn of a player whose arm was seen in at least this many frames before it
+#: (since any earlier pause): one frame may be another player's arm with its seat misread.
+DONE_FRAMES = 2
 
 #: Where a hand is over, by kind (:func:`zone_class`); ``table``: elsewhere or not told, which
 #: fits any step.
@@ -124,6 +133,37 @@ class ArmLog:
     def sightings(self, frame: int) -> tuple[Sighting, ...]:
         """The arms seen before ``frame``, in order: (seat, zone class)."""
         return tuple((seat, cls) for f, seat, cls in self.seen if f < frame)
+
+    def marked(self, frame: int) -> tuple[Sighting, ...]:
+        """The arms seen before ``frame``, in order, with a :data:`PAUSE` wherever the table stood
+        still (no arm seen, no change) for :data:`PAUSE_FRAMES` frames or more between two of
+        them: a player who reached in, then let the table stand that long, was done."""
+        out: list[Sighting] = []
+        last: int | None = None
+        for f, seat, cls in self.seen:
+            if f >= frame:
+                break
+            if last is not None:
+                events = [last, *(c for c in self.changes if last < c < f), f]
+                if max(b - a for a, b in pairwise(events)) - 1 >= PAUSE_FRAMES:
+                    out.append(PAUSE)
+            out.append((seat, cls))
+            last = f
+        return tuple(out)
+
+    def across_pause(self, seat: int, frame: int) -> bool:
+        """Whether ``seat``'s arm was seen (before ``frame``) in :data:`DONE_FRAMES` frames or more
+        before a pause and again after it: that player was done at the pause, and reached in again
+        after it."""
+        seats = [s for s, _ in self.marked(frame)]
+        since = 0  # where the stretch before the pause began
+        for i, s in enumerate(seats):
+            if s != PAUSE[0]:
+                continue
+            if seats[since:i].count(seat) >= DONE_FRAMES and seat in seats[i + 1 :]:
+                return True
+            since = i + 1
+        return False
 
     def before(self, frame: int) -> tuple[int, ...]:
         """The seats seen reaching before ``frame``, in order."""
@@ -223,7 +263,7 @@ class ArmLog:
         before it). 0 when the camera does not report hands."""
         if not self.reported:
             return 0.0
-        now = self.sightings(frame)
+        now = self.marked(frame)
         now = now[: len(now) - _deferred(now, set(actors(start, steps)))]
         seen = (self.spent if again else ()) + now
         # the current player's arm, seen earlier this turn, stands for a main action no camera
@@ -249,17 +289,31 @@ class ArmLog:
         if not self.reported:
             return None
         n, seat, ends = start.num_players, start.current, 0
-        seats = [s for s in self.before(frame) if 0 <= s < n]
+        seats = [s for s, _ in self.marked(frame) if 0 <= s < n or (s, _) == PAUSE]
         if skip_first:
-            first = next((i for i, s in enumerate(seats) if s != start.current), None)
+            first = next((i for i, s in enumerate(seats) if s not in (start.current, PAUSE[0])), None)
             if first is None:
                 return None
             rest = seats[first:]
             seats = seats[:first] + rest[next((i for i, s in enumerate(rest) if s != rest[0]), len(rest)) :]
+        # a pause after the turn's player's arm (seen steadily), and their arm again: their turn
+        # was over (a Research declined), and they reached in during the next player's turn
+        last: int | None = None
+        run, paused = 0, False
         for s in seats:
+            if s == PAUSE[0]:
+                paused = run >= DONE_FRAMES
+                continue
+            if s == last and not paused:
+                run += 1
+                continue
             if s != seat:
                 ends += (s - seat) % n
                 seat = s
+            elif paused and s == last:
+                ends += 1
+                seat = (s + 1) % n
+            last, run, paused = s, 1, False
         return ends or None
 
 
@@ -368,18 +422,26 @@ def reach_cost(
     player accounts for any number of runs of their own arm (one gesture seen in several
     frames, or several gestures), even with a stray arm between them. The cheapest alignment."""
     want = [(e, ANY) if isinstance(e, int) else e for e in expected]
-    runs: list[tuple[int, int, set[str]]] = []  # (seat, frames, where)
+    runs: list[tuple[int, int, set[str], int]] = []  # (seat, frames, where, frames over a told place)
+    split = True
     for s in seen:
         seat, cls = (s, "table") if isinstance(s, int) else s
-        if runs and runs[-1][0] == seat:
-            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2] | {cls})
+        if (seat, cls) == PAUSE:
+            split = True
+            continue
+        told = int(cls != "table")
+        if runs and runs[-1][0] == seat and not split:
+            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2] | {cls}, runs[-1][3] + told)
         else:
-            runs.append((seat, 1, {cls}))
+            runs.append((seat, 1, {cls}, told))
+        split = False
     n = len(want)
     # state: (how many expected players were reached, whether the last of them was seen) -> cost
     best: dict[tuple[int, bool], float] = {(0, False): 0.0}
-    for seat, frames, where in runs:
-        off = 0.0 if "table" in where else stray(frames)
+    for seat, frames, where, told in runs:
+        # the frames over a place no step of the reading sends the hand to: a hand over no place
+        # the camera can tell says nothing either way
+        off = stray(told) if told else 0.0
         nxt: dict[tuple[int, bool], float] = {}
         for (i, hit), cost in best.items():
             options = [((i, hit), cost + stray(frames))]

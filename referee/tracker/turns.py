@@ -111,6 +111,12 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
                 out.append(d - 1)
         if 0 not in out and not s.main_done and seen and c not in seen:
             out.append(0)
+        # a mover whose arm was seen before and after a pause: their turn ended at the pause (a
+        # Research declined), and the change came in the next player's turn
+        for m in movers:
+            d = (m - c) % n
+            if arms.across_pause(m, frame) and d + 1 not in out and d + 1 <= 2 * n:
+                out.append(d + 1)
         # the current player's own area changed after a pause that followed their main action:
         # their turn was over, and they moved out of turn before the next player moved
         if c in movers and s.main_done and arms.paused(frame, s) and 1 not in out:
@@ -248,6 +254,10 @@ def _other_orders(
         early = quiet_last(state, view, ends, flipped, s)
         if early is not None:
             yield early
+        if least > 0:  # every turn ended before what the table shows (a move after a pause)
+            after = quiet_first(state, view, ends, 0, flipped, s)
+            if after is not None:
+                yield after
 
 
 def quiet_first(
