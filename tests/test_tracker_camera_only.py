@@ -16,7 +16,7 @@ from referee.simulation.synthetic import Feeder, ReachNoise
 from referee.tracker import Tracker, TrackerError
 from referee.tracker.base import TrackerSettings
 from referee.tracker.explain import Hints, explain
-from referee.tracker.turns import quiet_first
+from referee.tracker.turns import VIOLATION_WEIGHT, quiet_first, weight
 from referee.tracker.view import view_of
 from tests.tables import table
 from tests.test_tracker import B, K, R, Y, file, pick, referee
@@ -401,6 +401,27 @@ def test_the_search_takes_a_rule_a_player_was_warned_about_this_turn_as_seen() -
     cy = dataclasses.replace(view_of(force(start, pick(2, B))[0]), turn_player=None)
     found = explain(start, cy, warned, 1)
     assert found is not None and [e.code for _, e in found.violations] == ["NOT_YOUR_TURN"]
+
+
+def test_a_rule_taken_as_seen_still_weighs_against_the_other_readings_of_the_table() -> None:
+    # Ben's second move out of turn in a turn he was warned for costs no violation (no second
+    # warning), but it is no likelier than his first: read against turns that left no trace (Ana's
+    # Research declined, then Ben's own marble), it weighs as a broken rule does.
+    start = table(players=3)
+    view = dataclasses.replace(view_of(force(start, pick(1, B))[0]), turn_player=None)
+    warned = Hints(warned=frozenset({(1, "NOT_YOUR_TURN")}), quiet_turns=True)
+    found = explain(start, view, warned, 1)
+    assert found is not None and found.legal and any(found.forced)
+    assert weight(found) == VIOLATION_WEIGHT
+    traceless = explain(start, view, dataclasses.replace(warned, end_turns=1), 1)
+    assert traceless is not None and traceless.legal and weight(traceless) == 1 < weight(found)
+    # the rest of a turn whose rule break was warned is taken as seen, and weighs nothing: Ana's
+    # third marble after her warned second one is her turn going on
+    twice = force(apply(apply(start, pick(0, R)), Step("dispense", color=R)), pick(0, K))[0]
+    twice = apply(twice, Step("dispense", color=K))
+    third = dataclasses.replace(view_of(force(twice, pick(0, Y))[0]), turn_player=None)
+    rest = explain(twice, third, Hints(free_until_end=True, quiet_turns=True), 1)
+    assert rest is not None and rest.legal and any(rest.forced) and weight(rest) == 0
 
 
 def test_a_move_out_of_turn_before_a_declined_research_is_told_by_the_arms_order() -> None:

@@ -35,8 +35,25 @@ LostTurns = tuple[TableView, int, int]
 
 
 def weight(found: Explanation) -> float:
-    """Camera only: how unlikely an explanation is, in turns that left no trace."""
-    return found.quiet + VIOLATION_WEIGHT * len(found.violations)
+    """Camera only: how unlikely an explanation is, in turns that left no trace. A move out of turn
+    taken as seen weighs as one broken (a player warned for it in the turn is warned no more, but
+    another move out of turn is no likelier than the first)."""
+    return found.quiet + VIOLATION_WEIGHT * (len(found.violations) + _unwarned_out_of_turn(found))
+
+
+def _unwarned_out_of_turn(found: Explanation) -> int:
+    """How many moves out of turn the explanation takes as seen (rule-breaking steps of a player
+    other than the one whose turn it is, with no violation charged)."""
+    n = found.state.num_players
+    current = (found.state.current - sum(st.kind == "end_turn" for st in found.steps)) % n
+    charged = {i for i, _ in found.violations}
+    count = 0
+    for i, (step, forced) in enumerate(zip(found.steps, found.forced, strict=True)):
+        if step.kind == "end_turn":
+            current = (current + 1) % n
+        elif forced and i not in charged and step.player not in (None, current):
+            count += 1
+    return count
 
 
 def settled(found: Explanation, index: int, code: str) -> bool:
