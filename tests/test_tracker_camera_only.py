@@ -487,3 +487,32 @@ def test_a_marble_taken_after_ones_own_declined_research_and_a_pause_is_a_move_o
         (2, 2, "file"),
         (3, 0, "pick"),
     ]
+
+
+def test_the_order_players_areas_were_read_changing_in_tells_a_move_out_of_turn() -> None:
+    # Ana has taken her marble, and her turn is over (a pause). Cy takes a marble during Ben's turn;
+    # his ring reads changed steadily while Ben's still reads as it was; then Ben takes his, his arm
+    # read over the Display (on its way), not the Row. From the arms alone Ben's own marble then
+    # Cy's in his own turn (Ben's arm missed, a stray one) weighs about what Cy's move out of turn
+    # does (Ben's arm over the wrong place); the table's order says Cy's marble came first.
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, K), frames=1, between=1)
+    feeder.reach(1, "display/1/0", 1)
+    feeder.play(pick(1, B), frames=8)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, Y), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 2, 1)]
+    # (within Ben's turn the search puts Cy's marble where the table allows: before or after his)
+    assert sorted(k for k in turns_of(feeder) if k[2] == "pick") == [
+        (0, 0, "pick"),
+        (1, 1, "pick"),
+        (1, 2, "pick"),
+        (2, 2, "pick"),
+        (3, 0, "pick"),
+    ]

@@ -10,6 +10,7 @@ from referee.tracker.reaching import (
     PAUSE,
     PAUSE_FRAMES,
     W_MISSED,
+    W_ORDER,
     W_PAUSE,
     W_STRAY,
     ArmLog,
@@ -201,3 +202,20 @@ def test_a_pause_between_two_arms_splits_them_and_ends_the_turn_of_the_player_wh
     assert PAUSE not in quick.marked(20) and quick.turns(start, 20) is None
     assert not quick.across_pause(1, 20)
     assert quick.cost(start, own_pick, 20) == 0
+
+
+def test_a_reading_that_changes_the_areas_in_another_order_than_they_were_read_weighs_more() -> None:
+    # Cy's ring read changed while Ben's (and Ana's) still read as accepted: Cy's marble came
+    # first. Ben's Pick in his turn, then Cy's in his, contradicts that; Cy's marble out of turn
+    # in Ben's turn does not, wherever the search put it among Ben's moves (the arms decide that).
+    start = dataclasses.replace(table(players=3), current=1, turn=1)
+    log = ArmLog(True).area_changed(5, 2, (0, 1)).area_changed(9, 1, (0,))
+    assert log.area_changed(12, 2, ()).areas == log.areas  # only the first change counts
+    in_turn = [pick(1, R), Step("end_turn", 1), pick(2, K)]
+    assert log.order_breaks(start, in_turn) == 1
+    assert log.order_breaks(start, [pick(1, R), pick(2, K)]) == 0  # Cy out of turn, after Ben's
+    assert log.order_breaks(start, [pick(2, K), pick(1, R)]) == 0
+    assert log.cost(start, in_turn, 20) == W_ORDER + ArmLog(True).cost(start, in_turn, 20)
+    assert log.cost(start, in_turn, 20, again=True) == ArmLog(True).cost(start, in_turn, 20, again=True)
+    # the areas are read anew against each accepted table, and kept while part is accepted
+    assert log.consume(20).areas == () and log.consume_steps(start, in_turn[:1]).areas == log.areas

@@ -55,14 +55,27 @@ PAUSE: tuple[int, str] = (-1, "pause")
 #: (since any earlier pause): one frame may be another player's arm with its seat misread.
 DONE_FRAMES = 2
 
+#: A reading whose steps change two players' areas in the order a steady view contradicts (one
+#: player's area read changed while the other's still read as accepted, and the reading has the
+#: other move first): each such pair. A steady read (the same in several frames) is rarely wrong;
+#: a player holding a marble a moment before putting it in the ring is the likeliest way.
+W_ORDER = 2.0
+
 #: Where a hand is over, by kind (:func:`zone_class`); ``table``: elsewhere or not told, which
 #: fits any step.
 ZONE_CLASSES = ("deck", "row", "display", "archive", "area", "table")
 ANY: frozenset[str] = frozenset(ZONE_CLASSES)
+#: A player's area first read (steadily) changed since the last accepted table: the frame, the
+#: seat, and the seats whose areas read then, in full, as accepted (their change came later).
+Area = tuple[int, int, tuple[int, ...]]
 #: An arm seen: its seat and the kind of place its hand was over.
 Sighting = tuple[int, str]
 #: A player a reading says acted, and the kinds of place their hands went to.
 Actor = tuple[int, frozenset[str]]
+
+
+#: Steps that change their player's area (ring, Archive, gizmos or VP tokens).
+AREA_STEPS = frozenset({"pick", "file", "build", "use"})
 
 
 def zone_class(zone: str) -> str:
@@ -107,7 +120,9 @@ class ArmLog:
     the frames the table changed since (``changes``): a pause between them, with nothing moving
     and no arm seen, weighs on a reading that has the turn go on (:meth:`paused`); and whether
     the table the last accepted explanation started from had paused so before it
-    (``earlier_pause``: a reading that goes back over that explanation weighs it the same).
+    (``earlier_pause``: a reading that goes back over that explanation weighs it the same); and the
+    order in which players' areas were first read changed since the last accepted table
+    (``areas``: a reading that changes them in another order weighs :data:`W_ORDER` a pair).
     Immutable: the tracker swaps it, so a failed record write restores it with the rest."""
 
     reported: bool = False
@@ -116,6 +131,7 @@ class ArmLog:
     still_from: int | None = None
     changes: tuple[int, ...] = ()
     earlier_pause: bool = False
+    areas: tuple[Area, ...] = ()
 
     def add(self, frame: int, reaches: Iterable[ReachSighting] | None) -> ArmLog:
         """The reaches of one observation (``None``: the pipeline does not report hands)."""
@@ -203,7 +219,7 @@ class ArmLog:
         still = max((f for f in self.changes if f <= frame), default=frame)
         changes = tuple(f for f in self.changes if f > frame)
         paused = start is not None and self.paused(frame, start)
-        return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)
+        return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)  # areas: read anew
 
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
@@ -228,7 +244,8 @@ class ArmLog:
                 break
             k, used = at, used + 1
         spent = tuple((seat, cls) for _, seat, cls in self.seen[:used])
-        return ArmLog(self.reported, self.seen[used:], spent)
+        # the areas read changing stay: the rest of the reading is still to come
+        return ArmLog(self.reported, self.seen[used:], spent, areas=self.areas)
 
     def again(self) -> ArmLog:
         """The log as a reading from before the last accepted explanation sees it: the arms that
@@ -236,6 +253,35 @@ class ArmLog:
         pause before it, if there was one, is the pause it sees (:meth:`paused`)."""
         seen = tuple((-1, s, c) for s, c in self.spent) + self.seen
         return ArmLog(self.reported, seen, (), earlier_pause=self.earlier_pause)
+
+    def area_changed(self, frame: int, seat: int, unchanged: Iterable[int]) -> ArmLog:
+        """``seat``'s area read steadily changed from ``frame`` on (first time since the last
+        accepted table), while the areas of ``unchanged`` still read, in full, as accepted."""
+        if any(a[1] == seat for a in self.areas):
+            return self
+        return replace(self, areas=(*self.areas, (frame, seat, tuple(sorted(unchanged)))))
+
+    def order_breaks(self, start: State, steps: Sequence[Step]) -> int:
+        """How many pairs of players' area changes a reading (``steps`` from ``start``) puts in
+        the order the steady reads contradict: a player whose area read changed while another's
+        still read as accepted, and whose first step changing it comes after that other's in an
+        earlier turn, or in the same turn where neither moved out of turn (the search places a
+        move out of turn anywhere among the turn's own moves, as :func:`orders` says)."""
+        first: dict[int, tuple[int, int, bool]] = {}  # seat -> (index, turn, out of turn)
+        turn, current = 0, start.current
+        for i, step in enumerate(steps):
+            if step.kind == "end_turn":
+                turn, current = turn + 1, (current + 1) % start.num_players
+            elif step.kind in AREA_STEPS and step.player is not None:
+                first.setdefault(step.player, (i, turn, step.player != current))
+        breaks = 0
+        for _, seat, unchanged in self.areas:
+            for other in unchanged:
+                if seat not in first or other not in first or first[other][0] > first[seat][0]:
+                    continue
+                (_, t1, off1), (_, t2, off2) = first[other], first[seat]
+                breaks += t1 < t2 or not (off1 or off2)
+        return breaks
 
     def moved(self, frame: int) -> ArmLog:
         """The table changed: a zone read steadily with a new value from ``frame`` on."""
@@ -276,9 +322,15 @@ class ArmLog:
         # reading from before the last accepted explanation, the pause before that one)
         paused = self.earlier_pause if again else self.paused(frame, start)
         pause = W_PAUSE if lead and goes_on(steps) and paused else 0.0
-        return pause + min(
-            reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
-            for order in orders(start, steps, earlier)
+        # the areas were read changing against the last accepted table, not the one before it
+        order = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
+        return (
+            pause
+            + order
+            + min(
+                reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
+                for order in orders(start, steps, earlier)
+            )
         )
 
     def turns(self, start: State, frame: int, skip_first: bool = False) -> int | None:
