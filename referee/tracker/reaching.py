@@ -323,10 +323,10 @@ class ArmLog:
         paused = self.earlier_pause if again else self.paused(frame, start)
         pause = W_PAUSE if lead and goes_on(steps) and paused else 0.0
         # the areas were read changing against the last accepted table, not the one before it
-        order = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
+        misordered = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
         return (
             pause
-            + order
+            + misordered
             + min(
                 reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
                 for order in orders(start, steps, earlier)
@@ -341,7 +341,7 @@ class ArmLog:
         if not self.reported:
             return None
         n, seat, ends = start.num_players, start.current, 0
-        seats = [s for s, _ in self.marked(frame) if 0 <= s < n or (s, _) == PAUSE]
+        seats = [s for s, cls in self.marked(frame) if 0 <= s < n or (s, cls) == PAUSE]
         if skip_first:
             first = next((i for i, s in enumerate(seats) if s not in (start.current, PAUSE[0])), None)
             if first is None:

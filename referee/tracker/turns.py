@@ -38,10 +38,10 @@ def weight(found: Explanation) -> float:
     """Camera only: how unlikely an explanation is, in turns that left no trace. A move out of turn
     taken as seen weighs as one broken (a player warned for it in the turn is warned no more, but
     another move out of turn is no likelier than the first)."""
-    return found.quiet + VIOLATION_WEIGHT * (len(found.violations) + _unwarned_out_of_turn(found))
+    return found.quiet + VIOLATION_WEIGHT * (len(found.violations) + _out_of_turn_taken_as_seen(found))
 
 
-def _unwarned_out_of_turn(found: Explanation) -> int:
+def _out_of_turn_taken_as_seen(found: Explanation) -> int:
     """How many moves out of turn the explanation takes as seen (rule-breaking steps of a player
     other than the one whose turn it is, with no violation charged)."""
     n = found.state.num_players
