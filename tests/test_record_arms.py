@@ -109,6 +109,8 @@ def test_arms_entries_add_to_the_log_or_replace_it() -> None:
     assert moved.still_from is not None and moved.changes == (7,)
     paused = spent.consume(20, dataclasses.replace(table(players=3), main_done=True))
     assert paused.earlier_pause
+    ordered = paused.area_changed(22, 2, (0, 1))  # whose area changed first, while whose still not
+    assert ordered.areas == ((22, 2, (0, 1)),)
     steps = (
         (empty, seen, 3),
         (seen, more, 4),
@@ -116,6 +118,7 @@ def test_arms_entries_add_to_the_log_or_replace_it() -> None:
         (spent, moved, 7),
         (moved, moved.again(), 8),
         (moved.again(), paused, 20),  # ... and the pause before the last explanation accepted
+        (paused, ordered, 22),  # ... and the order the players' areas were read changing in
     )
     for before, after, frame in steps:
         payload = arms_entry(before, after, frame)
@@ -143,6 +146,10 @@ def test_arms_entries_add_to_the_log_or_replace_it() -> None:
         (
             {"frame": 3, "log": {"reported": True, "seen": [], "spent": [], "earlier_pause": 1}},
             "earlier_pause must be true or false",
+        ),
+        (
+            {"frame": 3, "log": {"reported": True, "seen": [], "spent": [], "areas": [[3, 1, 0]]}},
+            "an areas item must be [frame, seat, [seats]]",
         ),
     ],
 )

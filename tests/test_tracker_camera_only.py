@@ -16,7 +16,7 @@ from referee.simulation.synthetic import Feeder, ReachNoise
 from referee.tracker import Tracker, TrackerError
 from referee.tracker.base import TrackerSettings
 from referee.tracker.explain import Hints, explain
-from referee.tracker.turns import quiet_first
+from referee.tracker.turns import VIOLATION_WEIGHT, quiet_first, weight
 from referee.tracker.view import view_of
 from tests.tables import table
 from tests.test_tracker import B, K, R, Y, file, pick, referee
@@ -401,3 +401,118 @@ def test_the_search_takes_a_rule_a_player_was_warned_about_this_turn_as_seen() -
     cy = dataclasses.replace(view_of(force(start, pick(2, B))[0]), turn_player=None)
     found = explain(start, cy, warned, 1)
     assert found is not None and [e.code for _, e in found.violations] == ["NOT_YOUR_TURN"]
+
+
+def test_a_rule_taken_as_seen_still_weighs_against_the_other_readings_of_the_table() -> None:
+    # Ben's second move out of turn in a turn he was warned for costs no violation (no second
+    # warning), but it is no likelier than his first: read against turns that left no trace (Ana's
+    # Research declined, then Ben's own marble), it weighs as a broken rule does.
+    start = table(players=3)
+    view = dataclasses.replace(view_of(force(start, pick(1, B))[0]), turn_player=None)
+    warned = Hints(warned=frozenset({(1, "NOT_YOUR_TURN")}), quiet_turns=True)
+    found = explain(start, view, warned, 1)
+    assert found is not None and found.legal and any(found.forced)
+    assert weight(found) == VIOLATION_WEIGHT
+    traceless = explain(start, view, dataclasses.replace(warned, end_turns=1), 1)
+    assert traceless is not None and traceless.legal and weight(traceless) == 1 < weight(found)
+    # the rest of a turn whose rule break was warned is taken as seen, and weighs nothing: Ana's
+    # third marble after her warned second one is her turn going on
+    twice = force(apply(apply(start, pick(0, R)), Step("dispense", color=R)), pick(0, K))[0]
+    twice = apply(twice, Step("dispense", color=K))
+    third = dataclasses.replace(view_of(force(twice, pick(0, Y))[0]), turn_player=None)
+    rest = explain(twice, third, Hints(free_until_end=True, quiet_turns=True), 1)
+    assert rest is not None and rest.legal and any(rest.forced) and weight(rest) == 0
+
+
+def test_a_move_out_of_turn_before_a_declined_research_is_told_by_the_arms_order() -> None:
+    # Ana has taken her marble, and her turn is over (a pause). Cy takes a marble during Ben's
+    # turn, then Ben reaches to a deck and declines the Research (no trace), all before the table
+    # settles (the Row out of view); then Cy takes a marble in his own turn. Legal play explains
+    # the first table (Ben's turn leaving no trace, then Cy's own marble), but the arms came the
+    # other way round: Cy's before Ben's. The move out of turn, then Ben's turn that left no
+    # trace, fits them.
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.camera.hidden = {"row"}
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, B), frames=2)
+    feeder.reach(1, "deck/1", 2)
+    feeder.camera.hidden = set()
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=4)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, K), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, Y), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 2, 1)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [
+        (0, 0, "pick"),
+        (1, 2, "pick"),
+        (2, 2, "pick"),
+        (3, 0, "pick"),
+    ]
+
+
+@pytest.mark.parametrize("stray", [False, True])
+def test_a_marble_taken_after_ones_own_declined_research_and_a_pause_is_a_move_out_of_turn(
+    stray: bool,
+) -> None:
+    # Ben's turn: his arm reaches to a deck again and again (a Research declined: no trace), then
+    # the table stands still, nobody reaching in: his turn is over. His arm then takes a marble
+    # before Cy moves. From the table alone, and the seats of the arms, that is Ben's own Pick;
+    # his arms over the deck and the pause between say it came in Cy's turn. (``stray``: an arm
+    # read as Ana's for a frame just before Ben's, which the arms' count in seat order takes for
+    # a round more: his arm before and after the pause still says one turn ended there.)
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.reach(1, "deck/1", 3)
+    feeder.show(frames=3)
+    feeder.reach(1, "deck/1", 2)
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=10)
+    if stray:
+        feeder.reach(0, "table", 1)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=4)
+    feeder.reach(2, "display/1/0")
+    feeder.play(file(2, feeder.state.display[0][0]), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, Y), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 2)]
+    assert [k for k in turns_of(feeder) if k[2] in ("pick", "file")] == [
+        (0, 0, "pick"),
+        (2, 1, "pick"),
+        (2, 2, "file"),
+        (3, 0, "pick"),
+    ]
+
+
+def test_the_order_players_areas_were_read_changing_in_tells_a_move_out_of_turn() -> None:
+    # Ana has taken her marble, and her turn is over (a pause). Cy takes a marble during Ben's turn;
+    # his ring reads changed steadily while Ben's still reads as it was; then Ben takes his, his arm
+    # read over the Display (on its way), not the Row. From the arms alone Ben's own marble then
+    # Cy's in his own turn (Ben's arm missed, a stray one) weighs about what Cy's move out of turn
+    # does (Ben's arm over the wrong place); the table's order says Cy's marble came first.
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=12)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, K), frames=1, between=1)
+    feeder.reach(1, "display/1/0", 1)
+    feeder.play(pick(1, B), frames=8)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, Y), frames=6)
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 2, 1)]
+    # (within Ben's turn the search puts Cy's marble where the table allows: before or after his)
+    assert sorted(k for k in turns_of(feeder) if k[2] == "pick") == [
+        (0, 0, "pick"),
+        (1, 1, "pick"),
+        (1, 2, "pick"),
+        (2, 2, "pick"),
+        (3, 0, "pick"),
+    ]

@@ -7,8 +7,10 @@ import dataclasses
 from referee.gizmos import Step, apply
 from referee.observation import ReachSighting
 from referee.tracker.reaching import (
+    PAUSE,
     PAUSE_FRAMES,
     W_MISSED,
+    W_ORDER,
     W_PAUSE,
     W_STRAY,
     ArmLog,
@@ -169,3 +171,51 @@ def test_a_reading_that_goes_back_over_the_last_explanation_weighs_the_pause_bef
     assert quick.cost(start, second_marble, 30, again=True) == quick.cost(
         start, after_her_turn, 30, again=True
     )
+
+
+def test_a_hand_over_no_place_the_camera_can_tell_does_not_excuse_the_frames_over_a_wrong_one() -> None:
+    start = table(players=3)
+    pick_now = [pick(0, K), Step("end_turn", 0), pick(1, R)]  # Ana picks, then Ben
+    ana = [(0, "row")]
+    # Ben's arm over a deck for three frames and over no told place for one: a Pick is no deck
+    assert reach_cost(orders(start, pick_now)[0], ana + [(1, "deck")] * 3 + [(1, "table")]) == stray(3)
+    assert reach_cost(orders(start, pick_now)[0], ana + [(1, "table")] * 4) == 0
+
+
+def test_a_pause_between_two_arms_splits_them_and_ends_the_turn_of_the_player_who_paused() -> None:
+    # Ben's arm over a deck (frames 1-3), the table still until his arm takes a marble at frame 12:
+    # a pause between them. His Research declined and his turn over, the marble is out of turn in
+    # Cy's; read as his own Pick, his arms over the deck are unexplained.
+    start = dataclasses.replace(table(players=3), current=1, turn=1)
+    deck = tuple((f, 1, "deck") for f in (1, 2)) + ((3, 1, "table"),)
+    log = ArmLog(True, deck + ((12, 1, "row"),))
+    assert log.marked(20) == ((1, "deck"), (1, "deck"), (1, "table"), PAUSE, (1, "row"))
+    assert log.turns(start, 20) == 1  # Ben's turn ended, the marble in Cy's
+    assert log.across_pause(1, 20) and not log.across_pause(1, 5) and not log.across_pause(0, 20)
+    own_pick = [pick(1, R)]
+    after_research = [Step("end_turn", 1), pick(1, R)]
+    assert log.cost(start, own_pick, 20) == stray(2)
+    assert log.cost(start, after_research, 20) == 0
+    # the table changing in between is no stillness, and neither are shorter gaps: no pause
+    assert PAUSE not in log.moved(7).marked(20)
+    quick = ArmLog(True, deck + ((3 + PAUSE_FRAMES, 1, "row"),))
+    assert PAUSE not in quick.marked(20) and quick.turns(start, 20) is None
+    assert not quick.across_pause(1, 20)
+    assert quick.cost(start, own_pick, 20) == 0
+
+
+def test_a_reading_that_changes_the_areas_in_another_order_than_they_were_read_weighs_more() -> None:
+    # Cy's ring read changed while Ben's (and Ana's) still read as accepted: Cy's marble came
+    # first. Ben's Pick in his turn, then Cy's in his, contradicts that; Cy's marble out of turn
+    # in Ben's turn does not, wherever the search put it among Ben's moves (the arms decide that).
+    start = dataclasses.replace(table(players=3), current=1, turn=1)
+    log = ArmLog(True).area_changed(5, 2, (0, 1)).area_changed(9, 1, (0,))
+    assert log.area_changed(12, 2, ()).areas == log.areas  # only the first change counts
+    in_turn = [pick(1, R), Step("end_turn", 1), pick(2, K)]
+    assert log.order_breaks(start, in_turn) == 1
+    assert log.order_breaks(start, [pick(1, R), pick(2, K)]) == 0  # Cy out of turn, after Ben's
+    assert log.order_breaks(start, [pick(2, K), pick(1, R)]) == 0
+    assert log.cost(start, in_turn, 20) == W_ORDER + ArmLog(True).cost(start, in_turn, 20)
+    assert log.cost(start, in_turn, 20, again=True) == ArmLog(True).cost(start, in_turn, 20, again=True)
+    # the areas are read anew against each accepted table, and kept while part is accepted
+    assert log.consume(20).areas == () and log.consume_steps(start, in_turn[:1]).areas == log.areas

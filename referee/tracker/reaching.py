@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from referee.gizmos import State, Step
 from referee.observation import ReachSighting
@@ -46,14 +47,35 @@ PAUSE_FRAMES = 7
 #: tables and the arms are the same, only the pause between differs.
 W_PAUSE = 1.0
 
+#: Among the arms seen (:meth:`ArmLog.marked`): a pause between two of them, the table standing
+#: still with no arm seen for :data:`PAUSE_FRAMES` or more. It ends a run of one player's arm:
+#: what that player did before it and after it are two gestures, weighed apart.
+PAUSE: tuple[int, str] = (-1, "pause")
+#: A pause ends the turn of a player whose arm was seen in at least this many frames before it
+#: (since any earlier pause): one frame may be another player's arm with its seat misread.
+DONE_FRAMES = 2
+
+#: A reading whose steps change two players' areas in the order a steady view contradicts (one
+#: player's area read changed while the other's still read as accepted, and the reading has the
+#: other move first): each such pair. A steady read (the same in several frames) is rarely wrong;
+#: a player holding a marble a moment before putting it in the ring is the likeliest way.
+W_ORDER = 2.0
+
 #: Where a hand is over, by kind (:func:`zone_class`); ``table``: elsewhere or not told, which
 #: fits any step.
 ZONE_CLASSES = ("deck", "row", "display", "archive", "area", "table")
 ANY: frozenset[str] = frozenset(ZONE_CLASSES)
+#: A player's area first read (steadily) changed since the last accepted table: the frame, the
+#: seat, and the seats whose areas read then, in full, as accepted (their change came later).
+Area = tuple[int, int, tuple[int, ...]]
 #: An arm seen: its seat and the kind of place its hand was over.
 Sighting = tuple[int, str]
 #: A player a reading says acted, and the kinds of place their hands went to.
 Actor = tuple[int, frozenset[str]]
+
+
+#: Steps that change their player's area (ring, Archive, gizmos or VP tokens).
+AREA_STEPS = frozenset({"pick", "file", "build", "use"})
 
 
 def zone_class(zone: str) -> str:
@@ -98,7 +120,9 @@ class ArmLog:
     the frames the table changed since (``changes``): a pause between them, with nothing moving
     and no arm seen, weighs on a reading that has the turn go on (:meth:`paused`); and whether
     the table the last accepted explanation started from had paused so before it
-    (``earlier_pause``: a reading that goes back over that explanation weighs it the same).
+    (``earlier_pause``: a reading that goes back over that explanation weighs it the same); and the
+    order in which players' areas were first read changed since the last accepted table
+    (``areas``: a reading that changes them in another order weighs :data:`W_ORDER` a pair).
     Immutable: the tracker swaps it, so a failed record write restores it with the rest."""
 
     reported: bool = False
@@ -107,6 +131,7 @@ class ArmLog:
     still_from: int | None = None
     changes: tuple[int, ...] = ()
     earlier_pause: bool = False
+    areas: tuple[Area, ...] = ()
 
     def add(self, frame: int, reaches: Iterable[ReachSighting] | None) -> ArmLog:
         """The reaches of one observation (``None``: the pipeline does not report hands)."""
@@ -124,6 +149,37 @@ class ArmLog:
     def sightings(self, frame: int) -> tuple[Sighting, ...]:
         """The arms seen before ``frame``, in order: (seat, zone class)."""
         return tuple((seat, cls) for f, seat, cls in self.seen if f < frame)
+
+    def marked(self, frame: int) -> tuple[Sighting, ...]:
+        """The arms seen before ``frame``, in order, with a :data:`PAUSE` wherever the table stood
+        still (no arm seen, no change) for :data:`PAUSE_FRAMES` frames or more between two of
+        them: a player who reached in, then let the table stand that long, was done."""
+        out: list[Sighting] = []
+        last: int | None = None
+        for f, seat, cls in self.seen:
+            if f >= frame:
+                break
+            if last is not None:
+                events = [last, *(c for c in self.changes if last < c < f), f]
+                if max(b - a for a, b in pairwise(events)) - 1 >= PAUSE_FRAMES:
+                    out.append(PAUSE)
+            out.append((seat, cls))
+            last = f
+        return tuple(out)
+
+    def across_pause(self, seat: int, frame: int) -> bool:
+        """Whether ``seat``'s arm was seen (before ``frame``) in :data:`DONE_FRAMES` frames or more
+        before a pause and again after it: that player was done at the pause, and reached in again
+        after it."""
+        seats = [s for s, _ in self.marked(frame)]
+        since = 0  # where the stretch before the pause began
+        for i, s in enumerate(seats):
+            if s != PAUSE[0]:
+                continue
+            if seats[since:i].count(seat) >= DONE_FRAMES and seat in seats[i + 1 :]:
+                return True
+            since = i + 1
+        return False
 
     def before(self, frame: int) -> tuple[int, ...]:
         """The seats seen reaching before ``frame``, in order."""
@@ -163,7 +219,7 @@ class ArmLog:
         still = max((f for f in self.changes if f <= frame), default=frame)
         changes = tuple(f for f in self.changes if f > frame)
         paused = start is not None and self.paused(frame, start)
-        return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)
+        return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)  # areas: read anew
 
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
@@ -188,7 +244,8 @@ class ArmLog:
                 break
             k, used = at, used + 1
         spent = tuple((seat, cls) for _, seat, cls in self.seen[:used])
-        return ArmLog(self.reported, self.seen[used:], spent)
+        # the areas read changing stay: the rest of the reading is still to come
+        return ArmLog(self.reported, self.seen[used:], spent, areas=self.areas)
 
     def again(self) -> ArmLog:
         """The log as a reading from before the last accepted explanation sees it: the arms that
@@ -196,6 +253,35 @@ class ArmLog:
         pause before it, if there was one, is the pause it sees (:meth:`paused`)."""
         seen = tuple((-1, s, c) for s, c in self.spent) + self.seen
         return ArmLog(self.reported, seen, (), earlier_pause=self.earlier_pause)
+
+    def area_changed(self, frame: int, seat: int, unchanged: Iterable[int]) -> ArmLog:
+        """``seat``'s area read steadily changed from ``frame`` on (first time since the last
+        accepted table), while the areas of ``unchanged`` still read, in full, as accepted."""
+        if any(a[1] == seat for a in self.areas):
+            return self
+        return replace(self, areas=(*self.areas, (frame, seat, tuple(sorted(unchanged)))))
+
+    def order_breaks(self, start: State, steps: Sequence[Step]) -> int:
+        """How many pairs of players' area changes a reading (``steps`` from ``start``) puts in
+        the order the steady reads contradict: a player whose area read changed while another's
+        still read as accepted, and whose first step changing it comes after that other's in an
+        earlier turn, or in the same turn where neither moved out of turn (the search places a
+        move out of turn anywhere among the turn's own moves, as :func:`orders` says)."""
+        first: dict[int, tuple[int, int, bool]] = {}  # seat -> (index, turn, out of turn)
+        turn, current = 0, start.current
+        for i, step in enumerate(steps):
+            if step.kind == "end_turn":
+                turn, current = turn + 1, (current + 1) % start.num_players
+            elif step.kind in AREA_STEPS and step.player is not None:
+                first.setdefault(step.player, (i, turn, step.player != current))
+        breaks = 0
+        for _, seat, unchanged in self.areas:
+            for other in unchanged:
+                if seat not in first or other not in first or first[other][0] > first[seat][0]:
+                    continue
+                (_, t1, off1), (_, t2, off2) = first[other], first[seat]
+                breaks += t1 < t2 or not (off1 or off2)
+        return breaks
 
     def moved(self, frame: int) -> ArmLog:
         """The table changed: a zone read steadily with a new value from ``frame`` on."""
@@ -223,7 +309,7 @@ class ArmLog:
         before it). 0 when the camera does not report hands."""
         if not self.reported:
             return 0.0
-        now = self.sightings(frame)
+        now = self.marked(frame)
         now = now[: len(now) - _deferred(now, set(actors(start, steps)))]
         seen = (self.spent if again else ()) + now
         # the current player's arm, seen earlier this turn, stands for a main action no camera
@@ -236,9 +322,15 @@ class ArmLog:
         # reading from before the last accepted explanation, the pause before that one)
         paused = self.earlier_pause if again else self.paused(frame, start)
         pause = W_PAUSE if lead and goes_on(steps) and paused else 0.0
-        return pause + min(
-            reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
-            for order in orders(start, steps, earlier)
+        # the areas were read changing against the last accepted table, not the one before it
+        misordered = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
+        return (
+            pause
+            + misordered
+            + min(
+                reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
+                for order in orders(start, steps, earlier)
+            )
         )
 
     def turns(self, start: State, frame: int, skip_first: bool = False) -> int | None:
@@ -249,17 +341,31 @@ class ArmLog:
         if not self.reported:
             return None
         n, seat, ends = start.num_players, start.current, 0
-        seats = [s for s in self.before(frame) if 0 <= s < n]
+        seats = [s for s, cls in self.marked(frame) if 0 <= s < n or (s, cls) == PAUSE]
         if skip_first:
-            first = next((i for i, s in enumerate(seats) if s != start.current), None)
+            first = next((i for i, s in enumerate(seats) if s not in (start.current, PAUSE[0])), None)
             if first is None:
                 return None
             rest = seats[first:]
             seats = seats[:first] + rest[next((i for i, s in enumerate(rest) if s != rest[0]), len(rest)) :]
+        # a pause after the turn's player's arm (seen steadily), and their arm again: their turn
+        # was over (a Research declined), and they reached in during the next player's turn
+        last: int | None = None
+        run, paused = 0, False
         for s in seats:
+            if s == PAUSE[0]:
+                paused = run >= DONE_FRAMES
+                continue
+            if s == last and not paused:
+                run += 1
+                continue
             if s != seat:
                 ends += (s - seat) % n
                 seat = s
+            elif paused and s == last:
+                ends += 1
+                seat = (s + 1) % n
+            last, run, paused = s, 1, False
         return ends or None
 
 
@@ -368,18 +474,26 @@ def reach_cost(
     player accounts for any number of runs of their own arm (one gesture seen in several
     frames, or several gestures), even with a stray arm between them. The cheapest alignment."""
     want = [(e, ANY) if isinstance(e, int) else e for e in expected]
-    runs: list[tuple[int, int, set[str]]] = []  # (seat, frames, where)
+    runs: list[tuple[int, int, set[str], int]] = []  # (seat, frames, where, frames over a told place)
+    split = True
     for s in seen:
         seat, cls = (s, "table") if isinstance(s, int) else s
-        if runs and runs[-1][0] == seat:
-            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2] | {cls})
+        if (seat, cls) == PAUSE:
+            split = True
+            continue
+        told = int(cls != "table")
+        if runs and runs[-1][0] == seat and not split:
+            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2] | {cls}, runs[-1][3] + told)
         else:
-            runs.append((seat, 1, {cls}))
+            runs.append((seat, 1, {cls}, told))
+        split = False
     n = len(want)
     # state: (how many expected players were reached, whether the last of them was seen) -> cost
     best: dict[tuple[int, bool], float] = {(0, False): 0.0}
-    for seat, frames, where in runs:
-        off = 0.0 if "table" in where else stray(frames)
+    for seat, frames, where, told in runs:
+        # the frames over a place no step of the reading sends the hand to: a hand over no place
+        # the camera can tell says nothing either way
+        off = stray(told) if told else 0.0
         nxt: dict[tuple[int, bool], float] = {}
         for (i, hit), cost in best.items():
             options = [((i, hit), cost + stray(frames))]

@@ -477,6 +477,7 @@ def arms_entry(kept: ArmLog, now: ArmLog, frame: int) -> dict[str, Any] | None:
         "still_from": now.still_from,  # the pause that tells a turn's end (ArmLog.paused)
         "changes": list(now.changes),
         "earlier_pause": now.earlier_pause,  # the pause before the last explanation accepted
+        "areas": [[f, seat, list(unchanged)] for f, seat, unchanged in now.areas],  # whose area first
     }
     return {"frame": frame, "log": log}
 
@@ -504,7 +505,22 @@ def arms_replayed(kept: ArmLog, payload: dict[str, Any]) -> tuple[ArmLog, int]:
     earlier = log.get("earlier_pause", False)  # absent in records written before it was kept
     if not isinstance(earlier, bool):
         raise ValueError(f"arms: earlier_pause must be true or false, got {earlier!r}")
-    return ArmLog(log["reported"], seen, spent, still, tuple(changes), earlier), frame
+    areas = tuple(_area(a) for a in _list(log.get("areas", []), "areas"))  # absent: written before
+    return ArmLog(log["reported"], seen, spent, still, tuple(changes), earlier, areas), frame
+
+
+def _area(value: Any) -> tuple[int, int, tuple[int, ...]]:
+    """One ``areas`` item: [frame, seat, [seats unchanged]]."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 3
+        or not _count(value[0])
+        or not _count(value[1])
+        or not isinstance(value[2], list)
+        or not all(_count(v) for v in value[2])
+    ):
+        raise ValueError(f"arms: an areas item must be [frame, seat, [seats]], got {value!r}")
+    return value[0], value[1], tuple(value[2])
 
 
 def _count(value: Any) -> bool:

@@ -425,11 +425,24 @@ class Tracker:
     def _table_moved(self, view: TableView) -> None:
         """Camera only, with the players' arms seen: note when the table last changed (a zone
         read steadily with a new value; a zone unknown now keeps what it held), for the pause
-        that tells a turn's end (:meth:`ArmLog.paused`)."""
+        that tells a turn's end (:meth:`ArmLog.paused`), and the order the players' areas first
+        read changed in (:meth:`ArmLog.area_changed`)."""
         standing = view.filled(self._standing)
+        since = self._frame - self.settings.frames + 1
         if zones_changed(self._standing, standing):
-            self._arms = self._arms.moved(self._frame - self.settings.frames + 1)
+            self._arms = self._arms.moved(since)
         self._standing = standing
+        # whose area first read changed, while whose still read, in full, as accepted: the order
+        # the moves came in, which the arms alone may misread (ArmLog.order_breaks)
+        players = self.state.players
+        changed = [i for i, sv in enumerate(view.seats) if not seat_matches(players[i], sv)]
+        unchanged = [
+            i
+            for i, sv in enumerate(view.seats)
+            if None not in (sv.ring, sv.archive, sv.gizmos, sv.vp) and seat_matches(players[i], sv)
+        ]
+        for i in changed:
+            self._arms = self._arms.area_changed(since, i, unchanged)
 
     # -- camera only: the players' arms seen between observations, and kept in the record -------
 

@@ -35,8 +35,25 @@ LostTurns = tuple[TableView, int, int]
 
 
 def weight(found: Explanation) -> float:
-    """Camera only: how unlikely an explanation is, in turns that left no trace."""
-    return found.quiet + VIOLATION_WEIGHT * len(found.violations)
+    """Camera only: how unlikely an explanation is, in turns that left no trace. A move out of turn
+    taken as seen weighs as one broken (a player warned for it in the turn is warned no more, but
+    another move out of turn is no likelier than the first)."""
+    return found.quiet + VIOLATION_WEIGHT * (len(found.violations) + _out_of_turn_taken_as_seen(found))
+
+
+def _out_of_turn_taken_as_seen(found: Explanation) -> int:
+    """How many moves out of turn the explanation takes as seen (rule-breaking steps of a player
+    other than the one whose turn it is, with no violation charged)."""
+    n = found.state.num_players
+    current = (found.state.current - sum(st.kind == "end_turn" for st in found.steps)) % n
+    charged = {i for i, _ in found.violations}
+    count = 0
+    for i, (step, forced) in enumerate(zip(found.steps, found.forced, strict=True)):
+        if step.kind == "end_turn":
+            current = (current + 1) % n
+        elif forced and i not in charged and step.player not in (None, current):
+            count += 1
+    return count
 
 
 def settled(found: Explanation, index: int, code: str) -> bool:
@@ -111,6 +128,12 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
                 out.append(d - 1)
         if 0 not in out and not s.main_done and seen and c not in seen:
             out.append(0)
+        # a mover whose arm was seen before and after a pause: their turn ended at the pause (a
+        # Research declined), and the change came in the next player's turn
+        for m in movers:
+            d = (m - c) % n
+            if arms.across_pause(m, frame) and d + 1 not in out and d + 1 <= 2 * n:
+                out.append(d + 1)
         # the current player's own area changed after a pause that followed their main action:
         # their turn was over, and they moved out of turn before the next player moved
         if c in movers and s.main_done and arms.paused(frame, s) and 1 not in out:
@@ -232,7 +255,8 @@ def _other_orders(
     could tell, other orders of the same table are asked for too: a rule break read as a move out
     of turn instead of the player's own (or the other way round), and (``weighed``: the
     explanation found does not fit the arms and turns perfectly) the turns that left no trace
-    first (:func:`quiet_first`), with either reading of a rule break."""
+    first (:func:`quiet_first`), with either reading of a rule break, and the last of them after
+    what the table shows, a move out of turn before it (:func:`quiet_last`)."""
     s = settings
     flipped = replace(hints, out_of_turn_first=True)
     if found.violations:
@@ -244,6 +268,13 @@ def _other_orders(
             late = quiet_first(state, view, ends, least, h, s)
             if late is not None:
                 yield late
+        early = quiet_last(state, view, ends, flipped, s)
+        if early is not None:
+            yield early
+        if least > 0:  # every turn ended before what the table shows (a move after a pause)
+            after = quiet_first(state, view, ends, 0, flipped, s)
+            if after is not None:
+                yield after
 
 
 def quiet_first(
@@ -263,6 +294,24 @@ def quiet_first(
     rest = explain(
         first.state, view, replace(hints, end_turns=least), settings.max_violations, settings.limits
     )
+    return None if rest is None else chain(first, rest)
+
+
+def quiet_last(
+    state: State, view: TableView, ends: int, hints: Hints, settings: TrackerSettings
+) -> Explanation | None:
+    """Camera only, with the players' arms seen: ``ends`` turns ended, the last of which left no
+    trace *after* what the table shows (a move out of turn, then the turn's player declining a
+    Research): the search alone ends the traceless turn first where legal play allows it (that
+    turn's player first, then the other's move in their own turn), so the arms seen the other way
+    round would not fit. What the table shows with one turn fewer ended, then that turn."""
+    if ends < 1:
+        return None
+    first = explain(state, view, replace(hints, end_turns=ends - 1), settings.max_violations, settings.limits)
+    if first is None:
+        return None
+    quiet = Hints(end_turns=1, quiet_turns=True, end_last=True)
+    rest = explain(first.state, replace(view_of(first.state), turn_player=None), quiet, 0, settings.limits)
     return None if rest is None else chain(first, rest)
 
 
