@@ -28,8 +28,7 @@ and the held-out deck of ``benchmarks/heldout.py`` (art nothing was tuned on). R
 preparations: as loaded today (the photo resized to the face), rectified along the card's own
 outline (``vision.outline.rectify``), and rectified plus balanced on the card's brightest
 colours (``vision.outline.white_patch``); matchers: ``ncc``, ``ncc-rigid``, ``ncc-chan``,
-``ncc-rot`` (card turns of 0 and ±3° searched), ``ncc-parts3`` (the band in three parts) and,
-with ``--features``, ORB.
+``ncc-rot`` (card turns of 0 and ±3° searched) and, with ``--features``, ORB.
 
 ``--spread`` measures enrolment from a spread: nine cards of the held-out deck laid in the
 Display's places of a table of the project's renderer (held-out cameras) and of the held-out
@@ -343,7 +342,6 @@ def phone_study(args: argparse.Namespace) -> None:
         "ncc-rigid": {"band_parts": 1},
         "ncc-chan": {"color_norm": True},
         "ncc-rot": {"angles": (-3.0, 0.0, 3.0)},
-        "ncc-parts3": {"band_parts": 3},
     }
     if args.methods:
         keep = args.methods.split(",")
