@@ -321,12 +321,14 @@ class Identifier:
         )
         shift = patch.shape[1] - self.band_size[0]  # each part's windows: its columns and the margin
         th = self.band_size[1]
-        total = sum(
+        parts = [
             self._best(self._windows(patch[:, x0 : x1 + shift], x1 - x0, th), refs, among)
             for (x0, x1), refs in zip(self.band_cols, self.band_refs, strict=True)
-        )
-        out: np.ndarray = total / len(self.band_cols)
-        return out
+        ]
+        total = parts[0]
+        for more in parts[1:]:
+            total = total + more
+        return total / len(parts)
 
     def band_scores(
         self,
