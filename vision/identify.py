@@ -36,9 +36,10 @@ FULL_SHIFT_MM = 6.0
 #: ends ±2.7 mm apart), the card on it covers its lower edge unevenly, and a phone photo of a
 #: few degrees off square shears the reference by a millimetre or two; one rigid 63 × 20 mm
 #: template at 1 px/mm cannot follow that, two halves can. Chosen on development decks
-#: (``benchmarks/identify_methods.py --phone --decks random,drawn``, docs/vision.md): 2 parts
-#: beat 1 and 3, overlapping halves and a ±3° rotation search (at 3× the work) on every
-#: degradation, and lose nowhere.
+#: (``benchmarks/identify_methods.py --phone --decks random,drawn`` and randomised tables;
+#: docs/vision.md, "Top bands in two halves"): 2 parts beat 1, 3, overlapping halves and
+#: halves held to each other's shift under keystone, loose crops and everything at once; one
+#: rigid template wins only where the reference is exact or a colour cast is the one fault.
 BAND_PARTS = 2
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
