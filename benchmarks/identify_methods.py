@@ -5,7 +5,9 @@ true box centre (an oracle for calibration and detection, so only identification
 and identified among the candidates the table allows (a Display row: its level; a column: its
 type; the Archive: any built card), top-1 against each method's references:
 
-* ``ncc``: the shipped matcher before this study (BGR correlation, ±3 / ±6 mm shift search);
+* ``ncc``: the shipped matcher (BGR correlation, ±3 / ±6 mm shift search; the top band in two
+  halves, each shifted on its own: ``vision.identify.BAND_PARTS``);
+* ``ncc-rigid``: the same with the top band as one rigid template (the matcher before);
 * ``ncc-chan``: color-normalised templates: each color channel zero-mean, unit-variance on
   its own (a color cast or a lamp's tint scales channels, which this removes);
 * ``ncc-chan-soft``: the same on patches and references blurred by a further ~1 mm, which a
@@ -25,8 +27,8 @@ enrolment photos and the camera's crops, per deck: a random deck of the training
 and the held-out deck of ``benchmarks/heldout.py`` (art nothing was tuned on). Reference
 preparations: as loaded today (the photo resized to the face), rectified along the card's own
 outline (``vision.outline.rectify``), and rectified plus balanced on the card's brightest
-colours (``vision.outline.white_patch``); matchers: ``ncc``, ``ncc-chan``, ``ncc-rot`` (card
-turns of 0 and ±3° searched) and, with ``--features``, ORB.
+colours (``vision.outline.white_patch``); matchers: ``ncc``, ``ncc-rigid``, ``ncc-chan``,
+``ncc-rot`` (card turns of 0 and ±3° searched) and, with ``--features``, ORB.
 
 ``--spread`` measures enrolment from a spread: nine cards of the held-out deck laid in the
 Display's places of a table of the project's renderer (held-out cameras) and of the held-out
@@ -207,6 +209,7 @@ def assembled(args: argparse.Namespace) -> None:
     refs = {"phone photos": photos, "table crops": table_enrolled(deck(), settings)}
     options: dict[str, dict[str, Any]] = {
         "ncc": {},
+        "ncc-rigid": {"band_parts": 1},
         "ncc-soft0.5": {"soften_mm": 0.5},
         "ncc-band1.5": {"band_ppm": 1.5},
         "ncc-chan": {"color_norm": True},
@@ -336,6 +339,7 @@ def phone_study(args: argparse.Namespace) -> None:
     }
     matchers: dict[str, dict[str, Any]] = {
         "ncc": {},
+        "ncc-rigid": {"band_parts": 1},
         "ncc-chan": {"color_norm": True},
         "ncc-rot": {"angles": (-3.0, 0.0, 3.0)},
     }
@@ -493,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
             name: Identifier(faces, **kw)
             for name, kw in (
                 ("ncc", {}),
+                ("ncc-rigid", {"band_parts": 1}),
                 ("ncc-chan", {"color_norm": True}),
                 ("ncc-chan-soft", {"color_norm": True, "soften_mm": 1.0}),
                 (

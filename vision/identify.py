@@ -4,7 +4,9 @@ A detected box is rectified from the camera frame through the calibration homogr
 small patch in table millimetres, turned to the card's reading direction, and compared with
 every reference face by normalised cross-correlation over a few millimetres of shift (the box
 is only roughly aligned). Full faces use the whole card at 0.5 px/mm plus the top band at
-1 px/mm; stacked cards use the band alone. References are rebuilt from enrolled photos when
+1 px/mm; stacked cards use the band alone. The band is matched in two halves, each shifted on its
+own (:data:`BAND_PARTS`): a card turned a few degrees, or a photo a few degrees off square,
+moves the band's two ends apart by more than its detail. References are rebuilt from enrolled photos when
 present, so identification follows the user's own copy.
 
 What the table itself says narrows the choice (:func:`assign`): a Display row only holds cards
@@ -29,7 +31,17 @@ BAND_PPM = 1.0  # px/mm of band patches
 FULL_PPM = 0.5  # px/mm of whole-card patches
 SHIFT_MM = 3.0  # search radius around the detected box centre (band)
 FULL_SHIFT_MM = 6.0
-MAX_SUBSETS = 32  # candidate subsets of the references kept (Identifier._among)
+#: The top band is correlated in this many side-by-side parts, each over its own ±``SHIFT_MM``
+#: of shift, and scored by their mean: a stacked card is turned up to ~5° by hand (its band's
+#: ends ±2.7 mm apart), the card on it covers its lower edge unevenly, and a phone photo of a
+#: few degrees off square shears the reference by a millimetre or two; one rigid 63 × 20 mm
+#: template at 1 px/mm cannot follow that, two halves can. Chosen on development decks
+#: (``benchmarks/identify_methods.py --phone --decks random,drawn`` and randomised tables;
+#: docs/vision.md, "Top bands in two halves"): 2 parts beat 1, 3, overlapping halves and
+#: halves held to each other's shift under keystone, loose crops and everything at once; one
+#: rigid template wins only where the reference is exact or a colour cast is the one fault.
+BAND_PARTS = 2
+MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
 STARTING = np.flatnonzero(LEVELS == 0)  # the Starting Gizmos, one per seat
@@ -156,7 +168,9 @@ class Identifier:
     photo's color cast scales channels, and is gone); ``soften_mm`` blurs patches and references
     by that much more (a phone photo's keystone and a hand-placed card move detail by about a
     millimetre); ``angles`` are the card rotations searched (degrees); ``gradients`` correlates
-    edge strength instead of color; ``band_ppm`` is the top band's resolution (px/mm).
+    edge strength instead of color; ``band_ppm`` is the top band's resolution (px/mm);
+    ``band_parts`` the number of parts the band is matched in (:data:`BAND_PARTS`; 1: one rigid
+    template, the matcher before issue 14's fifth round).
     """
 
     def __init__(
@@ -169,6 +183,7 @@ class Identifier:
         angles: tuple[float, ...] = (0.0,),
         gradients: bool = False,
         band_ppm: float = BAND_PPM,
+        band_parts: int = BAND_PARTS,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -181,22 +196,29 @@ class Identifier:
         )
         self.band_ppm = band_ppm
         self.band_size = _size(CARD_MM[0], BAND_MM, band_ppm)
+        w = self.band_size[0]
+        if not 1 <= band_parts <= w // 4:
+            raise ValueError(f"identification: band_parts must be 1-{w // 4}, not {band_parts}")
+        #: The band's parts: template columns [x0, x1) of each (side by side, together the band).
+        self.band_cols = tuple((w * j // band_parts, w * (j + 1) // band_parts) for j in range(band_parts))
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
         #: ``refs[among]`` by (id of the reference set, candidate mask): see :meth:`_among`.
         self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
         refs = [self._references(f) for f in faces]
-        self.band_refs = np.concatenate([b for b, _ in refs])
+        #: One array of references per band part (rows by card id), and the whole cards'.
+        self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(band_parts))
         self.full_refs = np.concatenate([f for _, f in refs])
 
-    def _references(self, face: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One face's band and whole-card references, as the matcher compares them."""
+    def _references(self, face: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """One face's band parts and whole-card reference, as the matcher compares them."""
         band_px = round(BAND_MM * FACE_PX_PER_MM)
         band = cv2.GaussianBlur(
             cv2.resize(face[:band_px], self.band_size, interpolation=cv2.INTER_AREA), (3, 3), 0
         )
+        band = self._prep(band, self.band_ppm)
         full = cv2.resize(face, self.full_size, interpolation=cv2.INTER_AREA)
         return (
-            self._windows(self._prep(band, self.band_ppm), *self.band_size),
+            tuple(self._windows(band[:, x0:x1], x1 - x0, self.band_size[1]) for x0, x1 in self.band_cols),
             self._windows(self._prep(full, FULL_PPM), *self.full_size),
         )
 
@@ -205,8 +227,10 @@ class Identifier:
         now on. Thread-safe for a matcher running meanwhile: new arrays replace the old ones."""
         face = cv2.resize(face, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
         band, full = self._references(face)
-        band_refs, full_refs = self.band_refs.copy(), self.full_refs.copy()
-        band_refs[card], full_refs[card] = band[0], full[0]
+        band_refs, full_refs = tuple(b.copy() for b in self.band_refs), self.full_refs.copy()
+        for refs, part in zip(band_refs, band, strict=True):
+            refs[card] = part[0]
+        full_refs[card] = full[0]
         faces = list(self.faces)
         faces[card] = face
         self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
@@ -293,8 +317,19 @@ class Identifier:
     ) -> np.ndarray:
         m = 2 * SHIFT_MM
         ppm = self.band_ppm
-        patch = self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle)
-        return self._best(self._windows(self._prep(patch, ppm), *self.band_size), self.band_refs, among)
+        patch = self._prep(
+            self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle), ppm
+        )
+        shift = patch.shape[1] - self.band_size[0]  # each part's windows: its columns and the margin
+        th = self.band_size[1]
+        parts = [
+            self._best(self._windows(patch[:, x0 : x1 + shift], x1 - x0, th), refs, among)
+            for (x0, x1), refs in zip(self.band_cols, self.band_refs, strict=True)
+        ]
+        total = parts[0]
+        for more in parts[1:]:
+            total = total + more
+        return total / len(parts)
 
     def band_scores(
         self,
@@ -304,7 +339,8 @@ class Identifier:
         rotation: int,
         among: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Correlation of a top band (centre in mm) with every reference band (or those in ``among``)."""
+        """Correlation of a top band (centre in mm) with every reference band (or those in ``among``):
+        the mean of its parts' best correlations, each part shifted on its own."""
         return np.max([self._band(frame, h_img, center_mm, rotation, among, a) for a in self.angles], axis=0)
 
     def identify_band(
