@@ -256,6 +256,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     vp_value, vp_value_box = Tally(), Tally()  # the pipeline's reading; the box's size alone at 21 mm
     vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # token_size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
+    # The heap stage (vision/heaps.py): the same frames assembled without the marbles it added,
+    # and the marbles the pipeline kept (after the stage) in touching heaps and apart.
+    exact_no_heaps = Tally()
+    causes_no_heaps: Counter[str] = Counter()
+    heap_touching = {True: Tally(), False: Tally()}
+    heap_extra, heap_added, heap_passes = 0, 0, 0
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
     latency: list[float] = []
@@ -324,6 +330,27 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             dt = time.perf_counter() - t0
             # Identification inside the pipeline (table constraints), by box position.
             tally_table(observer.assembler.last_cards, truth_objects(scene), ident_table)
+            seen_h = observer.calibrator.last
+            assert seen_h is not None  # the observation above was calibrated
+            added = {id(d) for d in observer.last_heap_marbles}
+            heap_added += len(added)
+            heap_passes += bool(observer.heaps and observer.heaps.last["second_pass"])
+            before = observer.assembler.assemble(
+                scene.image,
+                seen_h.homography,
+                [d for d in observer.last_detections if id(d) not in added],
+                seats,
+            )
+            exact_no_heaps.add(content(before) == content(scene.truth))
+            causes_no_heaps.update(error_causes(before, scene.truth))
+            truth_marbles = [(c, b) for c, b, _ in truth_objects(scene) if c.startswith("marble_")]
+            kept_marbles = [d for d in observer.last_detections if d.cls.startswith("marble_")]
+            kept_hit = {t for d, t in match(kept_marbles, truth_marbles, same_class=False) if t is not None}
+            heap_extra += sum(t is None for _, t in match(kept_marbles, truth_marbles, same_class=False))
+            centres_t = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for _, b in truth_marbles]
+            for i, ct in enumerate(centres_t):
+                near = sum(math.dist(ct, o) < (MARBLE_MM + 1) * CANON_PX_PER_MM for o in centres_t) > 1
+                heap_touching[near].add(i in kept_hit)
             if observer.hands is not None:
                 hand = observer.last_hand_mask
                 assert hand is not None
@@ -343,8 +370,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     for d in det.detect(canon_seen, conf=observer.hand_conf)
                     if d.cls == "hand" and d.confidence >= observer.hand_conf
                 ]
-                seen_h = observer.calibrator.last
-                assert seen_h is not None  # the observation above was calibrated
                 alt = observer.assembler.assemble(scene.image, seen_h.homography, by_detector, seats)
                 exact_det_hands.add(content(alt) == content(scene.truth))
                 if observer.background is not None:
@@ -359,8 +384,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     exact_network.add(content(alt) == content(scene.truth))
             # The same detections assembled with the referee's memory, as the live run does
             # (referee/app/live.py: the tracker's accepted state, then assemble).
-            seen_h = observer.calibrator.last
-            assert seen_h is not None
             observer.know(memory)
             with_memory = observer.assembler.assemble(
                 scene.image, seen_h.homography, observer.last_detections, seats
@@ -383,6 +406,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         except CalibrationError as exc:
             exact.add(False)
             causes_pipeline["calibration"] += 1
+            exact_no_heaps.add(False)
+            causes_no_heaps["calibration"] += 1
             exact_by_hand[bool(scene.hands_mm)].add(False)
             right_table.add(False)
             if args.show_errors:
@@ -499,11 +524,23 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"  observations exactly right: {exact}")
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
     print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
-    print("  error causes, frames affected (pipeline; oracle detector in brackets):")
-    for cause, n in sorted(causes_pipeline.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"    {cause:36s} {n:4d}  ({causes_oracle[cause]})")
-    for cause in sorted(set(causes_oracle) - set(causes_pipeline)):
-        print(f"    {cause:36s} {0:4d}  ({causes_oracle[cause]})")
+    print(
+        f"  heap stage (vision/heaps.py): exactly right without it {exact_no_heaps}, with it {exact}; "
+        f"marbles it added {heap_added} (second detector pass in {heap_passes} frames)"
+    )
+    print(
+        f"  marbles the pipeline kept (after the heap stage, IoU >= 0.5): in touching heaps "
+        f"{heap_touching[True]}; apart {heap_touching[False]}; boxes on no marble {heap_extra}"
+    )
+    print("  error causes, frames affected (pipeline; without the heap stage; oracle detector in brackets):")
+    for cause in sorted(
+        set(causes_pipeline) | set(causes_no_heaps),
+        key=lambda c: (-causes_pipeline[c], -causes_no_heaps[c], c),
+    ):
+        after, before = causes_pipeline[cause], causes_no_heaps[cause]
+        print(f"    {cause:36s} {after:4d} {before:4d}  ({causes_oracle[cause]})")
+    for cause in sorted(set(causes_oracle) - set(causes_pipeline) - set(causes_no_heaps)):
+        print(f"    {cause:36s} {0:4d} {0:4d}  ({causes_oracle[cause]})")
     print(
         f"  with the referee's memory (as the live run: Observer.know, then assemble): exactly right "
         f"{exact_pipe_memory}; identification full faces / top bands {ident_pipe_memory['card']} / "

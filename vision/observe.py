@@ -40,6 +40,7 @@ from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
+from vision.heaps import LOW_CONF, HeapFinder
 from vision.identify import (
     STARTING,
     CardMemory,
@@ -399,6 +400,7 @@ class Observer:
         gate: MotionGate | None = None,
         boxes: Boxes | None = None,
         reaches: bool = False,
+        heaps: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -417,6 +419,14 @@ class Observer:
         #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
         self.hands = None if hand_model == "detector" or boxes is not None else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
+        #: The heap stage (vision/heaps.py): marbles the detector missed in a touching heap, found
+        #: again among its less sure boxes and on the frame with the marbles found painted over.
+        #: ``heaps=False`` turns it off (the benchmark measures both).
+        self.heaps = (
+            HeapFinder(self.zones, self._detect_at, conf) if heaps and self.detector is not None else None
+        )
+        #: The marbles the heap stage added to the last frame's detections.
+        self.last_heap_marbles: list[Detection] = []
         self._reaches = False
         self.reaches = reaches
         #: The homography (table mm -> frame px) and frame size of the last frame calibrated:
@@ -437,6 +447,11 @@ class Observer:
         #: Diagnostics of the last observed frame: seconds per stage, and the rectified image.
         self.timings: dict[str, float] = {}
         self.last_canon: np.ndarray | None = None
+
+    def _detect_at(self, canon: np.ndarray, conf: float) -> list[Detection]:
+        """The detector's boxes on a canonical image at a confidence (the heap stage's second pass)."""
+        assert self.detector is not None
+        return self.detector.detect(canon, conf=conf)
 
     @property
     def reaches(self) -> bool:
@@ -494,16 +509,26 @@ class Observer:
             frame, canonical_from_image(cal.homography), CANON_SIZE, flags=cv2.INTER_LINEAR
         )
         t2 = time.perf_counter()
+        # One decoding at the lowest confidence any stage needs; greedy NMS lets no less sure box
+        # suppress a surer one, so the boxes kept at the pipeline's confidence are the same.
+        floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
         if self.hands is None:
-            dets = [
-                d
-                for d in self.detector.detect(canon, conf=min(self.conf, self.hand_conf))
-                if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)
-            ]
+            floor = min(floor, self.hand_conf)
+        raw = self.detector.detect(canon, conf=floor)
+        if self.hands is None:
+            dets = [d for d in raw if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)]
         else:
-            dets = [d for d in self.detector.detect(canon, conf=self.conf) if d.cls != "hand"]
+            dets = [d for d in raw if d.cls != "hand" and d.confidence >= self.conf]
         t3 = time.perf_counter()
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
+        self.last_heap_marbles = []
+        if self.heaps is not None:
+            low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
+            self.last_heap_marbles = self.heaps.find(canon, dets, low)
+            dets += self.last_heap_marbles
+            t4 = time.perf_counter()
+            self.timings["heaps"] = t4 - t3
+            t3 = t4
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
             self._last_hand_confidence = confidence
