@@ -43,15 +43,19 @@ TOUCH_MM = 1.25 * MARBLE_MM
 PAINT_MM = 9.5
 #: A pixel differs from the zone's colour by more than this (BGR distance, 0-441).
 LEFTOVER_DIFF = 40.0
-#: What is left after peeling counts as a possible marble from this share of a marble's area.
+#: What is left after peeling counts as a possible marble from this share of a marble's area...
 LEFTOVER_SHARE = 0.35
+#: ... when its centre is at most this far from a marble found in the heap (two missed
+#: neighbours make one blob centred between them, 24 mm from a marble found).
+NEAR_MM = 2.0 * MARBLE_MM
 
 Detect = Callable[[np.ndarray, float], list[Detection]]
 
 
-def marble_zones(zones: Zones) -> list[Rect]:
-    """The zones whose marbles the observation reports: every seat's ring and the Energy Row."""
-    return [sz.ring for sz in zones.seats] + [zones.energy_row]
+def marble_zones(zones: Zones, seats: Sequence[int] | None = None) -> list[Rect]:
+    """The zones whose marbles the observation reports: the rings of ``seats`` (default every
+    seat's) and the Energy Row."""
+    return [sz.ring for sz in zones.seats if seats is None or sz.seat in seats] + [zones.energy_row]
 
 
 def _center_mm(d: Detection) -> tuple[float, float]:
@@ -115,63 +119,86 @@ def peel(canon: np.ndarray, rect: Rect, kept: Sequence[tuple[float, float]]) -> 
     return out
 
 
-def leftovers(zone: np.ndarray) -> bool:
-    """The count check: whether a peeled zone still shows something marble-sized that is not the
-    zone's colour (a marble the detector missed). Thin printing (a ring's line) is opened away."""
-    area = LEFTOVER_SHARE * math.pi * (MARBLE_MM / 2 * CANON_PX_PER_MM) ** 2
+def leftovers(zone: np.ndarray, origin: tuple[int, int]) -> list[tuple[tuple[float, float], float]]:
+    """The count check: what a peeled zone still shows that is not the zone's colour, as blobs
+    (centre in table mm, area in marbles), thin printing (a ring's line) opened away; blobs under
+    :data:`LEFTOVER_SHARE` of a marble are left out. ``origin``: the zone's first pixel."""
+    one = math.pi * (MARBLE_MM / 2 * CANON_PX_PER_MM) ** 2
     sub = zone.astype(np.float32)
     colour = np.median(sub.reshape(-1, sub.shape[2]), axis=0)
     differs = (np.linalg.norm(sub - colour, axis=2) > LEFTOVER_DIFF).astype(np.uint8)
     differs = cv2.morphologyEx(differs, cv2.MORPH_OPEN, _KERNEL)
-    n, _, stats, _ = cv2.connectedComponentsWithStats(differs, connectivity=8)
-    return n > 1 and int(stats[1:, cv2.CC_STAT_AREA].max()) >= area
+    n, _, stats, cents = cv2.connectedComponentsWithStats(differs, connectivity=8)
+    return [
+        (
+            ((origin[0] + cx) / CANON_PX_PER_MM, (origin[1] + cy) / CANON_PX_PER_MM),
+            float(area) / one,
+        )
+        for (cx, cy), area in zip(cents[1:n], stats[1:n, cv2.CC_STAT_AREA], strict=True)
+        if area >= LEFTOVER_SHARE * one
+    ]
 
 
 class HeapFinder:
     """The heap stage: marbles the detector's first pass missed in a touching heap.
 
-    ``find(canon, detections, low)`` takes the canonical frame, the detections the pipeline keeps
-    and the marble boxes below its confidence (down to :data:`LOW_CONF`); it returns the marbles
-    to add. ``detect`` runs the detector on a canonical image at a confidence.
+    ``find(canon, detections, low, seats)`` takes the canonical frame, the detections the pipeline
+    keeps, the marble boxes below its confidence (down to :data:`LOW_CONF`) and the seats in play;
+    it returns the marbles to add. ``detect`` runs the detector on a canonical image at a
+    confidence.
     """
 
     def __init__(self, zones: Zones, detect: Detect, conf: float = 0.35) -> None:
-        self.rects = marble_zones(zones)
+        self.zones = zones
         self.detect = detect
         self.conf = conf
-        #: Diagnostics of the last frame: marbles added by physics, by peeling, and whether the
+        #: Diagnostics of the last frame: marbles added by physics and by peeling, and whether the
         #: detector ran again.
         self.last: dict[str, int] = {"physics": 0, "peeled": 0, "second_pass": 0}
+        #: What the count check found left after peeling in the last frame (:func:`leftovers`),
+        #: near a heap: blobs, each its centre (mm) and its area in marbles.
+        self.last_leftovers: list[tuple[tuple[float, float], float]] = []
 
     def find(
-        self, canon: np.ndarray, detections: Sequence[Detection], low: Sequence[Detection]
+        self,
+        canon: np.ndarray,
+        detections: Sequence[Detection],
+        low: Sequence[Detection],
+        seats: Sequence[int] | None = None,
     ) -> list[Detection]:
-        """The marbles to add to ``detections`` (see the module's docstring)."""
+        """The marbles to add to ``detections`` (see the module's docstring); ``seats``: whose
+        rings to look at (default every seat's)."""
         self.last = {"physics": 0, "peeled": 0, "second_pass": 0}
+        rects = marble_zones(self.zones, seats)
         kept = [_center_mm(d) for d in detections if d.cls.startswith("marble_")]
         added: list[Detection] = []
         for d in sorted(low, key=lambda d: -d.confidence):
             c = _center_mm(d)
-            if d.cls.startswith("marble_") and _in_zones(self.rects, c) and _fits(c, kept, in_heap=True):
+            if d.cls.startswith("marble_") and _in_zones(rects, c) and _fits(c, kept, in_heap=True):
                 kept.append(c)
                 added.append(d)
         self.last["physics"] = len(added)
-        peeled, left = canon.copy(), False
-        for rect in self.rects:
+        peeled = canon.copy()
+        self.last_leftovers = []
+        for rect in rects:
             x, y, w, h = rect
             grown = (x - PAINT_MM, y - PAINT_MM, w + 2 * PAINT_MM, h + 2 * PAINT_MM)
             mine = [k for k in kept if inside(grown, *k)]
             zone = peel(canon, rect, mine) if any(inside(rect, *k) for k in mine) else None
-            if zone is not None:
-                x0, y0, x1, y1 = _px(rect, canon.shape)
-                peeled[y0:y1, x0:x1] = zone
-                left = left or leftovers(zone)
-        if not left:
+            if zone is None:
+                continue
+            x0, y0, x1, y1 = _px(rect, canon.shape)
+            peeled[y0:y1, x0:x1] = zone
+            # a marble missed in a heap lies next to the marbles found in it
+            self.last_leftovers += [
+                b for b in leftovers(zone, (x0, y0)) if any(math.dist(b[0], k) <= NEAR_MM for k in mine)
+            ]
+        if not self.last_leftovers:
             return added
         self.last["second_pass"] = 1
         for d in sorted(self.detect(peeled, self.conf), key=lambda d: -d.confidence):
             c = _center_mm(d)
-            if d.cls.startswith("marble_") and _in_zones(self.rects, c) and _fits(c, kept, in_heap=True):
+            if d.cls.startswith("marble_") and _in_zones(rects, c) and _fits(c, kept, in_heap=True):
                 kept.append(c)
                 added.append(d)
                 self.last["peeled"] += 1

@@ -490,10 +490,11 @@ class Observer:
         return self.sight(frame, t, self.frames if frame_no is None else frame_no, seats)
 
     def detect(
-        self, frame: np.ndarray, frame_no: int | None = None
+        self, frame: np.ndarray, frame_no: int | None = None, seats: Sequence[int] | None = None
     ) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
         """Calibrate, rectify and detect: the homography, the detections and calibration notes
-        (``frame_no`` picks the known boxes of an observer given ``boxes``)."""
+        (``frame_no`` picks the known boxes of an observer given ``boxes``; ``seats`` overrides
+        the seats in play, whose rings the heap stage looks at)."""
         check_frame(frame, SUPPORTED_SIZES)
         t0 = time.perf_counter()
         cal = self.calibrator.update(frame)
@@ -524,7 +525,8 @@ class Observer:
         self.last_heap_marbles = []
         if self.heaps is not None:
             low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
-            self.last_heap_marbles = self.heaps.find(canon, dets, low)
+            in_play = self.seats if seats is None else tuple(seats)
+            self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play)
             dets += self.last_heap_marbles
             t4 = time.perf_counter()
             self.timings["heaps"] = t4 - t3
@@ -571,7 +573,7 @@ class Observer:
         seats: Sequence[int] | None = None,
     ) -> Sight:
         """One frame through every stage (no motion gating), each timed: the :class:`Sight`."""
-        h, dets, notes = self.detect(frame, frame_no)
+        h, dets, notes = self.detect(frame, frame_no, seats)
         t0 = time.perf_counter()
         obs = self.assembler.assemble(
             frame,
