@@ -54,7 +54,7 @@ from vision.observe import (
 )
 from vision.occlusion import TableBackground
 from vision.progress import Progress
-from vision.tokens import VP_SPLIT_MM, box_size, token_points, token_size
+from vision.tokens import VP_SPLIT_MM, box_size, token_points, token_size, token_values
 from vision.training.dataset import HELDOUT_SEED_BASE
 from vision.training.evaluate import (
     HELDOUT,
@@ -73,7 +73,7 @@ from vision.training.evaluate import (
 )
 from vision.training.synth import MARBLE_MM, RenderedScene
 from vision.whitebalance import balance
-from vision.zones import default_zones, overlaps
+from vision.zones import default_zones, inside, overlaps
 
 #: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)
 CONDITIONS = {
@@ -253,13 +253,15 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     causes_oracle: Counter[str] = Counter()
     found = {c: Tally() for c in CLASSES}
     extra: Counter[str] = Counter()
-    vp_value, vp_value_box = Tally(), Tally()  # the pipeline's reading; the box's size alone at 21 mm
+    vp_value, vp_value_box = Tally(), Tally()  # each token by its size; the box's size alone at 21 mm
+    vp_together = Tally()  # the frame's tokens read together (token_values: the pipeline's reading)
     vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # token_size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
     # The heap stage (vision/heaps.py): the same frames assembled without the marbles it added,
     # and the marbles the pipeline kept (after the stage) in touching heaps and apart.
-    exact_no_heaps = Tally()
-    causes_no_heaps: Counter[str] = Counter()
+    exact_no_heaps = Tally()  # heap stage off, tokens read together
+    exact_before = Tally()  # both of this round's stages off: no heap stage, each token alone
+    causes_no_heaps: Counter[str] = Counter()  # of exact_before
     heap_touching = {True: Tally(), False: Tally()}
     heap_extra, heap_added, heap_passes = 0, 0, 0
     ident_alone = {"card": Tally(), "card_band": Tally()}
@@ -407,6 +409,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             exact.add(False)
             causes_pipeline["calibration"] += 1
             exact_no_heaps.add(False)
+            exact_before.add(False)
             causes_no_heaps["calibration"] += 1
             exact_by_hand[bool(scene.hands_mm)].add(False)
             right_table.add(False)
@@ -423,6 +426,15 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         for d, t in match(dets, [(c, b) for c, b, _ in truth], same_class=True):
             scored[d.cls].append((d.confidence, t is not None))
         confident = [d for d in dets if d.confidence >= observer.conf]
+        # The frame's tokens read together, as the Assembler reads them: every VP box inside a
+        # VP zone of a seat in play.
+        vp_zones = [observer.zones.seat(s).vp for s in seats]
+        vp_boxes = {
+            id(d): Seen.of(d).box
+            for d in confident
+            if d.cls in ("vp1", "vp5") and any(inside(r, *Seen.of(d).center) for r in vp_zones)
+        }
+        vp_read = dict(zip(vp_boxes, token_values(seen_frame, h, list(vp_boxes.values())), strict=True))
         hit: set[int] = set()
         for d, t in match(confident, [(c, b) for c, b, _ in truth], same_class=False):
             if t is None:
@@ -434,6 +446,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 vp_value.add(token_points(seen_frame, h, box) == int(o.cls[2:]))
                 vp_value_box.add((box_size(box) >= 21.0) == (o.cls == "vp5"))
                 vp_size[o.cls].append(token_size(seen_frame, h, box))
+                if id(d) in vp_read:
+                    vp_together.add(vp_read[id(d)] == int(o.cls[2:]))
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
@@ -503,7 +517,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     for cls in CLASSES:
         print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
     print(
-        f"  VP tokens found: value right {vp_value} (box and measured disc, vision/tokens.py); "
+        f"  VP tokens found: value right, the frame's tokens read together (shipped, "
+        f"vision/tokens.py: token_values) {vp_together}; each by its box and measured disc {vp_value}; "
         f"from the box's size alone at 21 mm {vp_value_box}"
     )
     for cls, true_mm in (("vp1", 18), ("vp5", 24)):
@@ -525,14 +540,19 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
     print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
     print(
-        f"  heap stage (vision/heaps.py): exactly right without it {exact_no_heaps}, with it {exact}; "
-        f"marbles it added {heap_added} (second detector pass in {heap_passes} frames)"
+        f"  exactly right before the heap stage and reading the tokens together (each token by its "
+        f"own size) {exact_before}; tokens together, no heap stage {exact_no_heaps}; both (shipped) "
+        f"{exact}; marbles the heap stage (vision/heaps.py) added {heap_added}, a second detector "
+        f"pass in {heap_passes} frames"
     )
     print(
         f"  marbles the pipeline kept (after the heap stage, IoU >= 0.5): in touching heaps "
         f"{heap_touching[True]}; apart {heap_touching[False]}; boxes on no marble {heap_extra}"
     )
-    print("  error causes, frames affected (pipeline; without the heap stage; oracle detector in brackets):")
+    print(
+        "  error causes, frames affected (pipeline; before the heap stage and the tokens read together; "
+        "oracle detector in brackets):"
+    )
     for cause in sorted(
         set(causes_pipeline) | set(causes_no_heaps),
         key=lambda c: (-causes_pipeline[c], -causes_no_heaps[c], c),

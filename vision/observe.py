@@ -58,7 +58,7 @@ from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
 from vision.plausible import plausible
 from vision.reaches import reaches_of
-from vision.tokens import token_points
+from vision.tokens import token_points, token_values
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -138,6 +138,9 @@ class Assembler:
         #: game): each seat's cards, the Display's and the cards still unseen. ``None``: the table
         #: alone decides.
         self.memory: CardMemory | None = None
+        #: VP tokens are read together, by printing (:func:`vision.tokens.token_values`); False:
+        #: each by its own size (:func:`vision.tokens.token_points`), as before (for comparison).
+        self.tokens_together = True
         #: How the frame's cards are identified together (:func:`vision.identify.assign`).
         self.assignment = "optimal"
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
@@ -201,6 +204,18 @@ class Assembler:
         if "energy_row" not in covered:
             marbles = sorted(within(self.zones.energy_row, MARBLE_CLASSES), key=lambda s: s.center[0])
             row = tuple(self.marble(frame, h, s) for s in marbles)
+        # VP tokens: the frame's tokens are read together (one printing's 1s look alike).
+        tokens = {
+            seat: within(self.zones.seat(seat).vp, ("vp1", "vp5"))
+            for seat in seats
+            if f"{seat}/vp" not in covered
+        }
+        every = [s for toks in tokens.values() for s in toks]
+        if self.tokens_together:
+            values = token_values(frame, h, [s.box for s in every])
+        else:
+            values = [token_points(frame, h, s.box) for s in every]
+        points = dict(zip(map(id, every), values, strict=True))
         players = []
         for seat in seats:
             sz = self.zones.seat(seat)
@@ -216,10 +231,10 @@ class Assembler:
                     )
                 )
             vp = None
-            if not unseen("vp"):
-                toks = within(sz.vp, ("vp1", "vp5"))
+            if seat in tokens:
+                toks = tokens[seat]
                 vp = (
-                    sum(token_points(frame, h, s.box) for s in toks),
+                    sum(points[id(s)] for s in toks),
                     round(min((s.confidence for s in toks), default=EMPTY_CONFIDENCE), 4),
                 )
             archive = None
