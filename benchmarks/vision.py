@@ -255,6 +255,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     extra: Counter[str] = Counter()
     vp_value, vp_value_box = Tally(), Tally()  # each token by its size; the box's size alone at 21 mm
     vp_together = Tally()  # the frame's tokens read together (token_values: the pipeline's reading)
+    vp_alone = Tally()  # the same tokens, each by its own size (token_points: before)
     vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # token_size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
     # The heap stage (vision/heaps.py): the same frames assembled without the marbles it added,
@@ -450,6 +451,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 vp_size[o.cls].append(token_size(seen_frame, h, box))
                 if id(d) in vp_read:
                     vp_together.add(vp_read[id(d)] == int(o.cls[2:]))
+                    vp_alone.add(token_points(seen_frame, h, box) == int(o.cls[2:]))
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
@@ -519,9 +521,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     for cls in CLASSES:
         print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
     print(
-        f"  VP tokens found: value right, the frame's tokens read together (shipped, "
-        f"vision/tokens.py: token_values) {vp_together}; each by its box and measured disc {vp_value}; "
-        f"from the box's size alone at 21 mm {vp_value_box}"
+        f"  VP tokens found in the VP zones of the seats in play: value right, the frame's tokens read "
+        f"together (shipped, vision/tokens.py: token_values) {vp_together}, each by its own size "
+        f"{vp_alone}; every VP token found (the supply too): each by its box and measured disc "
+        f"{vp_value}, from the box's size alone at 21 mm {vp_value_box}"
     )
     for cls, true_mm in (("vp1", 18), ("vp5", 24)):
         if vp_size[cls]:

@@ -132,6 +132,18 @@ def test_a_heap_in_a_seat_not_in_play_is_left_alone() -> None:
     assert detect.calls == 0
 
 
+def test_a_heap_under_a_hand_is_left_alone() -> None:
+    """A zone a hand overlaps is reported unseen: no second pass is spent on it."""
+    heap = _heap()
+    detect = LikeTheDetector()
+    finder = HeapFinder(ZONES, detect)
+    x, y, w, _ = RING
+    hand = (x + w - 10.0, y - 150.0, x + w + 60.0, y + 30.0)  # fingers over the ring's corner
+    assert finder.find(_canvas(heap), [_box(c, 0.9) for c in heap[1:]], [], hidden=[hand]) == []
+    assert detect.calls == 0
+    assert len(finder.find(_canvas(heap), [_box(c, 0.9) for c in heap[1:]], [])) == 1
+
+
 @pytest.fixture(scope="module")
 def heaps_scenes() -> list[RenderedScene]:
     """The project's own renderer with ring marbles in touching heaps (its ``touching_marbles``

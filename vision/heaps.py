@@ -31,7 +31,7 @@ import numpy as np
 
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, MARBLE_MM
-from vision.zones import Rect, Zones, inside
+from vision.zones import Rect, Zones, inside, overlaps
 
 #: A marble box this sure, below the pipeline's confidence, is kept when it lies in a heap.
 LOW_CONF = 0.1
@@ -165,11 +165,17 @@ class HeapFinder:
         detections: Sequence[Detection],
         low: Sequence[Detection],
         seats: Sequence[int] | None = None,
+        hidden: Sequence[tuple[float, float, float, float]] = (),
     ) -> list[Detection]:
         """The marbles to add to ``detections`` (see the module's docstring); ``seats``: whose
-        rings to look at (default every seat's)."""
+        rings to look at (default every seat's); ``hidden``: boxes (table mm, x1 y1 x2 y2) of
+        hands, whose zones are reported unseen and left alone here."""
         self.last = {"physics": 0, "peeled": 0, "second_pass": 0}
-        rects = marble_zones(self.zones, seats)
+        rects = [
+            r
+            for r in marble_zones(self.zones, seats)
+            if not any(overlaps(r, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in hidden)
+        ]
         kept = [_center_mm(d) for d in detections if d.cls.startswith("marble_")]
         added: list[Detection] = []
         for d in sorted(low, key=lambda d: -d.confidence):

@@ -537,17 +537,23 @@ class Observer:
             dets = [d for d in raw if d.cls != "hand" and d.confidence >= self.conf]
         t3 = time.perf_counter()
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
-        self.last_heap_marbles = []
-        if self.heaps is not None:
-            low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
-            in_play = self.seats if seats is None else tuple(seats)
-            self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play)
-            dets += self.last_heap_marbles
-            t4 = time.perf_counter()
-            self.timings["heaps"] = t4 - t3
-            t3 = t4
+        mask, confidence = None, 0.0
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
+            self.timings["hands"] = time.perf_counter() - t3
+        self.last_heap_marbles = []
+        if self.heaps is not None:
+            t4 = time.perf_counter()
+            # zones under a hand are reported unseen: nothing to look for there
+            hidden = [b for b in [mask_box_mm(mask)] if b is not None] if mask is not None else []
+            hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
+            low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
+            in_play = self.seats if seats is None else tuple(seats)
+            self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
+            dets += self.last_heap_marbles
+            self.timings["heaps"] = time.perf_counter() - t4
+        if mask is not None:
+            t5 = time.perf_counter()
             self._last_hand_confidence = confidence
             self.last_network_mask = mask
             others: list[np.ndarray] = []
@@ -560,7 +566,7 @@ class Observer:
                     px = tuple(v * CANON_PX_PER_MM for v in box)
                     conf = confidence if cls == "hand" and confidence > 0 else 1.0
                     dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
-            self.timings["hands"] = time.perf_counter() - t3
+            self.timings["hands"] += time.perf_counter() - t5
         self.last_canon, self.last_detections = canon, dets
         return cal.homography, dets, notes
 
