@@ -1,9 +1,10 @@
 """Marbles in touching heaps: what the detector misses in a heap, found again by physics and peeling.
 
 On tables it never saw, the detector finds a marble lying apart almost always (99.75 %) but misses
-one in nine in a touching heap, mostly the marble in the middle (docs/vision.md, "Marbles in
-touching heaps"). Two stages, both confined to the zones whose marbles the observation reports
-(each seat's ring and the Energy Row), find them again without adding marbles that are not there:
+one in nine in a touching heap, mostly the marble in the middle (docs/vision.md, "Fifth round").
+Two stages, both confined to the zones whose marbles the observation reports (the rings of the
+seats in play and the Energy Row, those under no hand), find them again without adding marbles
+that are not there:
 
 * *physics with a lower threshold*: a marble box below the pipeline's confidence, down to
   :data:`LOW_CONF`, is kept when it touches a marble already kept (centres at most
