@@ -2,9 +2,8 @@
 
 On tables it never saw, the detector finds a marble lying apart almost always (99.75 %) but misses
 one in nine in a touching heap, mostly the marble in the middle (docs/vision.md, "Fifth round").
-Two stages, both confined to the zones whose marbles the observation reports (the rings of the
-seats in play and the Energy Row, those under no hand), find them again without adding marbles
-that are not there:
+Two stages, both confined to the rings of the seats in play that no hand covers, find them
+again without adding marbles that are not there:
 
 * *physics with a lower threshold*: a marble box below the pipeline's confidence, down to
   :data:`LOW_CONF`, is kept when it touches a marble already kept (centres at most
@@ -54,9 +53,9 @@ Detect = Callable[[np.ndarray, float], list[Detection]]
 
 
 def marble_zones(zones: Zones, seats: Sequence[int] | None = None) -> list[Rect]:
-    """The zones whose marbles the observation reports: the rings of ``seats`` (default every
-    seat's) and the Energy Row."""
-    return [sz.ring for sz in zones.seats if seats is None or sz.seat in seats] + [zones.energy_row]
+    """The zones where marbles lie in heaps: the rings of ``seats`` (default every seat's). The
+    Energy Row is left out: on development frames it gained no true marble and one false one."""
+    return [sz.ring for sz in zones.seats if seats is None or sz.seat in seats]
 
 
 def _center_mm(d: Detection) -> tuple[float, float]:
