@@ -44,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", choices=["1280x720", "1920x1080"], default="1280x720")
     ap.add_argument("--condition", choices=list(CONDITIONS), default="own")
     ap.add_argument("--empty-table", action="store_true", help="with the occlusion stage")
+    ap.add_argument(
+        "--no-heaps",
+        action="store_true",
+        help="without the heap stage (vision/heaps.py), to time what it costs",
+    )
     args = ap.parse_args(argv)
     if args.frames < 1 or args.repeats < 1:
         print("error: --frames and --repeats must be at least 1")
@@ -56,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [first + 2 * i + (0 if even else 1) for i in range(args.frames)]
     settings = replace(settings, empty_table=args.empty_table)
     scenes = [scene_for_seed(s, settings, faces() if faces else None) for s in seeds]
-    observer = Observer(reaches=True)
+    observer = Observer(reaches=True, heaps=not args.no_heaps)
+    second_passes = 0
     walls, cpus = [], []
     arm_walls, arm_cpus = [], []  # Observer.arms: a frame the gate drops, read for the arms alone
     stages: dict[str, list[float]] = defaultdict(list)
@@ -79,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             cpus.append(time.process_time() - c0)
             for k, v in observer.timings.items():
                 stages[k].append(v)
+            second_passes += bool(observer.heaps and observer.heaps.last["second_pass"])
             c0, t0 = time.process_time(), time.perf_counter()
             observer.arms(scene.image, seats)
             arm_walls.append(time.perf_counter() - t0)
@@ -88,9 +95,14 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no frame could be calibrated")
         return 2
     wall, cpu = statistics.median(walls), statistics.median(cpus)
+    heaps = (
+        ", heap stage off" if args.no_heaps else f"; heap stage: a second detector pass in {second_passes}"
+    )
     print(
         f"\nfps ({args.condition}, {args.size}, {len(walls)} observations of {len(scenes)} tables"
-        f"{', occlusion stage on' if args.empty_table else ''}; {os.cpu_count()} cores, load average "
+        f"{', occlusion stage on' if args.empty_table else ''}"
+        f"{heaps}; "
+        f"{os.cpu_count()} cores, load average "
         f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)"
     )
     print(f"  wall time per frame, median: {wall * 1000:.1f} ms = {1 / wall:.2f} frames/s")

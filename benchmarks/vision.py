@@ -54,7 +54,7 @@ from vision.observe import (
 )
 from vision.occlusion import TableBackground
 from vision.progress import Progress
-from vision.tokens import VP_SPLIT_MM, box_size, token_points, token_size
+from vision.tokens import VP_SPLIT_MM, box_size, token_points, token_size, token_values
 from vision.training.dataset import HELDOUT_SEED_BASE
 from vision.training.evaluate import (
     HELDOUT,
@@ -73,7 +73,7 @@ from vision.training.evaluate import (
 )
 from vision.training.synth import MARBLE_MM, RenderedScene
 from vision.whitebalance import balance
-from vision.zones import default_zones, overlaps
+from vision.zones import default_zones, inside, overlaps
 
 #: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)
 CONDITIONS = {
@@ -253,9 +253,18 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     causes_oracle: Counter[str] = Counter()
     found = {c: Tally() for c in CLASSES}
     extra: Counter[str] = Counter()
-    vp_value, vp_value_box = Tally(), Tally()  # the pipeline's reading; the box's size alone at 21 mm
+    vp_value, vp_value_box = Tally(), Tally()  # each token by its size; the box's size alone at 21 mm
+    vp_together = Tally()  # the frame's tokens read together (token_values: the pipeline's reading)
+    vp_alone = Tally()  # the same tokens, each by its own size (token_points: before)
     vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # token_size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
+    # The heap stage (vision/heaps.py): the same frames assembled without the marbles it added,
+    # and the marbles the pipeline kept (after the stage) in touching heaps and apart.
+    exact_no_heaps = Tally()  # heap stage off, tokens read together
+    exact_before = Tally()  # both of this round's stages off: no heap stage, each token alone
+    causes_no_heaps: Counter[str] = Counter()  # of exact_before
+    heap_touching = {True: Tally(), False: Tally()}
+    heap_extra, first_extra, heap_added, heap_passes = 0, 0, 0, 0
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
     latency: list[float] = []
@@ -324,6 +333,29 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             dt = time.perf_counter() - t0
             # Identification inside the pipeline (table constraints), by box position.
             tally_table(observer.assembler.last_cards, truth_objects(scene), ident_table)
+            seen_h = observer.calibrator.last
+            assert seen_h is not None  # the observation above was calibrated
+            added = {id(d) for d in observer.last_heap_marbles}
+            heap_added += len(added)
+            heap_passes += bool(observer.heaps and observer.heaps.last["second_pass"])
+            first_pass = [d for d in observer.last_detections if id(d) not in added]
+            no_heaps = observer.assembler.assemble(scene.image, seen_h.homography, first_pass, seats)
+            exact_no_heaps.add(content(no_heaps) == content(scene.truth))
+            observer.assembler.tokens_together = False
+            before = observer.assembler.assemble(scene.image, seen_h.homography, first_pass, seats)
+            observer.assembler.tokens_together = True
+            exact_before.add(content(before) == content(scene.truth))
+            causes_no_heaps.update(error_causes(before, scene.truth))
+            truth_marbles = [(c, b) for c, b, _ in truth_objects(scene) if c.startswith("marble_")]
+            kept_marbles = [d for d in observer.last_detections if d.cls.startswith("marble_")]
+            kept_hit = {t for d, t in match(kept_marbles, truth_marbles, same_class=False) if t is not None}
+            heap_extra += sum(t is None for _, t in match(kept_marbles, truth_marbles, same_class=False))
+            first_marbles = [d for d in first_pass if d.cls.startswith("marble_")]
+            first_extra += sum(t is None for _, t in match(first_marbles, truth_marbles, same_class=False))
+            centres_t = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for _, b in truth_marbles]
+            for i, ct in enumerate(centres_t):
+                near = sum(math.dist(ct, o) < (MARBLE_MM + 1) * CANON_PX_PER_MM for o in centres_t) > 1
+                heap_touching[near].add(i in kept_hit)
             if observer.hands is not None:
                 hand = observer.last_hand_mask
                 assert hand is not None
@@ -343,8 +375,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     for d in det.detect(canon_seen, conf=observer.hand_conf)
                     if d.cls == "hand" and d.confidence >= observer.hand_conf
                 ]
-                seen_h = observer.calibrator.last
-                assert seen_h is not None  # the observation above was calibrated
                 alt = observer.assembler.assemble(scene.image, seen_h.homography, by_detector, seats)
                 exact_det_hands.add(content(alt) == content(scene.truth))
                 if observer.background is not None:
@@ -359,8 +389,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     exact_network.add(content(alt) == content(scene.truth))
             # The same detections assembled with the referee's memory, as the live run does
             # (referee/app/live.py: the tracker's accepted state, then assemble).
-            seen_h = observer.calibrator.last
-            assert seen_h is not None
             observer.know(memory)
             with_memory = observer.assembler.assemble(
                 scene.image, seen_h.homography, observer.last_detections, seats
@@ -383,6 +411,9 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         except CalibrationError as exc:
             exact.add(False)
             causes_pipeline["calibration"] += 1
+            exact_no_heaps.add(False)
+            exact_before.add(False)
+            causes_no_heaps["calibration"] += 1
             exact_by_hand[bool(scene.hands_mm)].add(False)
             right_table.add(False)
             if args.show_errors:
@@ -398,6 +429,15 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         for d, t in match(dets, [(c, b) for c, b, _ in truth], same_class=True):
             scored[d.cls].append((d.confidence, t is not None))
         confident = [d for d in dets if d.confidence >= observer.conf]
+        # The frame's tokens read together, as the Assembler reads them: every VP box inside a
+        # VP zone of a seat in play.
+        vp_zones = [observer.zones.seat(s).vp for s in seats]
+        vp_boxes = {
+            id(d): Seen.of(d).box
+            for d in confident
+            if d.cls in ("vp1", "vp5") and any(inside(r, *Seen.of(d).center) for r in vp_zones)
+        }
+        vp_read = dict(zip(vp_boxes, token_values(seen_frame, h, list(vp_boxes.values())), strict=True))
         hit: set[int] = set()
         for d, t in match(confident, [(c, b) for c, b, _ in truth], same_class=False):
             if t is None:
@@ -409,6 +449,9 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 vp_value.add(token_points(seen_frame, h, box) == int(o.cls[2:]))
                 vp_value_box.add((box_size(box) >= 21.0) == (o.cls == "vp5"))
                 vp_size[o.cls].append(token_size(seen_frame, h, box))
+                if id(d) in vp_read:
+                    vp_together.add(vp_read[id(d)] == int(o.cls[2:]))
+                    vp_alone.add(token_points(seen_frame, h, box) == int(o.cls[2:]))
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
@@ -478,8 +521,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     for cls in CLASSES:
         print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
     print(
-        f"  VP tokens found: value right {vp_value} (box and measured disc, vision/tokens.py); "
-        f"from the box's size alone at 21 mm {vp_value_box}"
+        f"  VP tokens found in the VP zones of the seats in play: value right, the frame's tokens read "
+        f"together (shipped, vision/tokens.py: token_values) {vp_together}, each by its own size "
+        f"{vp_alone}; every VP token found (the supply too): each by its box and measured disc "
+        f"{vp_value}, from the box's size alone at 21 mm {vp_value_box}"
     )
     for cls, true_mm in (("vp1", 18), ("vp5", 24)):
         if vp_size[cls]:
@@ -499,11 +544,29 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(f"  observations exactly right: {exact}")
     print(f"    frames without a hand: {exact_by_hand[False]}; with a hand: {exact_by_hand[True]}")
     print(f"  observations right about the table (a hand judged by what it hides): {right_table}")
-    print("  error causes, frames affected (pipeline; oracle detector in brackets):")
-    for cause, n in sorted(causes_pipeline.items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"    {cause:36s} {n:4d}  ({causes_oracle[cause]})")
-    for cause in sorted(set(causes_oracle) - set(causes_pipeline)):
-        print(f"    {cause:36s} {0:4d}  ({causes_oracle[cause]})")
+    print(
+        f"  exactly right before the heap stage and reading the tokens together (each token by its "
+        f"own size) {exact_before}; tokens together, no heap stage {exact_no_heaps}; both (shipped) "
+        f"{exact}; marbles the heap stage (vision/heaps.py) added {heap_added}, a second detector "
+        f"pass in {heap_passes} frames"
+    )
+    print(
+        f"  marbles the pipeline kept (after the heap stage, IoU >= 0.5): in touching heaps "
+        f"{heap_touching[True]}; apart {heap_touching[False]}; marble boxes on no marble {heap_extra} "
+        f"(before the heap stage {first_extra})"
+    )
+    print(
+        "  error causes, frames affected (pipeline; before the heap stage and the tokens read together; "
+        "oracle detector in brackets):"
+    )
+    for cause in sorted(
+        set(causes_pipeline) | set(causes_no_heaps),
+        key=lambda c: (-causes_pipeline[c], -causes_no_heaps[c], c),
+    ):
+        after, before = causes_pipeline[cause], causes_no_heaps[cause]
+        print(f"    {cause:36s} {after:4d} {before:4d}  ({causes_oracle[cause]})")
+    for cause in sorted(set(causes_oracle) - set(causes_pipeline) - set(causes_no_heaps)):
+        print(f"    {cause:36s} {0:4d} {0:4d}  ({causes_oracle[cause]})")
     print(
         f"  with the referee's memory (as the live run: Observer.know, then assemble): exactly right "
         f"{exact_pipe_memory}; identification full faces / top bands {ident_pipe_memory['card']} / "

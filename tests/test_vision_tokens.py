@@ -4,10 +4,21 @@ decide alone."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
-from vision.tokens import TOKEN_MM, VP_SPLIT_MM, box_size, measure, token_points, token_size
+from vision.tokens import (
+    TOKEN_MM,
+    VP_SPLIT_MM,
+    box_size,
+    measure,
+    token_chroma,
+    token_points,
+    token_size,
+    token_values,
+    two_groups,
+)
 from vision.training.evaluate import Tally, scene_for_seed
 from vision.training.synth import RenderedScene, RenderSettings
 
@@ -62,3 +73,63 @@ def test_without_a_frame_or_an_edge_the_box_decides(scenes: list[RenderedScene])
     h = scenes[0].homography
     assert measure(blank, h, (109.0, 109.0)) is None
     assert token_points(blank, h, _resized(box, 24.0)) == 5
+
+
+# A top-down frame at 4 px/mm: a cream mat, pale 1s hardly darker than it (no edge to measure)
+# and purple 5s, as a printing the detector never saw might look.
+PX_PER_MM = 4.0
+H_TOP = np.diag([PX_PER_MM, PX_PER_MM, 1.0])
+MAT = (200, 215, 228)
+PALE_ONE = (188, 206, 226)
+PURPLE_FIVE = (150, 60, 120)
+
+
+def _printed(tokens: list[tuple[tuple[float, float], float, tuple[int, int, int]]]) -> np.ndarray:
+    frame = np.full((480, 640, 3), MAT, np.uint8)
+    for (x, y), d, colour in tokens:
+        centre = (round(x * PX_PER_MM * 16), round(y * PX_PER_MM * 16))
+        cv2.circle(frame, centre, round(d / 2 * PX_PER_MM * 16), colour, -1, cv2.LINE_AA, 4)
+    return frame
+
+
+def _at(c: tuple[float, float], size: float) -> tuple[float, float, float, float]:
+    return (c[0] - size / 2, c[1] - size / 2, c[0] + size / 2, c[1] + size / 2)
+
+
+ONES = [(20.0, 20.0), (50.0, 20.0), (80.0, 25.0), (30.0, 60.0)]
+FIVES = [(110.0, 40.0), (120.0, 80.0)]
+
+
+def test_a_frames_tokens_are_read_together_by_printing() -> None:
+    """A detector fooled by the printing boxes the pale 1s at 22 mm; their edges cannot be
+    measured, so each alone is read a 5. Read together, the 1s are one colour, the 5s another, and
+    the 1s' group is clearly the smaller: every token is read right."""
+    frame = _printed([(c, 18.0, PALE_ONE) for c in ONES] + [(c, 24.0, PURPLE_FIVE) for c in FIVES])
+    boxes = [_at(c, 22.0) for c in ONES] + [_at(c, 24.0) for c in FIVES]
+    assert all(measure(frame, H_TOP, c) is None for c in ONES)  # no edge on a pale 1
+    assert [token_points(frame, H_TOP, b) for b in boxes] == [5] * 6  # each alone: all read 5
+    assert token_values(frame, H_TOP, boxes) == [1, 1, 1, 1, 5, 5]
+
+
+def test_tokens_printed_alike_are_read_each_by_its_size() -> None:
+    """When the colours do not split the tokens into two groups, nothing is guessed from them."""
+    frame = _printed([(c, 18.0, PURPLE_FIVE) for c in ONES] + [(c, 24.0, PURPLE_FIVE) for c in FIVES])
+    boxes = [_at(c, 18.0) for c in ONES] + [_at(c, 22.0) for c in FIVES[:1]] + [_at(FIVES[1], 21.0)]
+    alone = [token_points(frame, H_TOP, b) for b in boxes]
+    assert token_values(frame, H_TOP, boxes) == alone
+    chroma = np.array([token_chroma(frame, H_TOP, ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)) for b in boxes])
+    assert two_groups(chroma) is None
+
+
+def test_two_colour_groups_of_one_size_are_not_two_values() -> None:
+    """Two printings of one size (say 1s under two lamps' tints) are left to each token's size."""
+    frame = _printed([(c, 18.0, PALE_ONE) for c in ONES[:2]] + [(c, 18.0, PURPLE_FIVE) for c in ONES[2:]])
+    boxes = [_at(c, 18.0) for c in ONES]
+    assert token_values(frame, H_TOP, boxes) == [1, 1, 1, 1]
+
+
+def test_two_groups_splits_only_well_separated_points() -> None:
+    points = np.array([[120.0, 130.0], [121.0, 131.0], [160.0, 100.0], [161.0, 99.0], [159.0, 101.0]])
+    assert two_groups(points).tolist() == [0, 0, 1, 1, 1]
+    assert two_groups(np.array([[120.0, 130.0], [125.0, 131.0], [128.0, 129.0]])) is None
+    assert two_groups(points[:1]) is None

@@ -40,6 +40,7 @@ from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
+from vision.heaps import LOW_CONF, HeapFinder
 from vision.identify import (
     STARTING,
     CardMemory,
@@ -57,7 +58,7 @@ from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
 from vision.plausible import plausible
 from vision.reaches import reaches_of
-from vision.tokens import token_points
+from vision.tokens import token_points, token_values
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -137,6 +138,9 @@ class Assembler:
         #: game): each seat's cards, the Display's and the cards still unseen. ``None``: the table
         #: alone decides.
         self.memory: CardMemory | None = None
+        #: VP tokens are read together, by printing (:func:`vision.tokens.token_values`); False:
+        #: each by its own size (:func:`vision.tokens.token_points`), as before (for comparison).
+        self.tokens_together = True
         #: How the frame's cards are identified together (:func:`vision.identify.assign`).
         self.assignment = "optimal"
         #: Diagnostics of the last frame: each identified card's detection and the card chosen.
@@ -200,6 +204,18 @@ class Assembler:
         if "energy_row" not in covered:
             marbles = sorted(within(self.zones.energy_row, MARBLE_CLASSES), key=lambda s: s.center[0])
             row = tuple(self.marble(frame, h, s) for s in marbles)
+        # VP tokens: the frame's tokens are read together (one printing's 1s look alike).
+        tokens = {
+            seat: within(self.zones.seat(seat).vp, ("vp1", "vp5"))
+            for seat in seats
+            if f"{seat}/vp" not in covered
+        }
+        every = [s for toks in tokens.values() for s in toks]
+        if self.tokens_together:
+            values = token_values(frame, h, [s.box for s in every])
+        else:
+            values = [token_points(frame, h, s.box) for s in every]
+        points = dict(zip(map(id, every), values, strict=True))
         players = []
         for seat in seats:
             sz = self.zones.seat(seat)
@@ -215,10 +231,10 @@ class Assembler:
                     )
                 )
             vp = None
-            if not unseen("vp"):
-                toks = within(sz.vp, ("vp1", "vp5"))
+            if seat in tokens:
+                toks = tokens[seat]
                 vp = (
-                    sum(token_points(frame, h, s.box) for s in toks),
+                    sum(points[id(s)] for s in toks),
                     round(min((s.confidence for s in toks), default=EMPTY_CONFIDENCE), 4),
                 )
             archive = None
@@ -399,6 +415,7 @@ class Observer:
         gate: MotionGate | None = None,
         boxes: Boxes | None = None,
         reaches: bool = False,
+        heaps: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -417,6 +434,14 @@ class Observer:
         #: hence its lower threshold ``hand_conf``, chosen on development seeds; docs/vision.md).
         self.hands = None if hand_model == "detector" or boxes is not None else HandSegmenter(hand_model)
         self.hand_conf = hand_conf
+        #: The heap stage (vision/heaps.py): marbles the detector missed in a touching heap, found
+        #: again among its less sure boxes and on the frame with the marbles found painted over.
+        #: ``heaps=False`` turns it off (the benchmark measures both).
+        self.heaps = (
+            HeapFinder(self.zones, self._detect_at, conf) if heaps and self.detector is not None else None
+        )
+        #: The marbles the heap stage added to the last frame's detections.
+        self.last_heap_marbles: list[Detection] = []
         self._reaches = False
         self.reaches = reaches
         #: The homography (table mm -> frame px) and frame size of the last frame calibrated:
@@ -437,6 +462,11 @@ class Observer:
         #: Diagnostics of the last observed frame: seconds per stage, and the rectified image.
         self.timings: dict[str, float] = {}
         self.last_canon: np.ndarray | None = None
+
+    def _detect_at(self, canon: np.ndarray, conf: float) -> list[Detection]:
+        """The detector's boxes on a canonical image at a confidence (the heap stage's second pass)."""
+        assert self.detector is not None
+        return self.detector.detect(canon, conf=conf)
 
     @property
     def reaches(self) -> bool:
@@ -475,10 +505,11 @@ class Observer:
         return self.sight(frame, t, self.frames if frame_no is None else frame_no, seats)
 
     def detect(
-        self, frame: np.ndarray, frame_no: int | None = None
+        self, frame: np.ndarray, frame_no: int | None = None, seats: Sequence[int] | None = None
     ) -> tuple[np.ndarray, list[Detection], dict[str, Any]]:
         """Calibrate, rectify and detect: the homography, the detections and calibration notes
-        (``frame_no`` picks the known boxes of an observer given ``boxes``)."""
+        (``frame_no`` picks the known boxes of an observer given ``boxes``; ``seats`` overrides
+        the seats in play, whose rings the heap stage looks at)."""
         check_frame(frame, SUPPORTED_SIZES)
         t0 = time.perf_counter()
         cal = self.calibrator.update(frame)
@@ -494,18 +525,35 @@ class Observer:
             frame, canonical_from_image(cal.homography), CANON_SIZE, flags=cv2.INTER_LINEAR
         )
         t2 = time.perf_counter()
+        # One decoding at the lowest confidence any stage needs; greedy NMS lets no less sure box
+        # suppress a surer one, so the boxes kept at the pipeline's confidence are the same.
+        floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
         if self.hands is None:
-            dets = [
-                d
-                for d in self.detector.detect(canon, conf=min(self.conf, self.hand_conf))
-                if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)
-            ]
+            floor = min(floor, self.hand_conf)
+        raw = self.detector.detect(canon, conf=floor)
+        if self.hands is None:
+            dets = [d for d in raw if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)]
         else:
-            dets = [d for d in self.detector.detect(canon, conf=self.conf) if d.cls != "hand"]
+            dets = [d for d in raw if d.cls != "hand" and d.confidence >= self.conf]
         t3 = time.perf_counter()
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
+        mask, confidence = None, 0.0
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
+            self.timings["hands"] = time.perf_counter() - t3
+        self.last_heap_marbles = []
+        if self.heaps is not None:
+            t4 = time.perf_counter()
+            # zones under a hand are reported unseen: nothing to look for there
+            hidden = [b for b in [mask_box_mm(mask)] if b is not None] if mask is not None else []
+            hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
+            low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
+            in_play = self.seats if seats is None else tuple(seats)
+            self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
+            dets += self.last_heap_marbles
+            self.timings["heaps"] = time.perf_counter() - t4
+        if mask is not None:
+            t5 = time.perf_counter()
             self._last_hand_confidence = confidence
             self.last_network_mask = mask
             others: list[np.ndarray] = []
@@ -518,7 +566,7 @@ class Observer:
                     px = tuple(v * CANON_PX_PER_MM for v in box)
                     conf = confidence if cls == "hand" and confidence > 0 else 1.0
                     dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
-            self.timings["hands"] = time.perf_counter() - t3
+            self.timings["hands"] += time.perf_counter() - t5
         self.last_canon, self.last_detections = canon, dets
         return cal.homography, dets, notes
 
@@ -546,7 +594,7 @@ class Observer:
         seats: Sequence[int] | None = None,
     ) -> Sight:
         """One frame through every stage (no motion gating), each timed: the :class:`Sight`."""
-        h, dets, notes = self.detect(frame, frame_no)
+        h, dets, notes = self.detect(frame, frame_no, seats)
         t0 = time.perf_counter()
         obs = self.assembler.assemble(
             frame,

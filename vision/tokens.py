@@ -21,6 +21,14 @@ The measured disc is biased large (blur and the token's shadow; 1s median about 
 are the boxes; the split between 1s and 5s, :data:`VP_SPLIT_MM`, was calibrated on development
 frames (seeds 8,900,000+, 9,160,000+ and 9,260,000+ of the three benchmark conditions, never the
 benchmark's own) with both the committed detector and the fine-tune (docs/vision.md, "VP tokens").
+
+One token's size is weak evidence (a pale 1 on a pale mat shows no edge to measure, and a box
+alone is drawn at the size of the class the detector believes). The tokens of one frame are
+read together (:func:`token_values`): where they fall into two groups of clearly different
+colour (a 1 and a 5 are printed differently) whose sizes clearly differ, the larger group is the
+5s and the other the 1s, each group's size being the median of many tokens. Where the colours do
+not tell two groups apart (one value on the table, or a printing whose 1s and 5s look alike),
+each token's own size decides, as before.
 """
 
 from __future__ import annotations
@@ -48,6 +56,14 @@ OUTLIER_MM = 1.5
 MIN_INLIERS = 0.6
 #: Where a ray leaves the table: its colour distance to the table reaches this share of the ray's largest.
 EDGE_SHARE = 0.3
+#: Two groups of a frame's tokens are two printings when their colours (median CIELAB a*, b* of
+#: the token's middle, 8-bit units) are at least this far apart and more than twice as far as
+#: any token from its group's mean...
+PRINTING_APART = 15.0
+#: ... and their median sizes differ by at least this (mm).
+PRINTING_SIZE_MM = 1.5
+_CHROMA_RADII = np.arange(0.0, 7.01, 1.0)  # the token's middle, inside a 1's 9 mm radius
+_CHROMA_ANGLES = np.linspace(0, 2 * math.pi, 16, endpoint=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,3 +153,54 @@ def token_points(
 ) -> int:
     """1 or 5, from :func:`token_size`."""
     return 1 if token_size(frame, h_img, box) < VP_SPLIT_MM else 5
+
+
+def token_chroma(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]) -> np.ndarray:
+    """The colour of a token's middle without its brightness: median CIELAB a*, b* (8-bit units)
+    within 7 mm of ``center_mm`` (brightness varies with the lamp across the table, hue less)."""
+    cx, cy = center_mm
+    r = _CHROMA_RADII[:, None]
+    pts = np.stack([cx + r * np.cos(_CHROMA_ANGLES), cy + r * np.sin(_CHROMA_ANGLES)], axis=-1)
+    bgr = np.clip(_sample(frame, h_img, pts).reshape(1, -1, frame.shape[2])[..., :3], 0, 255).astype(np.uint8)
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB)[0].astype(np.float32)
+    return np.median(lab[:, 1:], axis=0)
+
+
+def two_groups(points: np.ndarray) -> np.ndarray | None:
+    """Labels 0/1 splitting ``points`` (n, d) into two well-separated groups (2-means from the
+    farthest pair; :data:`PRINTING_APART`), or None when they are not two groups."""
+    if len(points) < 2:
+        return None
+    dist = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    i, j = np.unravel_index(int(np.argmax(dist)), dist.shape)
+    centres = np.stack([points[i], points[j]])
+    labels = np.zeros(len(points), int)
+    for _ in range(10):
+        labels = np.argmin(np.linalg.norm(points[:, None] - centres[None], axis=-1), axis=1)
+        if labels.min() == labels.max():
+            return None
+        centres = np.stack([points[labels == k].mean(axis=0) for k in (0, 1)])
+    apart = float(np.linalg.norm(centres[0] - centres[1]))
+    spread = max(float(np.linalg.norm(points[labels == k] - centres[k], axis=1).max()) for k in (0, 1))
+    return labels if apart >= PRINTING_APART and apart > 2 * spread else None
+
+
+def token_values(
+    frame: np.ndarray | None, h_img: np.ndarray | None, boxes: list[tuple[float, float, float, float]]
+) -> list[int]:
+    """The values (1 or 5) of a frame's tokens (boxes in table mm), read together: by printing
+    where the colours split them into two groups of clearly different size, else each by its own
+    size (:func:`token_points`)."""
+    sizes = np.array([token_size(frame, h_img, b) for b in boxes])
+    values = [1 if s < VP_SPLIT_MM else 5 for s in sizes]
+    if frame is None or h_img is None or len(boxes) < 2:
+        return values
+    chroma = np.array([token_chroma(frame, h_img, ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)) for b in boxes])
+    groups = two_groups(chroma)
+    if groups is None:
+        return values
+    medians = [float(np.median(sizes[groups == k])) for k in (0, 1)]
+    if abs(medians[0] - medians[1]) < PRINTING_SIZE_MM:
+        return values
+    fives = int(medians[1] > medians[0])
+    return [5 if g == fives else 1 for g in groups]
