@@ -58,7 +58,7 @@ from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
 from vision.plausible import plausible
 from vision.reaches import reaches_of
-from vision.tokens import token_points, token_values
+from vision.tokens import LOW_TOKEN_CONF, missed_tokens, token_points, token_values
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -442,6 +442,11 @@ class Observer:
         )
         #: The marbles the heap stage added to the last frame's detections.
         self.last_heap_marbles: list[Detection] = []
+        #: VP tokens the detector was not sure of, kept from its less sure boxes where nothing
+        #: else can be (vision/tokens.py: missed_tokens); False: its confident boxes alone.
+        self.low_tokens = self.detector is not None
+        #: The tokens that stage added to the last frame's detections.
+        self.last_low_tokens: list[Detection] = []
         self._reaches = False
         self.reaches = reaches
         #: The homography (table mm -> frame px) and frame size of the last frame calibrated:
@@ -528,6 +533,8 @@ class Observer:
         # One decoding at the lowest confidence any stage needs; greedy NMS lets no less sure box
         # suppress a surer one, so the boxes kept at the pipeline's confidence are the same.
         floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
+        if self.low_tokens:
+            floor = min(floor, LOW_TOKEN_CONF)
         if self.hands is None:
             floor = min(floor, self.hand_conf)
         raw = self.detector.detect(canon, conf=floor)
@@ -552,6 +559,15 @@ class Observer:
             self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
             dets += self.last_heap_marbles
             self.timings["heaps"] = time.perf_counter() - t4
+        self.last_low_tokens = []
+        if self.low_tokens:
+            t6 = time.perf_counter()
+            in_play = self.seats if seats is None else tuple(seats)
+            low = [d for d in raw if d.cls in ("vp1", "vp5") and d.confidence < self.conf]
+            vp_zones = [self.zones.seat(s).vp for s in in_play]
+            self.last_low_tokens = missed_tokens(frame, cal.homography, dets, low, vp_zones)
+            dets += self.last_low_tokens
+            self.timings["tokens"] = time.perf_counter() - t6
         if mask is not None:
             t5 = time.perf_counter()
             self._last_hand_confidence = confidence

@@ -29,15 +29,25 @@ colour (a 1 and a 5 are printed differently) whose sizes clearly differ, the lar
 5s and the other the 1s, each group's size being the median of many tokens. Where the colours do
 not tell two groups apart (one value on the table, or a printing whose 1s and 5s look alike),
 each token's own size decides, as before.
+
+A token the detector is not sure of (:func:`missed_tokens`) is kept from below the pipeline's
+confidence, in the spirit of the heap stage (vision/heaps.py), only where nothing else can be: in
+the VP zone of a seat in play, overlapping no object kept, and standing out from the table
+round it (a box on bare mat is the detector's guess, not a token).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
+
+from vision.detect import Detection
+from vision.geometry import CANON_PX_PER_MM
+from vision.zones import Rect, inside
 
 #: The tokens' diameters (mm).
 TOKEN_MM: dict[int, float] = {1: 18.0, 5: 24.0}
@@ -64,6 +74,19 @@ PRINTING_APART = 15.0
 PRINTING_SIZE_MM = 1.5
 _CHROMA_RADII = np.arange(0.0, 7.01, 1.0)  # the token's middle, inside a 1's 9 mm radius
 _CHROMA_ANGLES = np.linspace(0, 2 * math.pi, 16, endpoint=False)
+#: A VP-token box this sure, below the pipeline's confidence, may be a token the detector missed
+#: (the heap stage's floor, vision/heaps.py: the detector is decoded once at it).
+LOW_TOKEN_CONF = 0.1
+#: ... when no round thing kept (marble or token) lies closer than this (mm; one_per_object's
+#: "one object" distance: two touching 1s are 18 mm apart) and no card box holds its centre ...
+TOKEN_APART_MM = 12.0
+#: ... and its box is of a token's size (mm, :func:`box_size`: a 1 is 18 mm, a 5 24, with a box's
+#: few mm of error; on development frames a 11 mm box at a VP zone's corner lay on no token) ...
+TOKEN_BOX_MM = (15.0, 28.0)
+#: ... and its middle differs from the table round it (CIELAB, 8-bit units: the medians within 7 mm
+#: of its centre and 14.5-16 mm out) by at least this. On development frames the missed tokens
+#: differed by 13-21, the boxes on bare mat by 0-7.3 (docs/vision.md, "Sixth round").
+TOKEN_CONTRAST = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,12 +181,67 @@ def token_points(
 def token_chroma(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]) -> np.ndarray:
     """The colour of a token's middle without its brightness: median CIELAB a*, b* (8-bit units)
     within 7 mm of ``center_mm`` (brightness varies with the lamp across the table, hue less)."""
+    return _lab(frame, h_img, center_mm, _CHROMA_RADII)[1:]
+
+
+def _lab(
+    frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float], radii: np.ndarray
+) -> np.ndarray:
+    """The median CIELAB (8-bit units) of the frame at ``radii`` (mm) round ``center_mm``."""
     cx, cy = center_mm
-    r = _CHROMA_RADII[:, None]
+    r = radii[:, None]
     pts = np.stack([cx + r * np.cos(_CHROMA_ANGLES), cy + r * np.sin(_CHROMA_ANGLES)], axis=-1)
     bgr = np.clip(_sample(frame, h_img, pts).reshape(1, -1, frame.shape[2])[..., :3], 0, 255).astype(np.uint8)
-    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB)[0].astype(np.float32)
-    return np.median(lab[:, 1:], axis=0)
+    return np.median(cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB)[0].astype(np.float32), axis=0)
+
+
+def token_contrast(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]) -> float:
+    """How much a token's middle differs from the table round it (CIELAB distance): a token
+    whose edge is too soft to measure (:func:`measure`) still differs there from bare mat."""
+    middle = _lab(frame, h_img, center_mm, _CHROMA_RADII)
+    return float(np.linalg.norm(middle - _lab(frame, h_img, center_mm, _TABLE_RING)))
+
+
+def missed_tokens(
+    frame: np.ndarray,
+    h_img: np.ndarray,
+    kept: Sequence[Detection],
+    low: Sequence[Detection],
+    rects: Sequence[Rect],
+) -> list[Detection]:
+    """The less sure VP-token boxes of ``low`` (canonical frame, at least :data:`LOW_TOKEN_CONF`)
+    to keep: of a token's size (:data:`TOKEN_BOX_MM`), centred in one of ``rects`` (the VP zones
+    of the seats in play), overlapping no
+    object of ``kept`` (:data:`TOKEN_APART_MM`, card boxes) and differing from the table round
+    them (:data:`TOKEN_CONTRAST`); surest first, each one kept counts as kept for the next."""
+
+    def mm(d: Detection) -> tuple[float, float, float, float]:
+        x1, y1, x2, y2 = (v / CANON_PX_PER_MM for v in d.box)
+        return x1, y1, x2, y2
+
+    def centre(b: tuple[float, float, float, float]) -> tuple[float, float]:
+        return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+
+    cards = [mm(d) for d in kept if d.cls in ("card", "card_band")]
+    round_things = [centre(mm(d)) for d in kept if d.cls.startswith("marble_") or d.cls in ("vp1", "vp5")]
+    added: list[Detection] = []
+    for d in sorted(low, key=lambda d: -d.confidence):
+        if d.cls not in ("vp1", "vp5") or d.confidence < LOW_TOKEN_CONF:
+            continue
+        c = centre(mm(d))
+        if not TOKEN_BOX_MM[0] <= box_size(mm(d)) <= TOKEN_BOX_MM[1]:
+            continue
+        if not any(inside(r, *c) for r in rects):
+            continue
+        if any(math.dist(c, k) < TOKEN_APART_MM for k in round_things):
+            continue
+        if any(b[0] <= c[0] <= b[2] and b[1] <= c[1] <= b[3] for b in cards):
+            continue
+        if token_contrast(frame, h_img, c) < TOKEN_CONTRAST:
+            continue
+        added.append(d)
+        round_things.append(c)
+    return added
 
 
 def two_groups(points: np.ndarray) -> np.ndarray | None:
