@@ -8,12 +8,17 @@ import cv2
 import numpy as np
 import pytest
 
+from vision.detect import Detection
+from vision.geometry import CANON_PX_PER_MM
 from vision.tokens import (
+    TOKEN_CONTRAST,
     TOKEN_MM,
     VP_SPLIT_MM,
     box_size,
     measure,
+    missed_tokens,
     token_chroma,
+    token_contrast,
     token_points,
     token_size,
     token_values,
@@ -133,3 +138,42 @@ def test_two_groups_splits_only_well_separated_points() -> None:
     assert two_groups(points).tolist() == [0, 0, 1, 1, 1]
     assert two_groups(np.array([[120.0, 130.0], [125.0, 131.0], [128.0, 129.0]])) is None
     assert two_groups(points[:1]) is None
+
+
+TINTED_ONE = (150, 200, 235)  # a 1 that differs from the mat, whatever its edge
+
+
+def _det(cls: str, conf: float, c: tuple[float, float], size: float) -> Detection:
+    x1, y1, x2, y2 = (v * CANON_PX_PER_MM for v in _at(c, size))
+    return Detection(cls, conf, (x1, y1, x2, y2))  # type: ignore[arg-type]
+
+
+def test_a_less_sure_token_box_is_kept_only_where_nothing_else_can_be() -> None:
+    """The detector's less sure VP boxes (0.1-0.35) are kept in a VP zone of a seat in play when
+    of a token's size, on no object kept, and standing out from the table; a box on bare mat, on a
+    token kept, outside the zones, of no token's size or below 0.1 is not a token."""
+    zone = (0.0, 0.0, 150.0, 110.0)
+    frame = _printed(
+        [
+            ((20.0, 20.0), 24.0, PURPLE_FIVE),
+            ((60.0, 20.0), 18.0, TINTED_ONE),
+            ((100.0, 80.0), 18.0, TINTED_ONE),
+            ((130.0, 25.0), 18.0, TINTED_ONE),
+        ]
+    )
+    assert token_contrast(frame, H_TOP, (60.0, 20.0)) >= TOKEN_CONTRAST
+    assert token_contrast(frame, H_TOP, (60.0, 80.0)) < TOKEN_CONTRAST  # bare mat
+    kept = [_det("vp5", 0.9, (20.0, 20.0), 24.0)]
+    missed = _det("vp5", 0.2, (60.0, 20.0), 21.0)
+    low = [
+        missed,
+        _det("vp1", 0.3, (60.0, 80.0), 19.0),  # bare mat
+        _det("vp1", 0.3, (24.0, 22.0), 19.0),  # on the 5 kept
+        _det("vp1", 0.3, (100.0, 80.0), 11.0),  # a token, but no token's size
+        _det("vp1", 0.05, (130.0, 25.0), 19.0),  # a token, but too unsure
+    ]
+    assert missed_tokens(frame, H_TOP, kept, low, [zone]) == [missed]
+    assert missed_tokens(frame, H_TOP, kept, low, [(0.0, 60.0, 150.0, 50.0)]) == []  # not its zone
+    # two boxes on one token: the surer is kept, the other overlaps it
+    twin = _det("vp1", 0.15, (61.0, 21.0), 19.0)
+    assert missed_tokens(frame, H_TOP, kept, [twin, missed], [zone]) == [missed]
