@@ -169,6 +169,7 @@ def test_a_less_sure_token_box_is_kept_only_where_nothing_else_can_be() -> None:
         missed,
         _det("vp1", 0.3, (60.0, 80.0), 19.0),  # bare mat
         _det("vp1", 0.3, (24.0, 22.0), 19.0),  # on the 5 kept
+        _det("vp1", 0.3, (34.3, 20.0), 18.0),  # on the 5's rim: 14.3 mm off, more than 12, still on it
         _det("vp1", 0.3, (100.0, 80.0), 11.0),  # a token, but no token's size
         _det("vp1", 0.05, (130.0, 25.0), 19.0),  # a token, but too unsure
     ]

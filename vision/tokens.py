@@ -77,9 +77,10 @@ _CHROMA_ANGLES = np.linspace(0, 2 * math.pi, 16, endpoint=False)
 #: A VP-token box this sure, below the pipeline's confidence, may be a token the detector missed
 #: (the heap stage's floor, vision/heaps.py: the detector is decoded once at it).
 LOW_TOKEN_CONF = 0.1
-#: ... when no round thing kept (marble or token) lies closer than this (mm; one_per_object's
-#: "one object" distance: two touching 1s are 18 mm apart) and no card box holds its centre ...
-TOKEN_APART_MM = 12.0
+#: ... when it overlaps no round thing kept (marble or token): their centres are at least this
+#: share of the sum of their radii apart (the heap stage's 0.75, vision/heaps.py; a box on a
+#: player mat's corner 14 mm from a 5 kept was refused so), and no card box holds its centre ...
+TOKEN_APART = 0.75
 #: ... and its box is of a token's size (mm, :func:`box_size`: a 1 is 18 mm, a 5 24, with a box's
 #: few mm of error; on development frames a 11 mm box at a VP zone's corner lay on no token) ...
 TOKEN_BOX_MM = (15.0, 28.0)
@@ -212,7 +213,7 @@ def missed_tokens(
     """The less sure VP-token boxes of ``low`` (canonical frame, at least :data:`LOW_TOKEN_CONF`)
     to keep: of a token's size (:data:`TOKEN_BOX_MM`), centred in one of ``rects`` (the VP zones
     of the seats in play), overlapping no
-    object of ``kept`` (:data:`TOKEN_APART_MM`, card boxes) and differing from the table round
+    object of ``kept`` (:data:`TOKEN_APART`, card boxes) and differing from the table round
     them (:data:`TOKEN_CONTRAST`); surest first, each one kept counts as kept for the next."""
 
     def mm(d: Detection) -> tuple[float, float, float, float]:
@@ -223,24 +224,28 @@ def missed_tokens(
         return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
 
     cards = [mm(d) for d in kept if d.cls in ("card", "card_band")]
-    round_things = [centre(mm(d)) for d in kept if d.cls.startswith("marble_") or d.cls in ("vp1", "vp5")]
+    round_things = [
+        (centre(mm(d)), box_size(mm(d)) / 2)
+        for d in kept
+        if d.cls.startswith("marble_") or d.cls in ("vp1", "vp5")
+    ]
     added: list[Detection] = []
     for d in sorted(low, key=lambda d: -d.confidence):
         if d.cls not in ("vp1", "vp5") or d.confidence < LOW_TOKEN_CONF:
             continue
-        c = centre(mm(d))
-        if not TOKEN_BOX_MM[0] <= box_size(mm(d)) <= TOKEN_BOX_MM[1]:
+        c, r = centre(mm(d)), box_size(mm(d)) / 2
+        if not TOKEN_BOX_MM[0] <= 2 * r <= TOKEN_BOX_MM[1]:
             continue
         if not any(inside(r, *c) for r in rects):
             continue
-        if any(math.dist(c, k) < TOKEN_APART_MM for k in round_things):
+        if any(math.dist(c, k) < TOKEN_APART * (r + rk) for k, rk in round_things):
             continue
         if any(b[0] <= c[0] <= b[2] and b[1] <= c[1] <= b[3] for b in cards):
             continue
         if token_contrast(frame, h_img, c) < TOKEN_CONTRAST:
             continue
         added.append(d)
-        round_things.append(c)
+        round_things.append((c, r))
     return added
 
 
