@@ -50,8 +50,8 @@ def camera_still(source: str, frames: int = SETTLE_FRAMES) -> np.ndarray:
     be opened or gives no frame is refused (422) naming it."""
     try:
         feed = open_source(source)
-    except (LiveError, VisionError) as exc:
-        raise QuestionRefused(422, f"spread: camera {source!r}: {exc}") from exc
+    except (LiveError, VisionError) as exc:  # the message names the source already
+        raise QuestionRefused(422, f"spread: {exc}") from exc
     last: np.ndarray | None = None
     try:
         for n, frame in enumerate(feed.frames(), start=1):
