@@ -972,26 +972,39 @@ def enrol(
     return f"{enrolled.summary()}\nmodel: {target} (read with --model / --workbench-model)"
 
 
+def _dataset_arguments(p: argparse.ArgumentParser, name: str, train: int, val: int) -> None:
+    """A dataset command's options: its folder (``DATA/name``), its sizes and its shard."""
+    p.add_argument("--out", type=Path, default=LOCATIONS.data / name)
+    p.add_argument("--train", type=int, default=train)
+    p.add_argument("--val", type=int, default=val)
+    p.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
+
+
+def _train_arguments(p: argparse.ArgumentParser, name: str, threads: int, init: str) -> None:
+    """A training command's options: its data (``DATA/name``), its run (``RUNS/name``), the recipe."""
+    p.add_argument("--data", type=Path, default=LOCATIONS.data / name)
+    p.add_argument("--run", type=Path, default=LOCATIONS.runs / name)
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--threads", type=int, default=threads)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--init", type=Path, default=None, help=init)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m vision.training.workbench", description=__doc__.split("\n")[0]
     )
     sub = p.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("dataset", help="render square crops (resumable)")
-    d.add_argument("--out", type=Path, default=LOCATIONS.data / "workbench")
-    d.add_argument("--train", type=int, default=1600)
-    d.add_argument("--val", type=int, default=120)
-    d.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
-    t = sub.add_parser("train", help="train the square network (--resume continues)")
-    t.add_argument("--data", type=Path, default=LOCATIONS.data / "workbench")
-    t.add_argument("--run", type=Path, default=LOCATIONS.runs / "workbench")
-    t.add_argument("--epochs", type=int, default=12)
-    t.add_argument("--batch", type=int, default=128)
-    t.add_argument("--lr", type=float, default=3e-3)
-    t.add_argument("--threads", type=int, default=2)
-    t.add_argument("--resume", action="store_true")
-    t.add_argument(
-        "--init", type=Path, default=None, help="start from these weights (a .pt state or an exported .onnx)"
+    _dataset_arguments(
+        sub.add_parser("dataset", help="render square crops (resumable)"), "workbench", 1600, 120
+    )
+    _train_arguments(
+        sub.add_parser("train", help="train the square network (--resume continues)"),
+        "workbench",
+        threads=2,
+        init="start from these weights (a .pt state or an exported .onnx)",
     )
     c = sub.add_parser("enrol-check", help="check a folder of the table's own tile photos")
     c.add_argument("folder", type=Path)
@@ -1017,21 +1030,17 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--weights", type=Path, default=None, help="default RUNS/workbench(-damage)/best.pt")
     e.add_argument("--out", type=Path, default=None)
     e.add_argument("--damage", action="store_true", help="the Damage network")
-    dd = sub.add_parser("damage-dataset", help="render Damage token crops (resumable)")
-    dd.add_argument("--out", type=Path, default=LOCATIONS.data / "workbench-damage")
-    dd.add_argument("--train", type=int, default=600)
-    dd.add_argument("--val", type=int, default=40)
-    dd.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
-    dt = sub.add_parser("damage-train", help="train the Damage network (--resume continues)")
-    dt.add_argument("--data", type=Path, default=LOCATIONS.data / "workbench-damage")
-    dt.add_argument("--run", type=Path, default=LOCATIONS.runs / "workbench-damage")
-    dt.add_argument("--epochs", type=int, default=12)
-    dt.add_argument("--batch", type=int, default=128)
-    dt.add_argument("--lr", type=float, default=3e-3)
-    dt.add_argument("--threads", type=int, default=1)
-    dt.add_argument("--resume", action="store_true")
-    dt.add_argument(
-        "--init", type=Path, default=None, help="start the body from this model (e.g. models/workbench.onnx)"
+    _dataset_arguments(
+        sub.add_parser("damage-dataset", help="render Damage token crops (resumable)"),
+        "workbench-damage",
+        600,
+        40,
+    )
+    _train_arguments(
+        sub.add_parser("damage-train", help="train the Damage network (--resume continues)"),
+        "workbench-damage",
+        threads=1,
+        init="start the body from this model (e.g. models/workbench.onnx)",
     )
     a = p.parse_args(argv)
     try:
@@ -1048,7 +1057,7 @@ def main(argv: list[str] | None = None) -> int:
             print(load_tiles(a.folder).summary())
         elif a.cmd == "enrol":
             print(enrol(a.folder, a.out, a.scenes, a.val, a.epochs, a.lr, a.threads, a.init, a.model_out))
-        elif a.cmd == "damage-train":
+        elif a.cmd in ("train", "damage-train"):
             best = train(
                 a.data / "train",
                 a.data / "val",
@@ -1059,20 +1068,7 @@ def main(argv: list[str] | None = None) -> int:
                 a.resume,
                 a.threads,
                 init=a.init,
-                task=DAMAGE,
-            )
-            print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
-        elif a.cmd == "train":
-            best = train(
-                a.data / "train",
-                a.data / "val",
-                a.run,
-                a.epochs,
-                a.batch,
-                a.lr,
-                a.resume,
-                a.threads,
-                init=a.init,
+                task=DAMAGE if a.cmd == "damage-train" else SQUARES,
             )
             print("best " + " ".join(f"{k} {v:.4f}" for k, v in best.items()))
         else:
