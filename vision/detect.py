@@ -15,7 +15,7 @@ import numpy as np
 
 from vision.errors import FrameError, ModelFileError
 from vision.frames import native_stderr
-from vision.geometry import CANON_SIZE, CLASSES
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, CLASSES
 from vision.paths import LOCATIONS
 
 #: Runtimes for the ONNX export, the shipped one first: OpenVINO measured fastest on this CPU
@@ -43,6 +43,18 @@ class Detection:
     @property
     def center(self) -> tuple[float, float]:
         return ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
+
+    @property
+    def box_mm(self) -> tuple[float, float, float, float]:
+        """The box in table millimetres (the canonical frame is the table at a fixed scale)."""
+        x1, y1, x2, y2 = (v / CANON_PX_PER_MM for v in self.box)
+        return x1, y1, x2, y2
+
+    @property
+    def center_mm(self) -> tuple[float, float]:
+        """The box's centre in table millimetres."""
+        cx, cy = self.center
+        return cx / CANON_PX_PER_MM, cy / CANON_PX_PER_MM
 
 
 def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> list[int]:

@@ -58,11 +58,6 @@ def marble_zones(zones: Zones, seats: Sequence[int] | None = None) -> list[Rect]
     return [sz.ring for sz in zones.seats if seats is None or sz.seat in seats]
 
 
-def _center_mm(d: Detection) -> tuple[float, float]:
-    cx, cy = d.center
-    return cx / CANON_PX_PER_MM, cy / CANON_PX_PER_MM
-
-
 def _in_zones(rects: Sequence[Rect], c: tuple[float, float]) -> bool:
     return any(inside(r, *c) for r in rects)
 
@@ -176,13 +171,19 @@ class HeapFinder:
             for r in marble_zones(self.zones, seats)
             if not any(overlaps(r, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in hidden)
         ]
-        kept = [_center_mm(d) for d in detections if d.cls.startswith("marble_")]
-        added: list[Detection] = []
-        for d in sorted(low, key=lambda d: -d.confidence):
-            c = _center_mm(d)
-            if d.cls.startswith("marble_") and _in_zones(rects, c) and _fits(c, kept, in_heap=True):
-                kept.append(c)
-                added.append(d)
+        kept = [d.center_mm for d in detections if d.cls.startswith("marble_")]
+
+        def keep(candidates: Sequence[Detection]) -> list[Detection]:
+            """The marble boxes of ``candidates`` that fit, surest first; each counts as kept for the next."""
+            taken = []
+            for d in sorted(candidates, key=lambda d: -d.confidence):
+                c = d.center_mm
+                if d.cls.startswith("marble_") and _in_zones(rects, c) and _fits(c, kept, in_heap=True):
+                    kept.append(c)
+                    taken.append(d)
+            return taken
+
+        added = keep(low)
         self.last["physics"] = len(added)
         peeled = canon.copy()
         self.last_leftovers = []
@@ -202,10 +203,6 @@ class HeapFinder:
         if not self.last_leftovers:
             return added
         self.last["second_pass"] = 1
-        for d in sorted(self.detect(peeled, self.conf), key=lambda d: -d.confidence):
-            c = _center_mm(d)
-            if d.cls.startswith("marble_") and _in_zones(rects, c) and _fits(c, kept, in_heap=True):
-                kept.append(c)
-                added.append(d)
-                self.last["peeled"] += 1
-        return added
+        found = keep(self.detect(peeled, self.conf))
+        self.last["peeled"] = len(found)
+        return added + found

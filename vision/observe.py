@@ -107,7 +107,7 @@ class Seen:
     @classmethod
     def of(cls, d: Detection) -> Seen:
         """A canonical-frame detection in table millimetres."""
-        x1, y1, x2, y2 = (v / CANON_PX_PER_MM for v in d.box)
+        x1, y1, x2, y2 = d.box_mm
         return cls(d.cls, d.confidence, ((x1 + x2) / 2, (y1 + y2) / 2), (x1, y1, x2, y2))
 
 
@@ -548,6 +548,7 @@ class Observer:
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
             self.timings["hands"] = time.perf_counter() - t3
+        in_play = self.seats if seats is None else tuple(seats)
         self.last_heap_marbles = []
         if self.heaps is not None:
             t4 = time.perf_counter()
@@ -555,14 +556,12 @@ class Observer:
             hidden = [b for b in [mask_box_mm(mask)] if b is not None] if mask is not None else []
             hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
             low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
-            in_play = self.seats if seats is None else tuple(seats)
             self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
             dets += self.last_heap_marbles
             self.timings["heaps"] = time.perf_counter() - t4
         self.last_low_tokens = []
         if self.low_tokens:
             t6 = time.perf_counter()
-            in_play = self.seats if seats is None else tuple(seats)
             low = [d for d in raw if d.cls in ("vp1", "vp5") and d.confidence < self.conf]
             vp_zones = [self.zones.seat(s).vp for s in in_play]
             self.last_low_tokens = missed_tokens(frame, cal.homography, dets, low, vp_zones)

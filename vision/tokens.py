@@ -46,7 +46,6 @@ import cv2
 import numpy as np
 
 from vision.detect import Detection
-from vision.geometry import CANON_PX_PER_MM
 from vision.zones import Rect, inside
 
 #: The tokens' diameters (mm).
@@ -216,16 +215,12 @@ def missed_tokens(
     object of ``kept`` (:data:`TOKEN_APART`, card boxes) and differing from the table round
     them (:data:`TOKEN_CONTRAST`); surest first, each one kept counts as kept for the next."""
 
-    def mm(d: Detection) -> tuple[float, float, float, float]:
-        x1, y1, x2, y2 = (v / CANON_PX_PER_MM for v in d.box)
-        return x1, y1, x2, y2
-
     def centre(b: tuple[float, float, float, float]) -> tuple[float, float]:
         return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
 
-    cards = [mm(d) for d in kept if d.cls in ("card", "card_band")]
+    cards = [d.box_mm for d in kept if d.cls in ("card", "card_band")]
     round_things = [
-        (centre(mm(d)), box_size(mm(d)) / 2)
+        (centre(d.box_mm), box_size(d.box_mm) / 2)
         for d in kept
         if d.cls.startswith("marble_") or d.cls in ("vp1", "vp5")
     ]
@@ -233,10 +228,11 @@ def missed_tokens(
     for d in sorted(low, key=lambda d: -d.confidence):
         if d.cls not in ("vp1", "vp5") or d.confidence < LOW_TOKEN_CONF:
             continue
-        c, r = centre(mm(d)), box_size(mm(d)) / 2
+        box = d.box_mm
+        c, r = centre(box), box_size(box) / 2
         if not TOKEN_BOX_MM[0] <= 2 * r <= TOKEN_BOX_MM[1]:
             continue
-        if not any(inside(r, *c) for r in rects):
+        if not any(inside(zone, *c) for zone in rects):
             continue
         if any(math.dist(c, k) < TOKEN_APART * (r + rk) for k, rk in round_things):
             continue
