@@ -12,6 +12,7 @@ pipeline; the CPU time (all of the process's threads together) does not, and its
 one otherwise idle core would sustain, a lower bound for two cores.
 
     .venv/bin/python benchmarks/fps.py [--frames 10] [--repeats 3] [--size 1280x720] [--condition own]
+        [--no-heaps | --whole-frame-pass]
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="without the heap stage (vision/heaps.py), to time what it costs",
     )
+    ap.add_argument(
+        "--whole-frame-pass",
+        action="store_true",
+        help="the heap stage's second detector pass on the whole frame, not on ring crops (before round 7)",
+    )
     args = ap.parse_args(argv)
     if args.frames < 1 or args.repeats < 1:
         print("error: --frames and --repeats must be at least 1")
@@ -61,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [first + 2 * i + (0 if even else 1) for i in range(args.frames)]
     settings = replace(settings, empty_table=args.empty_table)
     scenes = [scene_for_seed(s, settings, faces() if faces else None) for s in seeds]
-    observer = Observer(reaches=True, heaps=not args.no_heaps)
+    observer = Observer(reaches=True, heaps=not args.no_heaps, ring_pass=not args.whole_frame_pass)
     second_passes = 0
     walls, cpus = [], []
     arm_walls, arm_cpus = [], []  # Observer.arms: a frame the gate drops, read for the arms alone
@@ -95,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no frame could be calibrated")
         return 2
     wall, cpu = statistics.median(walls), statistics.median(cpus)
+    where = "ring crops" if observer.ring_detector is not None else "the whole frame"
     heaps = (
-        ", heap stage off" if args.no_heaps else f"; heap stage: a second detector pass in {second_passes}"
+        ", heap stage off"
+        if args.no_heaps
+        else f"; heap stage: a second detector pass (on {where}) in {second_passes}"
     )
     print(
         f"\nfps ({args.condition}, {args.size}, {len(walls)} observations of {len(scenes)} tables"

@@ -191,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         help="give the pipeline each table's empty view (occlusion stage, vision/occlusion.py) and "
         "compare with the hand network alone",
     )
+    ap.add_argument(
+        "--whole-frame-pass",
+        action="store_true",
+        help="the heap stage's second detector pass on the whole frame, not on ring crops (before round 7)",
+    )
     args = ap.parse_args(argv)
     args.model = args.model or Settings.from_env().detector_file()
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
@@ -217,7 +222,13 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"vision benchmark: {args.frames} frames, model {args.model}, {os.cpu_count()} CPU cores, "
         f"load average {os.getloadavg()[0]:.1f} at the start"
     )
-    observer = Observer(args.model, color_stage=True, hand_model=args.hand_model, enrol_dir=enrol_dir)
+    observer = Observer(
+        args.model,
+        color_stage=True,
+        hand_model=args.hand_model,
+        enrol_dir=enrol_dir,
+        ring_pass=not args.whole_frame_pass,
+    )
     det = observer.detector
     colors = MarbleColors()
     oracle = Assembler(observer.zones, observer.identifier, colors)
@@ -548,7 +559,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"  exactly right before the heap stage and reading the tokens together (each token by its "
         f"own size) {exact_before}; tokens together, no heap stage {exact_no_heaps}; both (shipped) "
         f"{exact}; marbles the heap stage (vision/heaps.py) added {heap_added}, a second detector "
-        f"pass in {heap_passes} frames"
+        f"pass (on {'ring crops' if observer.ring_detector is not None else 'the whole frame'}) in "
+        f"{heap_passes} frames"
     )
     print(
         f"  marbles the pipeline kept (after the heap stage, IoU >= 0.5): in touching heaps "

@@ -4,18 +4,21 @@ where no marble is."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.detect import Detection
+from vision.detect import Detection, default_model
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM
-from vision.heaps import APART_MM, HeapFinder, leftovers, marble_zones, peel
+from vision.heaps import APART_MM, RING_CROP_PX, HeapFinder, leftovers, marble_zones, peel
 from vision.observe import Observer
 from vision.training.evaluate import content, scene_for_seed
 from vision.training.synth import RenderedScene, RenderSettings
-from vision.zones import default_zones
+from vision.zones import Rect, default_zones
 
 ZONES = default_zones()
 RING = ZONES.seat(0).ring
@@ -24,20 +27,21 @@ MAT = (170, 190, 205)
 COLOURS = [(40, 40, 200), (200, 120, 30), (30, 30, 30), (40, 200, 230)]
 
 
-def _heap() -> list[tuple[float, float]]:
-    """Seven touching marbles (a hexagon round one) in the middle of seat 0's ring (mm)."""
-    cx, cy = RING[0] + RING[2] / 2, RING[1] + RING[3] / 2
+def _heap(ring: Rect = RING) -> list[tuple[float, float]]:
+    """Seven touching marbles (a hexagon round one) in the middle of a ring (mm; seat 0's)."""
+    cx, cy = ring[0] + ring[2] / 2, ring[1] + ring[3] / 2
     d = MARBLE_MM + 0.2
     return [(cx, cy)] + [
         (cx + d * math.cos(k * math.pi / 3), cy + d * math.sin(k * math.pi / 3)) for k in range(6)
     ]
 
 
-def _canvas(centres: list[tuple[float, float]]) -> np.ndarray:
-    """A canonical frame: the table, seat 0's ring zone in the mat's colour, marbles drawn on it."""
+def _canvas(centres: list[tuple[float, float]], rings: Sequence[Rect] = (RING,)) -> np.ndarray:
+    """A canonical frame: the table, ring zones (seat 0's) in the mat's colour, marbles drawn on it."""
     img = np.full((CANON_SIZE[1], CANON_SIZE[0], 3), TABLE, np.uint8)
-    x, y, w, h = (round(v * CANON_PX_PER_MM) for v in RING)
-    img[y : y + h, x : x + w] = MAT
+    for ring in rings:
+        x, y, w, h = (round(v * CANON_PX_PER_MM) for v in ring)
+        img[y : y + h, x : x + w] = MAT
     for i, (mx, my) in enumerate(centres):
         c = (round(mx * CANON_PX_PER_MM), round(my * CANON_PX_PER_MM))
         cv2.circle(img, c, round(MARBLE_MM / 2 * CANON_PX_PER_MM), COLOURS[i % 4], -1, cv2.LINE_AA)
@@ -52,20 +56,24 @@ def _box(c: tuple[float, float], conf: float, cls: str = "marble_red") -> Detect
 
 class LikeTheDetector:
     """A stand-in detector that, like the real one, finds a marble lying apart but none inside a
-    heap: one box per blob of one marble's size that differs from the mat; counts its calls."""
+    heap: one box per blob of one marble's size that differs from the mat and the table, in the
+    pixels of the image it is given (the whole frame or a crop); counts its calls and their sizes."""
 
     def __init__(self) -> None:
         self.calls = 0
+        self.shapes: list[tuple[int, ...]] = []
 
-    def __call__(self, canon: np.ndarray, conf: float) -> list[Detection]:
+    def __call__(self, image: np.ndarray, conf: float) -> list[Detection]:
         self.calls += 1
-        x, y, w, h = (round(v * CANON_PX_PER_MM) for v in RING)
-        sub = canon[y : y + h, x : x + w].astype(np.float32)
-        differs = (np.linalg.norm(sub - np.array(MAT, np.float32), axis=2) > 40).astype(np.uint8)
-        _, _, stats, cents = cv2.connectedComponentsWithStats(differs)
+        self.shapes.append(image.shape)
+        sub = image.astype(np.float32)
+        differs = np.ones(sub.shape[:2], bool)
+        for colour in (MAT, TABLE):
+            differs &= np.linalg.norm(sub - np.array(colour, np.float32), axis=2) > 40
+        _, _, stats, cents = cv2.connectedComponentsWithStats(differs.astype(np.uint8))
         one = math.pi * (MARBLE_MM / 2 * CANON_PX_PER_MM) ** 2
         return [
-            _box(((x + cx) / CANON_PX_PER_MM, (y + cy) / CANON_PX_PER_MM), 0.9)
+            _box((cx / CANON_PX_PER_MM, cy / CANON_PX_PER_MM), 0.9)
             for (cx, cy), area in zip(cents[1:], stats[1:, cv2.CC_STAT_AREA], strict=True)
             if 0.6 * one <= area <= 1.4 * one
         ]
@@ -140,6 +148,66 @@ def test_a_heap_under_a_hand_is_left_alone() -> None:
     assert finder.find(_canvas(heap), [_box(c, 0.9) for c in heap[1:]], [], hidden=[hand]) == []
     assert detect.calls == 0
     assert len(finder.find(_canvas(heap), [_box(c, 0.9) for c in heap[1:]], [])) == 1
+
+
+def test_the_second_pass_looks_at_a_crop_round_the_ring_and_maps_its_boxes_back() -> None:
+    """With a ring-sized detector the second pass runs on a crop round the ring where something is
+    left, never on the whole frame, and finds the same marble at the same frame pixels."""
+    heap = _heap()
+    canon = _canvas(heap)
+    first = [_box(c, 0.9) for c in heap[1:]]
+    whole, ring = LikeTheDetector(), LikeTheDetector()
+    [on_whole] = HeapFinder(ZONES, whole).find(canon, first, [])
+    unused = LikeTheDetector()
+    finder = HeapFinder(ZONES, unused, detect_ring=ring)
+    [on_crop] = finder.find(canon, first, [])
+    assert ring.shapes == [(RING_CROP_PX, RING_CROP_PX, 3)] and unused.calls == 0
+    assert on_crop.cls == on_whole.cls and on_crop.box == pytest.approx(on_whole.box, abs=1e-9)
+    assert math.dist(on_crop.center_mm, heap[0]) < 2.0
+    assert finder.last == {"physics": 0, "peeled": 1, "second_pass": 1}
+
+
+def test_a_ring_at_the_frame_edge_gets_a_whole_crop_inside_the_frame() -> None:
+    """A ring in a corner of the frame: its crop is moved inside the frame, still a whole
+    ``RING_CROP_PX`` square, and the marble's box comes back in frame pixels."""
+    w_mm, h_mm = CANON_SIZE[0] / CANON_PX_PER_MM, CANON_SIZE[1] / CANON_PX_PER_MM
+    corners: list[Rect] = [(0.0, h_mm - 100.0, 100.0, 100.0), (w_mm - 100.0, 0.0, 100.0, 100.0)]
+    seats = tuple(replace(sz, ring=r) for sz, r in zip(ZONES.seats, corners, strict=False))
+    zones = replace(ZONES, seats=seats + ZONES.seats[2:])
+    heaps = [_heap(r) for r in corners]
+    canon = _canvas(heaps[0] + heaps[1], corners)
+    ring = LikeTheDetector()
+    finder = HeapFinder(zones, LikeTheDetector(), detect_ring=ring)
+    added = finder.find(canon, [_box(c, 0.9) for h in heaps for c in h[1:]], [], seats=(0, 1))
+    assert ring.shapes == [(RING_CROP_PX, RING_CROP_PX, 3)] * 2
+    assert len(added) == 2
+    for heap in heaps:  # each heap's middle marble, found in its own ring's crop
+        assert min(math.dist(a.center_mm, heap[0]) for a in added) < 2.0
+    assert finder.last["second_pass"] == 2
+
+
+def test_the_observer_runs_the_ring_pass_with_the_committed_model_else_the_whole_frame(
+    tmp_path: Path,
+) -> None:
+    """The committed export takes any input size: the Observer loads it a second time at the ring
+    crop's. A file exported at one fixed size (as before round 7) cannot: the second pass then
+    covers the whole frame, as it did; ``ring_pass=False`` asks for that too."""
+    import onnx
+
+    ring = Observer(seats=(0, 1))
+    assert ring.ring_detector is not None and ring.ring_detector.input_hw == (RING_CROP_PX, RING_CROP_PX)
+    assert ring.heaps is not None and ring.heaps.detect_ring is not None
+    whole = Observer(seats=(0, 1), ring_pass=False)
+    assert whole.ring_detector is None and whole.heaps is not None and whole.heaps.detect_ring is None
+    model = onnx.load(str(default_model()))
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    for dim, size in zip(dims, (1, 3, CANON_SIZE[1], CANON_SIZE[0]), strict=True):
+        dim.dim_value = size  # the input pinned to the canonical frame: a fixed-size export
+    fixed = tmp_path / "fixed.onnx"
+    onnx.save(model, str(fixed))
+    old = Observer(fixed, seats=(0, 1))
+    assert old.detector is not None and old.detector.input_hw == (CANON_SIZE[1], CANON_SIZE[0])
+    assert old.ring_detector is None and old.heaps is not None and old.heaps.detect_ring is None
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,10 @@ import pytest
 
 from referee.app.settings import Settings
 from referee.observation import Observation
-from vision.detect import BACKENDS, Detector
+from vision.detect import BACKENDS, Detection, Detector
 from vision.errors import FrameError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, rectify
+from vision.heaps import RING_CROP_PX
 from vision.motion import MotionGate
 from vision.observe import Observer
 from vision.training.evaluate import Tally, content, differences, iou, match, scene_for_seed
@@ -142,6 +143,39 @@ def test_every_backend_finds_the_same_objects() -> None:
                 r.cls == d.cls and max(abs(a - b) for a, b in zip(r.box, d.box, strict=True)) < 1.0
                 for r in reference
             ), (backend, d)
+
+
+def test_every_backend_runs_the_committed_file_on_a_ring_crop_too() -> None:
+    """``vision export`` writes one file of any input size: every backend loads it at the heap
+    stage's ring crop (vision/heaps.py) and finds the same marbles there as on the whole frame."""
+    scene = scene_for_seed(9_000_001)
+    canon = rectify(scene.image, scene.homography)
+    x0, y0 = 300, 400  # a crop round seat 0's ring (328-408, 445-525 px)
+    crop = np.ascontiguousarray(canon[y0 : y0 + RING_CROP_PX, x0 : x0 + RING_CROP_PX])
+    inner = (x0 + 16, y0 + 16, x0 + RING_CROP_PX - 16, y0 + RING_CROP_PX - 16)  # clear of the crop's edge
+
+    def marbles(dets: list[Detection], dx: int, dy: int) -> list[tuple[str, tuple[float, ...]]]:
+        boxes = [(d.cls, (d.box[0] + dx, d.box[1] + dy, d.box[2] + dx, d.box[3] + dy)) for d in dets]
+        return sorted(
+            (c, b)
+            for c, b in boxes
+            if c.startswith("marble_")
+            and inner[0] < b[0]
+            and b[2] < inner[2]
+            and inner[1] < b[1]
+            and b[3] < inner[3]
+        )
+
+    whole = marbles(Detector(detector_file()).detect(canon, conf=0.35), 0, 0)
+    assert len(whole) >= 3  # the ring's marbles
+    for backend in BACKENDS:
+        det = Detector(detector_file(), backend, input_hw=(RING_CROP_PX, RING_CROP_PX))
+        got = marbles(det.detect(crop, conf=0.35), x0, y0)
+        assert [c for c, _ in got] == [c for c, _ in whole], backend
+        for (_, a), (_, b) in zip(got, whole, strict=True):  # the same marble, within 2 px
+            assert max(abs(u - v) for u, v in zip(a, b, strict=True)) < 2.0, backend
+        with pytest.raises(FrameError, match="canonical image"):
+            det.detect(canon)
 
 
 def test_detector_refuses_a_wrong_canonical_size() -> None:

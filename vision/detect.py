@@ -1,8 +1,10 @@
 """Torch-free detector inference on the rectified table (OpenVINO, onnxruntime or OpenCV DNN).
 
-The ONNX export takes the canonical 960 × 608 table image; its output is ultralytics' raw head
-(1, 4 + classes, anchors). Decoding and non-maximum suppression are done here in numpy so that
-inference needs neither torch nor ultralytics.
+The ONNX export (``vision export``) takes an image of any size, the 960 × 608 canonical table
+image or a crop of it; its output is ultralytics' raw head (1, 4 + classes, anchors). A
+:class:`Detector` is loaded for one input size (the whole frame by default). Decoding and
+non-maximum suppression are done here in numpy so that inference needs neither torch nor
+ultralytics.
 """
 
 from __future__ import annotations
@@ -23,6 +25,17 @@ from vision.paths import LOCATIONS
 #: idle; 54 against 60 ms with the other core busy). onnxruntime and OpenCV stay selectable.
 BACKENDS = ("openvino", "onnxruntime", "opencv")
 DEFAULT_BACKEND = BACKENDS[0]
+
+
+#: The detector's input: the whole canonical frame (height, width).
+CANON_HW = (CANON_SIZE[1], CANON_SIZE[0])
+#: ultralytics' detection head predicts on grids of these strides (anchors = cells of all three).
+STRIDES = (8, 16, 32)
+
+
+def anchors(input_hw: tuple[int, int]) -> int:
+    """How many boxes the raw head predicts for an input (height, width): one per grid cell."""
+    return sum((input_hw[0] // s) * (input_hw[1] // s) for s in STRIDES)
 
 
 def default_model() -> Path:
@@ -106,10 +119,16 @@ def _first_reason(exc: Exception) -> str:
 
 
 class Detector:
-    """Loads the exported model once; ``detect`` takes a canonical table image (BGR)."""
+    """Loads the exported model once, for one input size; ``detect`` takes a canonical table
+    image (BGR), or with ``input_hw`` another size (the heap stage's ring crops) where the file
+    takes any size (``vision export`` writes it so)."""
 
     def __init__(
-        self, path: str | Path | None = None, backend: str = DEFAULT_BACKEND, threads: int = 2
+        self,
+        path: str | Path | None = None,
+        backend: str = DEFAULT_BACKEND,
+        threads: int = 2,
+        input_hw: tuple[int, int] = CANON_HW,
     ) -> None:
         p = Path(path) if path is not None else default_model()
         if not p.is_file():
@@ -135,15 +154,20 @@ class Detector:
                     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
                     self.session = ort.InferenceSession(str(p), so, providers=["CPUExecutionProvider"])
                     self.input_name = self.session.get_inputs()[0].name
-                    shape = self.session.get_inputs()[0].shape
-                    self.input_hw = (int(shape[2]), int(shape[3]))
+                    shape = self.session.get_inputs()[0].shape  # a size-free export names its axes
+                    h, w = (d if isinstance(d, int) else n for d, n in zip(shape[2:], input_hw, strict=True))
+                    self.input_hw = (h, w)
                 elif backend == "openvino":
                     import openvino as ov
 
+                    core = ov.Core()
+                    net = core.read_model(str(p))
+                    if net.input(0).partial_shape.is_dynamic:  # a size-free export: fixed here
+                        net.reshape([1, 3, *input_hw])
                     # f32 inference: on CPUs with bf16 units OpenVINO would otherwise drop to bf16,
                     # which moved raw box outputs by up to 5 px here (a marble is 13 px).
-                    compiled = ov.Core().compile_model(
-                        str(p),
+                    compiled = core.compile_model(
+                        net,
                         "CPU",
                         {
                             "INFERENCE_NUM_THREADS": threads,
@@ -158,21 +182,41 @@ class Detector:
                 else:
                     cv2.setNumThreads(threads)
                     self.net = cv2.dnn.readNetFromONNX(str(p))
-                    self.input_hw = (CANON_SIZE[1], CANON_SIZE[0])
+                    self.input_hw = input_hw
             except Exception as exc:  # onnxruntime, OpenVINO and OpenCV raise their own exception types
                 raise ModelFileError(f"detector: cannot load model file {p}: {_first_reason(exc)}") from exc
-        if self.input_hw != (CANON_SIZE[1], CANON_SIZE[0]):
+        if self.input_hw != input_hw:
             raise ModelFileError(
-                f"detector: model input {self.input_hw} does not match the canonical frame "
-                f"{CANON_SIZE[1]}x{CANON_SIZE[0]}; re-export it"
+                f"detector: model file {p} takes {self.input_hw[0]}x{self.input_hw[1]}, expected "
+                f"{input_hw[0]}x{input_hw[1]}; re-export it (vision export)"
             )
+        if backend == "opencv":
+            # OpenCV DNN names no input size: one blank image says whether the file takes this one.
+            reason = ""
+            with native_stderr():
+                try:
+                    n = self._raw(np.zeros((1, 3, *input_hw), np.float32)).shape[-1]
+                except Exception as exc:  # cv2.error, from the first layer that cannot take it
+                    reason = _first_reason(exc)
+                else:
+                    if n != anchors(input_hw):
+                        reason = f"its head gives {n} boxes, not {anchors(input_hw)}"
+            if reason:
+                raise ModelFileError(
+                    f"detector: model file {p} takes no {input_hw[0]}x{input_hw[1]} image ({reason}); "
+                    "re-export it (vision export)"
+                )
 
     def detect(self, canon: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detection]:
-        """Detections on a canonical image (960 × 608 BGR)."""
+        """Detections on a canonical image (960 × 608 BGR, or a crop of the loaded size), in its pixels."""
         if not isinstance(canon, np.ndarray) or canon.shape[:2] != self.input_hw:
             got = getattr(canon, "shape", type(canon).__name__)
             raise FrameError(f"detector: expected a canonical image of {self.input_hw}, got {got}")
         blob = np.ascontiguousarray(canon[:, :, ::-1].transpose(2, 0, 1)[None], dtype=np.float32) / 255.0
+        return decode(self._raw(blob), conf, iou)
+
+    def _raw(self, blob: np.ndarray) -> np.ndarray:
+        """The raw head's output on an input blob (1, 3, height, width)."""
         if self.backend == "onnxruntime":
             raw = self.session.run(None, {self.input_name: blob})[0]
         elif self.backend == "openvino":
@@ -180,4 +224,4 @@ class Detector:
         else:
             self.net.setInput(blob)
             raw = self.net.forward()
-        return decode(np.asarray(raw), conf, iou)
+        return np.asarray(raw)

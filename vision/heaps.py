@@ -14,7 +14,9 @@ again without adding marbles that are not there:
   them) on a copy of the canonical frame; what is left of a heap is then a marble lying apart,
   which the detector finds as it finds any. The detector runs again on that copy only when
   something marble-sized that differs from the zone's colour is left there (:func:`leftovers`:
-  the count check), and a marble it finds is kept under the same physics.
+  the count check), and then only on a crop round each such ring (:data:`RING_CROP_PX`; the
+  whole frame when it is given no ring-sized detector); a marble it finds is kept under the
+  same physics.
 
 Rules of geometry only, nothing fitted to a renderer's look: the two distances come from the
 marbles' size, and :data:`LOW_CONF` and the leftover test were chosen on development frames
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -41,6 +44,10 @@ APART_MM = 0.75 * MARBLE_MM
 TOUCH_MM = 1.25 * MARBLE_MM
 #: The disc painted over a kept marble (mm): the marble, its shadow and a box's few mm of error.
 PAINT_MM = 9.5
+#: The second pass's crop round a ring (canonical px, a multiple of the detector's 32 px stride):
+#: a 100 mm ring is 80 px at 0.8 px/mm, so 50 mm of table round it, more than a marble's box
+#: needs to be seen whole. A fifteenth of the whole frame's pixels.
+RING_CROP_PX = 160
 #: A pixel differs from the zone's colour by more than this (BGR distance, 0-441).
 LEFTOVER_DIFF = 40.0
 #: What is left after peeling counts as a possible marble from this share of a marble's area...
@@ -140,15 +147,27 @@ class HeapFinder:
     ``find(canon, detections, low, seats)`` takes the canonical frame, the detections the pipeline
     keeps, the marble boxes below its confidence (down to :data:`LOW_CONF`) and the seats in play;
     it returns the marbles to add. ``detect`` runs the detector on a canonical image at a
-    confidence.
+    confidence; ``detect_ring``, when given, on a ``ring_px`` square crop of one.
     """
 
-    def __init__(self, zones: Zones, detect: Detect, conf: float = 0.35) -> None:
+    def __init__(
+        self,
+        zones: Zones,
+        detect: Detect,
+        conf: float = 0.35,
+        detect_ring: Detect | None = None,
+        ring_px: int = RING_CROP_PX,
+    ) -> None:
         self.zones = zones
         self.detect = detect
         self.conf = conf
-        #: Diagnostics of the last frame: marbles added by physics and by peeling, and whether the
-        #: detector ran again.
+        #: The second pass one ring at a time: the detector (the same file, loaded at a
+        #: ``ring_px`` square input) on a crop of the peeled frame round each ring where
+        #: something is left. ``None``: one pass of ``detect`` over the whole peeled frame.
+        self.detect_ring = detect_ring
+        self.ring_px = ring_px
+        #: Diagnostics of the last frame: marbles added by physics and by peeling, and how often
+        #: the detector ran again (once on the whole frame, or once per ring crop).
         self.last: dict[str, int] = {"physics": 0, "peeled": 0, "second_pass": 0}
         #: What the count check found left after peeling in the last frame (:func:`leftovers`),
         #: near a heap: blobs, each its centre (mm) and its area in marbles.
@@ -187,6 +206,7 @@ class HeapFinder:
         self.last["physics"] = len(added)
         peeled = canon.copy()
         self.last_leftovers = []
+        left: list[Rect] = []  # the rings where something is left
         for rect in rects:
             x, y, w, h = rect
             grown = (x - PAINT_MM, y - PAINT_MM, w + 2 * PAINT_MM, h + 2 * PAINT_MM)
@@ -197,12 +217,31 @@ class HeapFinder:
             x0, y0, x1, y1 = _px(rect, canon.shape)
             peeled[y0:y1, x0:x1] = zone
             # a marble missed in a heap lies next to the marbles found in it
-            self.last_leftovers += [
-                b for b in leftovers(zone, (x0, y0)) if any(math.dist(b[0], k) <= NEAR_MM for k in mine)
-            ]
-        if not self.last_leftovers:
+            near = [b for b in leftovers(zone, (x0, y0)) if any(math.dist(b[0], k) <= NEAR_MM for k in mine)]
+            self.last_leftovers += near
+            if near:
+                left.append(rect)
+        if not left:
             return added
-        self.last["second_pass"] = 1
-        found = keep(self.detect(peeled, self.conf))
+        self.last["second_pass"] = len(left) if self.detect_ring is not None else 1
+        if self.detect_ring is None:
+            second = self.detect(peeled, self.conf)
+        else:
+            second = [d for rect in left for d in self._ring_pass(peeled, rect)]
+        found = keep(second)
         self.last["peeled"] = len(found)
         return added + found
+
+    def _ring_pass(self, peeled: np.ndarray, rect: Rect) -> list[Detection]:
+        """The detector on a :attr:`ring_px` square of the peeled frame centred on a ring (moved
+        inside the frame where the ring lies near its edge); its boxes in the whole frame's pixels."""
+        assert self.detect_ring is not None
+        x0, y0, x1, y1 = _px(rect, peeled.shape)
+        s = self.ring_px
+        cx = min(max(0, (x0 + x1 - s) // 2), peeled.shape[1] - s)
+        cy = min(max(0, (y0 + y1 - s) // 2), peeled.shape[0] - s)
+        crop = np.ascontiguousarray(peeled[cy : cy + s, cx : cx + s])
+        return [
+            replace(d, box=(d.box[0] + cx, d.box[1] + cy, d.box[2] + cx, d.box[3] + cy))
+            for d in self.detect_ring(crop, self.conf)
+        ]

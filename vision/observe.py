@@ -36,11 +36,12 @@ from referee.observation import (
 )
 from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
+from vision.errors import ModelFileError
 from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
-from vision.heaps import LOW_CONF, HeapFinder
+from vision.heaps import LOW_CONF, RING_CROP_PX, HeapFinder
 from vision.identify import (
     STARTING,
     CardMemory,
@@ -399,6 +400,8 @@ class Observer:
 
     ``gate``: the still-frame gate of :meth:`process` (default: each settled table once).
     ``boxes``: known boxes instead of the detector and the hand network (neither is loaded).
+    ``ring_pass=False``: the heap stage's second pass on the whole frame, not on ring crops
+    (the benchmarks time both).
     """
 
     def __init__(
@@ -416,6 +419,7 @@ class Observer:
         boxes: Boxes | None = None,
         reaches: bool = False,
         heaps: bool = True,
+        ring_pass: bool = True,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -440,6 +444,18 @@ class Observer:
         self.heaps = (
             HeapFinder(self.zones, self._detect_at, conf) if heaps and self.detector is not None else None
         )
+        #: The detector loaded a second time at a ring crop's size: the heap stage's second pass
+        #: then looks at each ring where something is left, not at the whole frame (docs/vision.md,
+        #: "Seventh round"). ``None`` (the second pass covers the whole peeled frame, as before):
+        #: with ``ring_pass=False``, or a model file exported at one fixed size (before this round).
+        self.ring_detector: Detector | None = None
+        if self.heaps is not None and ring_pass:
+            try:
+                self.ring_detector = Detector(model, backend, input_hw=(RING_CROP_PX, RING_CROP_PX))
+            except ModelFileError:
+                self.ring_detector = None
+            else:
+                self.heaps.detect_ring = self._detect_ring
         #: The marbles the heap stage added to the last frame's detections.
         self.last_heap_marbles: list[Detection] = []
         #: VP tokens the detector was not sure of, kept from its less sure boxes where nothing
@@ -472,6 +488,11 @@ class Observer:
         """The detector's boxes on a canonical image at a confidence (the heap stage's second pass)."""
         assert self.detector is not None
         return self.detector.detect(canon, conf=conf)
+
+    def _detect_ring(self, crop: np.ndarray, conf: float) -> list[Detection]:
+        """The detector's boxes on a ring's crop of the canonical frame (the heap stage's second pass)."""
+        assert self.ring_detector is not None
+        return self.ring_detector.detect(crop, conf=conf)
 
     @property
     def reaches(self) -> bool:

@@ -147,7 +147,10 @@ def smoke(out_dir: Path | None = None, threads: int = 2) -> Path:
 def export(
     weights: Path, out_dir: Path = LOCATIONS.models, canon_hw: tuple[int, int] = (608, 960)
 ) -> tuple[Path, Path]:
-    """Copy the weights and export ONNX at the canonical frame size for torch-free inference."""
+    """Copy the weights and export ONNX for torch-free inference: one file that takes any input
+    size (``dynamic``), traced at the canonical frame's; the pipeline runs it on the whole frame
+    and on the heap stage's ring crops (vision/heaps.py). At a fixed size it gives the same
+    outputs as a fixed-size export (OpenVINO compiles it at that size: vision/detect.py)."""
     if not Path(weights).is_file():
         raise ModelFileError(f"export: weights file {weights} not found")
     set_threads(2)
@@ -164,7 +167,7 @@ def export(
     strip_optimizer(str(pt))
     onnx_path = Path(
         YOLO(str(pt)).export(
-            format="onnx", imgsz=canon_hw, simplify=False, dynamic=False, opset=17, device="cpu"
+            format="onnx", imgsz=canon_hw, simplify=False, dynamic=True, opset=17, device="cpu"
         )
     )
     final = out_dir / "detector.onnx"
