@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     scenes = [scene_for_seed(s, settings, faces() if faces else None) for s in seeds]
     observer = Observer(reaches=True, heaps=not args.no_heaps, ring_pass=not args.whole_frame_pass)
     second_passes = 0
+    second_pass_heaps: list[float] = []  # the heap stage's wall time on frames with a second pass
     walls, cpus = [], []
     arm_walls, arm_cpus = [], []  # Observer.arms: a frame the gate drops, read for the arms alone
     stages: dict[str, list[float]] = defaultdict(list)
@@ -91,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             cpus.append(time.process_time() - c0)
             for k, v in observer.timings.items():
                 stages[k].append(v)
-            second_passes += bool(observer.heaps and observer.heaps.last["second_pass"])
+            if observer.heaps and observer.heaps.last["second_pass"]:
+                second_passes += 1
+                second_pass_heaps.append(observer.timings["heaps"])
             c0, t0 = time.process_time(), time.perf_counter()
             observer.arms(scene.image, seats)
             arm_walls.append(time.perf_counter() - t0)
@@ -123,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         "  by stage (wall, median ms): "
         + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in stages.items())
     )
+    if second_pass_heaps:
+        print(
+            f"  the heap stage on the {second_passes} frames with a second pass (on {where}), "
+            f"median: {statistics.median(second_pass_heaps) * 1000:.1f} ms wall"
+        )
     arm_wall, arm_cpu = statistics.median(arm_walls), statistics.median(arm_cpus)
     print(
         f"  a frame the gate drops, read for the players' arms alone (Observer.arms), median: "
