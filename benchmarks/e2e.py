@@ -128,34 +128,41 @@ def throughput(
         f"({100 * right / max(1, matched):.1f}%)"
     )
     moves, unmatched = matched_moves(changes, recording)
-    own = sorted((change.frame - done) / recording.fps for change, _, done, _ in moves)
+    own = sorted(max(0, change.frame - done) / recording.fps for change, _, done, _ in moves)
     if own:
         print(
-            f"the referee's own wait (recording time, move complete -> the frame that accepted it) over "
-            f"{len(own)} steps and warnings ({unmatched} steps not matched): median "
+            f"the referee's own wait (recording time, move complete -> the frame whose call showed it "
+            f"on the dashboard) over {len(own)} steps and warnings ({unmatched} steps not matched): median "
             f"{statistics.median(own):.2f} s, p99 {p99(own):.2f} s, max {own[-1]:.2f} s"
         )
         print_waits(waits(moves, observed, recording), recording.fps)
+        recorded, _ = matched_moves(changes, recording, shown=False)
+        ends = [max(0, c.frame - done) / recording.fps for c, what, done, _ in recorded if what == "end_turn"]
+        print(f"  ends of turn to the call that recorded them (the move log's line): {spread(ends)}")
         slow = sorted(moves, key=lambda m: m[0].frame - m[2], reverse=True)[:5]
         shown = ", ".join(f"{what} {done}->{c.frame}" for c, what, done, _ in slow)
-        print(f"  the slowest (frames complete -> accepted): {shown}")
+        print(f"  the slowest (frames complete -> shown): {shown}")
     return stats
 
 
 def matched_moves(
-    changes: list[Change], recording: Recording
+    changes: list[Change], recording: Recording, shown: bool = True
 ) -> tuple[list[tuple[Change, str, int, bool]], int]:
     """Each accepted player step and each warning of a rule broken on purpose, matched in order to
-    the recording's script: (the change, the step's kind or the warning's code, the frame where
-    it was complete, whether a warning); and how many accepted steps matched nothing."""
+    the recording's script: (the change that brought it to the dashboard, the step's kind or the
+    warning's code, the frame where it was complete, whether a warning); and how many accepted
+    steps matched nothing. ``shown``: an end of turn is brought by the change since which the
+    dashboard showed that turn over (:func:`shown_over`), else by the call that recorded it."""
     steps, broken = moments(recording)
     cursor = 0
     out: list[tuple[Change, str, int, bool]] = []
     unmatched = 0
-    for change in changes:
+    for n, change in enumerate(changes):
+        players = 0  # player steps before this one in the change
         for raw in change.steps:
             if raw["kind"] in ("reveal", "dispense"):
                 continue
+            players += 1
             hit = next(
                 (
                     j
@@ -168,12 +175,32 @@ def matched_moves(
                 unmatched += 1
                 continue
             cursor = hit + 1
-            out.append((change, raw["kind"], steps[hit][2], False))
+            by = change
+            if shown and raw["kind"] == "end_turn" and players == 1:
+                by = shown_over(changes, n)
+            out.append((by, raw["kind"], steps[hit][2], False))
         for w in change.warnings:
             frame = broken.get((w["turn"], w.get("code") or ""))
             if frame is not None:
                 out.append((change, w.get("code") or "", frame, True))
     return out, unmatched
+
+
+def shown_over(changes: list[Change], n: int) -> Change:
+    """The change from which the dashboard showed the turn over whose end change ``n`` recorded
+    first among its player steps: the first of the changes just before it that all left the turn
+    over (:attr:`Change.turn_over`: nothing legal left but ending it) in that turn, with no player
+    step after the first of them (only the table's refills, or warnings). Change ``n`` itself
+    where the one before it did not leave the turn over (the end was news, or moved there)."""
+    first = n
+    while first > 0:
+        before = changes[first - 1]
+        if not before.turn_over or (first < n and before.turn != changes[first].turn):
+            break
+        first -= 1
+        if any(raw["kind"] not in ("reveal", "dispense") for raw in before.steps):
+            break  # the player's step that left nothing but ending the turn
+    return changes[first]
 
 
 def p99(values: list[float]) -> float:
@@ -206,8 +233,9 @@ class Wait:
     accepted: int
     #: A player's step (or a warning): accepted only once its turn was over (the call that accepted
     #: it ended that turn too, or later). An end of turn: accepted in a call with a later player's
-    #: step (the end inferred from the next player's change).
+    #: step (the end inferred from the next player's change) and not shown before.
     late: bool
+    early: bool = False  # an end of turn shown (the turn over) before the call that recorded it
 
 
 def waits(
@@ -223,10 +251,12 @@ def waits(
         if what == "end_turn" and not warning:
             kinds = [s["kind"] for s in change.steps if s["kind"] not in ("reveal", "dispense")]
             after = kinds[kinds.index("end_turn") + 1 :] if "end_turn" in kinds else []
-            kind, late = KINDS[1], any(k != "end_turn" for k in after)
+            early = change.turn == turn_of.get(done)  # the call left the turn over, not ended
+            kind, late = KINDS[1], not early and any(k != "end_turn" for k in after)
         else:
             kind, late = KINDS[2 if warning else 0], change.turn > turn_of.get(done, change.turn)
-        out.append(Wait(what, kind, done, seen, change.frame, late))
+            early = False
+        out.append(Wait(what, kind, done, seen, change.frame, late, early))
     return out
 
 
@@ -238,14 +268,17 @@ def print_waits(split: list[Wait], fps: float) -> None:
             continue
         gate = [(w.seen - w.done) / fps for w in mine if w.seen is not None]
         track = [(w.accepted - w.seen) / fps for w in mine if w.seen is not None]
-        late = sum(w.late for w in mine)
+        late, early = sum(w.late for w in mine), sum(w.early for w in mine)
+        before = sum(w.accepted < w.done for w in mine)
         said = (
-            f"{late} inferred from a later player's step, accepted in its call"
+            f"{early} shown over before the call that recorded them, {late} inferred from a later "
+            f"player's step in its call; {before} shown before the recording's frame (counted 0 s)"
             if kind == KINDS[1]
             else f"{late} accepted only once their turn was over"
         )
+        shown = [max(0, w.accepted - w.done) / fps for w in mine]
         print(
-            f"  {kind} ({len(mine)}; {said}): {spread([(w.accepted - w.done) / fps for w in mine])}\n"
+            f"  {kind} ({len(mine)}; {said}): {spread(shown)}\n"
             f"    complete -> first observed frame (the still-frame gate): {spread(gate)}\n"
             f"    first observed frame -> accepted (the tracker's wait): {spread(track)}"
         )
@@ -568,7 +601,7 @@ def delays(
     for change, what, done, warning in matched:
         arrived = arrival[id(change)]
         assert arrived is not None
-        delay = arrived - (start + done / fps / speed)
+        delay = max(0.0, arrived - (start + done / fps / speed))  # shown before it was complete: 0
         (warn_delays if warning else step_delays).append(delay)
         moves.append((delay, what, done, change.frame, arrived))
     every = step_delays + warn_delays

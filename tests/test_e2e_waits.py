@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.e2e import KINDS, matched_moves, p99, print_waits, waits
+from benchmarks.e2e import KINDS, matched_moves, p99, print_waits, shown_over, waits
 from referee.app.live import Change
 
 
@@ -28,10 +28,14 @@ def step(turn: int, frame: int, kind: str, player: int, codes: tuple[str, ...] =
 
 
 def change(
-    frame: int, turn: int, *steps: tuple[str, int], warnings: tuple[dict[str, Any], ...] = ()
+    frame: int,
+    turn: int,
+    *steps: tuple[str, int | None],
+    warnings: tuple[dict[str, Any], ...] = (),
+    over: bool = False,
 ) -> Change:
     raw = [{"kind": k, "player": p} for k, p in steps]
-    return Change(0.0, frame, frame / 10, raw, list(warnings), turn)
+    return Change(0.0, frame, frame / 10, raw, list(warnings), turn, [], over)
 
 
 # Ana picks (complete at frame 20), ends her turn (the button's frame 30); Ben picks (frame 45,
@@ -89,8 +93,9 @@ def test_the_split_is_printed_per_kind(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "player steps (2; 0 accepted only once their turn was over): median 0.40 s" in out
     assert (
-        "ends of turn (1; 1 inferred from a later player's step, accepted in its call): median 2.00 s" in out
-    )
+        "ends of turn (1; 0 shown over before the call that recorded them, 1 inferred from a later "
+        "player's step in its call; 0 shown before the recording's frame (counted 0 s)): median 2.00 s"
+    ) in out
     assert "complete -> first observed frame (the still-frame gate): median 1.70 s" in out
     assert "warnings" not in out
 
@@ -98,3 +103,43 @@ def test_the_split_is_printed_per_kind(capsys: pytest.CaptureFixture[str]) -> No
 def test_p99_is_the_nearest_rank() -> None:
     assert p99([float(i) for i in range(101)]) == 99.0
     assert p99([3.0, 1.0, 2.0]) == 3.0
+
+
+def test_an_end_of_turn_counts_from_when_the_dashboard_showed_the_turn_over() -> None:
+    """Ana's Pick left her nothing but ending the turn (the call's ``turn_over``): the dashboard
+    said so from then on, so her end (recorded with Ben's Pick) counts from that call, and as
+    0 s where that came before the recording's frame of it (the button's, frame 30)."""
+    changes = [
+        change(23, 0, ("pick", 0), over=True),
+        change(26, 0, ("reveal", None), over=True),  # the table's refill: still over
+        change(50, 1, ("end_turn", 0), ("pick", 1)),
+    ]
+    assert shown_over(changes, 2) is changes[0]
+    moves, _ = matched_moves(changes, SCRIPT)  # type: ignore[arg-type]
+    end = next(m for m in moves if m[1] == "end_turn")
+    assert end[0] is changes[0]
+    recorded, _ = matched_moves(changes, SCRIPT, shown=False)  # type: ignore[arg-type]
+    assert next(m for m in recorded if m[1] == "end_turn")[0] is changes[2]
+    split = waits(moves, [22, 23, 47, 48, 50], SCRIPT)  # type: ignore[arg-type]
+    wait = next(w for w in split if w.kind == KINDS[1])
+    assert (wait.accepted, wait.early, wait.late, wait.seen) == (23, True, False, None)
+
+
+def test_an_end_counts_from_its_own_call_where_the_turn_was_not_shown_over() -> None:
+    """Not shown over before (triggers left), or more of the turn's steps came with the end (the
+    boundary moved): the end counts from the call that recorded it."""
+    not_over = [change(23, 0, ("pick", 0)), change(50, 1, ("end_turn", 0), ("pick", 1))]
+    assert shown_over(not_over, 1) is not_over[1]
+    moved = [
+        change(23, 0, ("pick", 0), over=True),
+        change(50, 1, ("pick", 0), ("end_turn", 0), ("pick", 1)),  # another step of Ana's first
+    ]
+    moves, _ = matched_moves(moved, SCRIPT)  # type: ignore[arg-type]
+    assert next(m for m in moves if m[1] == "end_turn")[0] is moved[1]
+    # over in another turn than the one this end closes: not this turn's showing
+    other = [
+        change(10, 5, ("pick", 2), over=True),
+        change(23, 0, ("pick", 0), over=True),
+        change(50, 1, ("end_turn", 0), ("pick", 1)),
+    ]
+    assert shown_over(other, 2) is other[1]
