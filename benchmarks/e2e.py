@@ -9,8 +9,10 @@
    subscriber waits for published snapshots as the dashboard's event stream does. For every
    step the tracker accepted and every warning, the delay runs from the frame where the move
    was complete (the recording's ground truth: the first frame after the hand left, or the
-   turn button's press) to the snapshot carrying it reaching the subscriber. Prints the median
-   and p99.
+   turn button's press) to the snapshot carrying it reaching the subscriber; an end of turn from
+   the snapshot since which the dashboard showed that turn over, where the record then ended it
+   there (:func:`shown_over`), and a move shown before its frame as 0 s. Prints the median and
+   p99. ``--skip-paced`` prints the referee's own wait (recording time) split by kind of move.
 3. **Network source** (``--stream``, issue 17): the delay run with the frames served as an HTTP
    MJPEG stream on 127.0.0.1 at the recording's pace and read by ``run --camera URL``'s source
    (:class:`referee.app.streams.StreamFrames`, newest frame only). Prints the frame age at the
@@ -139,6 +141,10 @@ def throughput(
         recorded, _ = matched_moves(changes, recording, shown=False)
         ends = [max(0, c.frame - done) / recording.fps for c, what, done, _ in recorded if what == "end_turn"]
         print(f"  ends of turn to the call that recorded them (the move log's line): {spread(ends)}")
+        print(
+            "  every move so, each end of turn to its move-log line: "
+            f"{spread([max(0, c.frame - done) / recording.fps for c, _, done, _ in recorded])}"
+        )
         slow = sorted(moves, key=lambda m: m[0].frame - m[2], reverse=True)[:5]
         shown = ", ".join(f"{what} {done}->{c.frame}" for c, what, done, _ in slow)
         print(f"  the slowest (frames complete -> shown): {shown}")
