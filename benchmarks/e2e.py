@@ -9,8 +9,10 @@
    subscriber waits for published snapshots as the dashboard's event stream does. For every
    step the tracker accepted and every warning, the delay runs from the frame where the move
    was complete (the recording's ground truth: the first frame after the hand left, or the
-   turn button's press) to the snapshot carrying it reaching the subscriber. Prints the median
-   and p99.
+   turn button's press) to the snapshot carrying it reaching the subscriber; an end of turn from
+   the snapshot since which the dashboard showed that turn over, where the record then ended it
+   there (:func:`shown_over`), and a move shown before its frame as 0 s. Prints the median and
+   p99. ``--skip-paced`` prints the referee's own wait (recording time) split by kind of move.
 3. **Network source** (``--stream``, issue 17): the delay run with the frames served as an HTTP
    MJPEG stream on 127.0.0.1 at the recording's pace and read by ``run --camera URL``'s source
    (:class:`referee.app.streams.StreamFrames`, newest frame only). Prints the frame age at the
@@ -32,6 +34,7 @@
 from __future__ import annotations
 
 import argparse
+import bisect
 import itertools
 import json
 import logging
@@ -86,6 +89,16 @@ def throughput(
     arms read on every k-th frame the gate drops (0: the table alone); ``settle``: the gate's
     still frames before it opens."""
     changes: list[Change] = []
+    observed: list[int] = []  # the frames the pipeline observed (the gate let through)
+    process = pipeline.process
+
+    def noting(frame: Any, t: Any = None, frame_no: Any = None, seats: Any = None) -> Any:
+        sight = process(frame, t, frame_no, seats)
+        if sight is not None and frame_no is not None:
+            observed.append(frame_no)
+        return sight
+
+    pipeline.process = noting
     runner = LiveReferee(
         pipeline,
         lambda s: recording_feed(recording, runner, True, camera_only),
@@ -117,34 +130,45 @@ def throughput(
         f"({100 * right / max(1, matched):.1f}%)"
     )
     moves, unmatched = matched_moves(changes, recording)
-    waits = sorted((change.frame - done) / recording.fps for change, _, done, _ in moves)
-    if waits:
-        p99 = waits[min(len(waits) - 1, round(0.99 * (len(waits) - 1)))]
+    own = sorted(max(0, change.frame - done) / recording.fps for change, _, done, _ in moves)
+    if own:
         print(
-            f"the referee's own wait (recording time, move complete -> the frame that accepted it) over "
-            f"{len(waits)} steps and warnings ({unmatched} steps not matched): median "
-            f"{statistics.median(waits):.2f} s, p99 {p99:.2f} s, max {waits[-1]:.2f} s"
+            f"the referee's own wait (recording time, move complete -> the frame whose call showed it "
+            f"on the dashboard) over {len(own)} steps and warnings ({unmatched} steps not matched): median "
+            f"{statistics.median(own):.2f} s, p99 {p99(own):.2f} s, max {own[-1]:.2f} s"
+        )
+        print_waits(waits(moves, observed, recording), recording.fps)
+        recorded, _ = matched_moves(changes, recording, shown=False)
+        ends = [max(0, c.frame - done) / recording.fps for c, what, done, _ in recorded if what == "end_turn"]
+        print(f"  ends of turn to the call that recorded them (the move log's line): {spread(ends)}")
+        print(
+            "  every move so, each end of turn to its move-log line: "
+            f"{spread([max(0, c.frame - done) / recording.fps for c, _, done, _ in recorded])}"
         )
         slow = sorted(moves, key=lambda m: m[0].frame - m[2], reverse=True)[:5]
         shown = ", ".join(f"{what} {done}->{c.frame}" for c, what, done, _ in slow)
-        print(f"  the slowest (frames complete -> accepted): {shown}")
+        print(f"  the slowest (frames complete -> shown): {shown}")
     return stats
 
 
 def matched_moves(
-    changes: list[Change], recording: Recording
+    changes: list[Change], recording: Recording, shown: bool = True
 ) -> tuple[list[tuple[Change, str, int, bool]], int]:
     """Each accepted player step and each warning of a rule broken on purpose, matched in order to
-    the recording's script: (the change, the step's kind or the warning's code, the frame where
-    it was complete, whether a warning); and how many accepted steps matched nothing."""
+    the recording's script: (the change that brought it to the dashboard, the step's kind or the
+    warning's code, the frame where it was complete, whether a warning); and how many accepted
+    steps matched nothing. ``shown``: an end of turn is brought by the change since which the
+    dashboard showed that turn over (:func:`shown_over`), else by the call that recorded it."""
     steps, broken = moments(recording)
     cursor = 0
     out: list[tuple[Change, str, int, bool]] = []
     unmatched = 0
-    for change in changes:
+    for n, change in enumerate(changes):
+        players = 0  # player steps before this one in the change
         for raw in change.steps:
             if raw["kind"] in ("reveal", "dispense"):
                 continue
+            players += 1
             hit = next(
                 (
                     j
@@ -157,12 +181,113 @@ def matched_moves(
                 unmatched += 1
                 continue
             cursor = hit + 1
-            out.append((change, raw["kind"], steps[hit][2], False))
+            by = change
+            if shown and raw["kind"] == "end_turn" and players == 1:
+                by = shown_over(changes, n)
+            out.append((by, raw["kind"], steps[hit][2], False))
         for w in change.warnings:
             frame = broken.get((w["turn"], w.get("code") or ""))
             if frame is not None:
                 out.append((change, w.get("code") or "", frame, True))
     return out, unmatched
+
+
+def shown_over(changes: list[Change], n: int) -> Change:
+    """The change from which the dashboard showed the turn over whose end change ``n`` recorded
+    first among its player steps: the first of the changes just before it that all left the turn
+    over (:attr:`Change.turn_over`: nothing legal left but ending it) in that turn, with no player
+    step after the first of them (only the table's refills, or warnings). Change ``n`` itself
+    where the one before it did not leave the turn over (the end was news, or moved there)."""
+    first = n
+    while first > 0:
+        before = changes[first - 1]
+        if not before.turn_over or (first < n and before.turn != changes[first].turn):
+            break
+        first -= 1
+        if any(raw["kind"] not in ("reveal", "dispense") for raw in before.steps):
+            break  # the player's step that left nothing but ending the turn
+    return changes[first]
+
+
+def p99(values: list[float]) -> float:
+    """The 99th percentile of ``values`` (nearest rank, as every figure of this script)."""
+    values = sorted(values)
+    return values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
+
+
+def spread(values: list[float]) -> str:
+    """``median M s, p99 P s, max X s`` over ``values`` (seconds)."""
+    if not values:
+        return "none"
+    return f"median {statistics.median(values):.2f} s, p99 {p99(values):.2f} s, max {max(values):.2f} s"
+
+
+#: What a matched move is, for the breakdown: a player's step, an end of turn, or a warning.
+KINDS = ("player steps", "ends of turn", "warnings")
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """One matched move's wait in recording frames (``--skip-paced``'s own wait, split): complete
+    (the recording's truth) -> the first frame the pipeline observed from then on (the still-frame
+    gate: the hand still moving, then its settle) -> the frame whose tracker call accepted it."""
+
+    what: str  # the step's kind or the warning's code
+    kind: str  # one of KINDS
+    done: int
+    seen: int | None  # None: nothing was observed from ``done`` to its acceptance
+    accepted: int
+    #: A player's step (or a warning): accepted only once its turn was over (the call that accepted
+    #: it ended that turn too, or later). An end of turn: accepted in a call with a later player's
+    #: step (the end inferred from the next player's change) and not shown before.
+    late: bool
+    early: bool = False  # an end of turn shown (the turn over) before the call that recorded it
+
+
+def waits(
+    moves: list[tuple[Change, str, int, bool]], observed: list[int], recording: Recording
+) -> list[Wait]:
+    """Each matched move (:func:`matched_moves`) split at the first frame observed after it was
+    complete (``observed``: the frames the pipeline observed, in order)."""
+    turn_of = {s["frame"]: s["turn"] for s in recording.steps() if s["frame"] is not None}
+    out = []
+    for change, what, done, warning in moves:
+        at = bisect.bisect_left(observed, done)
+        seen = observed[at] if at < len(observed) and observed[at] <= change.frame else None
+        if what == "end_turn" and not warning:
+            kinds = [s["kind"] for s in change.steps if s["kind"] not in ("reveal", "dispense")]
+            after = kinds[kinds.index("end_turn") + 1 :] if "end_turn" in kinds else []
+            early = change.turn == turn_of.get(done)  # the call left the turn over, not ended
+            kind, late = KINDS[1], not early and any(k != "end_turn" for k in after)
+        else:
+            kind, late = KINDS[2 if warning else 0], change.turn > turn_of.get(done, change.turn)
+            early = False
+        out.append(Wait(what, kind, done, seen, change.frame, late, early))
+    return out
+
+
+def print_waits(split: list[Wait], fps: float) -> None:
+    """The own wait by kind of move, and each kind split at the first observed frame."""
+    for kind in KINDS:
+        mine = [w for w in split if w.kind == kind]
+        if not mine:
+            continue
+        gate = [(w.seen - w.done) / fps for w in mine if w.seen is not None]
+        track = [(w.accepted - w.seen) / fps for w in mine if w.seen is not None]
+        late, early = sum(w.late for w in mine), sum(w.early for w in mine)
+        before = sum(w.accepted < w.done for w in mine)
+        said = (
+            f"{early} shown over before the call that recorded them, {late} inferred from a later "
+            f"player's step in its call; {before} shown before the recording's frame (counted 0 s)"
+            if kind == KINDS[1]
+            else f"{late} accepted only once their turn was over"
+        )
+        shown = [max(0, w.accepted - w.done) / fps for w in mine]
+        print(
+            f"  {kind} ({len(mine)}; {said}): {spread(shown)}\n"
+            f"    complete -> first observed frame (the still-frame gate): {spread(gate)}\n"
+            f"    first observed frame -> accepted (the tracker's wait): {spread(track)}"
+        )
 
 
 def attribution(tracker: Tracker, recording: Recording) -> tuple[int, int, int]:
@@ -429,11 +554,11 @@ def delays(
     hub = Hub(tempfile.mkdtemp(prefix="gizmos-bench-games-"))
     game = hub.create(recording.names, seed=None, deal=False)
     arrivals: dict[int, float] = {}
-    done = threading.Event()
+    finished = threading.Event()
 
     def subscriber() -> None:  # the dashboard's event stream waits on the hub the same way
         seen = game.snapshot.seq
-        while not done.is_set():
+        while not finished.is_set():
             if game.wait_newer(seen, 0.2):
                 seen = game.snapshot.seq
                 arrivals[seen] = time.time()
@@ -463,7 +588,7 @@ def delays(
         feed = recording_feed(recording, runner, False)
     stats = runner.run(game, feed)
     time.sleep(0.5)
-    done.set()
+    finished.set()
     thread.join(2)
     fps = recording.fps
     start = stats.started - stats.first_frame_time / speed
@@ -482,7 +607,7 @@ def delays(
     for change, what, done, warning in matched:
         arrived = arrival[id(change)]
         assert arrived is not None
-        delay = arrived - (start + done / fps / speed)
+        delay = max(0.0, arrived - (start + done / fps / speed))  # shown before it was complete: 0
         (warn_delays if warning else step_delays).append(delay)
         moves.append((delay, what, done, change.frame, arrived))
     every = step_delays + warn_delays
@@ -497,10 +622,10 @@ def delays(
         )
         trips = sorted(client.round_trips if client else [])
         if trips:
-            p99 = trips[min(len(trips) - 1, round(0.99 * (len(trips) - 1)))]
             print(
                 f"phone POST round trip (HTTPS, decode, hand over): median "
-                f"{statistics.median(trips) * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms over {len(trips)} frames"
+                f"{statistics.median(trips) * 1000:.0f} ms, p99 {p99(trips) * 1000:.0f} ms "
+                f"over {len(trips)} frames"
             )
     print(
         f"paced at {speed:g}x ({fps} frames/s): {stats.frames} frames read, {stats.dropped} dropped, "
@@ -513,14 +638,17 @@ def delays(
             print_stages(clock, moves, lambda n: start + n / fps / speed)
         return
     every.sort()
-    p99 = every[min(len(every) - 1, round(0.99 * (len(every) - 1)))]
     print(
         f"delay move complete -> dashboard subscriber over {len(every)} accepted steps and warnings "
         f"({unmatched} steps not matched to the script): median {statistics.median(every):.2f} s, "
-        f"p99 {p99:.2f} s, max {every[-1]:.2f} s"
+        f"p99 {p99(every):.2f} s, max {every[-1]:.2f} s"
     )
     if step_delays:
         print(f"  steps: median {statistics.median(step_delays):.2f} s over {len(step_delays)}")
+    kinds = [w.kind for w in waits(matched, [], recording)]  # in the order of ``moves``
+    for kind in KINDS:
+        mine = [m[0] for m, k in zip(moves, kinds, strict=True) if k == kind]
+        print(f"  {kind} ({len(mine)}): {spread(mine)}")
     if warn_delays:
         print(f"  warnings: {', '.join(f'{d:.2f} s' for d in warn_delays)}")
     if clock is not None:
@@ -534,12 +662,10 @@ def print_stages(
     passes = clock.passes
 
     def dist(values: list[float]) -> str:
-        values = sorted(values)
         if not values:
             return "-"
-        p99 = values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
         med = statistics.median(values)
-        return f"median {med * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {values[-1] * 1000:.0f} ms"
+        return f"median {med * 1000:.0f} ms, p99 {p99(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
 
     print(f"stages over {len(passes)} passes of the pipeline:")
     for name in ("detect", "assemble", "track", "publish"):

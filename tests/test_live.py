@@ -47,6 +47,7 @@ from vision.training.recording import (
 )
 from vision.training.synth import RenderSettings, render_table
 from vision.zones import default_zones
+from web.view import table_view
 
 SPEC = RecordingSpec()
 
@@ -146,6 +147,41 @@ def test_recorded_game_is_refereed_exactly_from_perfect_observations(played, sen
     assert [(r["seat"], r["total"]) for r in tracker.scores()] == [
         (r.seat, r.total) for r in __import__("referee.gizmos", fromlist=["ranking"]).ranking(game.final)
     ]
+
+
+def test_the_dashboard_shows_a_turn_over_before_the_next_player_moves(played) -> None:  # type: ignore[no-untyped-def]
+    """Camera only, the record ends a turn when the next player's change is seen; the dashboard
+    says the turn is over as soon as its player has nothing legal left but ending it
+    (``turn_over``, issue 13's delay). On the recorded game (perfect observations of the frames an
+    ideal gate passes) that is before the turn button's frame in every turn but the two whose
+    rule break waits for the end of the turn (UNDERPAID at 30: the Build may still be being paid;
+    GIZMO_ALREADY_USED at 36), and always where the record then ends the turn (no step of the
+    same turn came after it was shown over)."""
+    _, film = played
+    tracker = Tracker.create(":memory:", list(SPEC.names), settings=replay_settings())
+    buttons = [e.frame for e in film.events if e.kind == "button"]  # one per turn, in order
+    since: int | None = None  # the frame since which the view shows the current turn over
+    early: list[int] = []  # turns ended where they were shown over, shown before the button
+    withdrawn: list[int] = []  # turns shown over, then another step of the same turn came
+    for i in _gate(film):
+        obs = truth_of(film.tables[film.frames[i].table])
+        before = tracker.state
+        update = tracker.observe(
+            Observation(film.frames[i].time, obs.display, obs.energy_row, obs.players, frame=i)
+        )
+        kinds = [st.kind for st in update.steps if not st.is_chance]
+        if since is not None and kinds and kinds[0] != "end_turn":
+            withdrawn.append(before.turn)
+        if since is not None and kinds[:1] == ["end_turn"] and since <= buttons[before.turn]:
+            early.append(before.turn)
+        if tracker.state is not before:
+            view = table_view(tracker)
+            since = i if view["turn_over"] else None
+            if since is not None:
+                assert view["awaiting"].startswith(f"{SPEC.names[tracker.state.current]} has nothing left")
+    assert tracker.state.game_over
+    assert withdrawn == []
+    assert early == [t for t in range(len(buttons)) if t not in (30, 36)]
 
 
 def test_hidden_zones_are_unseen_not_empty() -> None:

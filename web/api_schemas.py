@@ -238,6 +238,7 @@ VIEW = obj(
         "game_over": BOOL,
         "ended_by": {"type": ["string", "null"]},
         "awaiting": STR,
+        "turn_over": BOOL,
         "display": {
             "type": "object",
             "additionalProperties": {"type": "array", "items": {"type": ["integer", "null"]}},

@@ -23,6 +23,7 @@ from referee.gizmos import (
 from referee.gizmos.cards import COLUMNS, ENERGY_NAMES
 from referee.gizmos.rules import event_text as chance_text  # the engine's words for a random event
 from referee.gizmos.scoring import ScoreLine, ranking
+from referee.tracker.turns import turn_over
 from referee.tracker.verdicts import RefereeWarning
 from web.cardtext import card_gist, card_name, card_title
 
@@ -83,6 +84,10 @@ def awaiting(state: State, names: list[str], ended_by: str | None) -> str:
             else "File or Build one of the Research cards, or keep none",
         }
         return f"{name} must {owed[p.kind]}."
+    if turn_over(state):  # shown at once, before anyone signals it or the next player moves
+        last = state.end_triggered and state.current == state.num_players - 1
+        then = "the game ends with it" if last else f"{names[(state.current + 1) % len(names)]} plays next"
+        return f"{name} has nothing left to do: the turn is over, {then}."
     if state.main_done:
         return f"{name} may use triggered gizmos, then end the turn."
     return f"{name}'s turn: File, Pick, Build or Research."
@@ -279,6 +284,7 @@ def table_view(tracker: TableSource) -> dict[str, Any]:
         "game_over": state.game_over,
         "ended_by": tracker.ended_by,
         "awaiting": awaiting(state, names, tracker.ended_by),
+        "turn_over": turn_over(state),
         "display": {str(lvl + 1): list(slots) for lvl, slots in enumerate(state.display)},
         "decks": {str(lvl + 1): sum(n for _, n in segs) for lvl, segs in enumerate(state.decks)},
         "row": counts(state.row),

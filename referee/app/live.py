@@ -42,6 +42,7 @@ from referee.events import DispenserEvent
 from referee.tracker import Tracker, TrackerSettings, Update
 from referee.tracker.explain import Limits
 from referee.tracker.record import RecordWriteError
+from referee.tracker.turns import turn_over
 from vision.errors import CalibrationError, VisionError
 from vision.framing import assess
 from vision.motion import MOTION_THRESHOLD, MotionGate
@@ -160,6 +161,10 @@ class Change:
     warnings: list[dict[str, Any]]
     turn: int  # the game's turn after the change
     lines: list[dict[str, Any]] = field(default_factory=list)  # the move log's new lines (tracker.log)
+    #: After the change the current player has nothing legal left but ending the turn: the dashboard
+    #: shows the turn over from now on (:func:`referee.tracker.turns.turn_over`), before the record
+    #: ends it (camera only: when the next player's change is seen).
+    turn_over: bool = False
 
 
 @dataclass(slots=True)
@@ -373,13 +378,13 @@ class LiveReferee:
                                     if self.evidence is not None:
                                         self.evidence.observed(tracker, warned)
                                     lines = [line.to_json() for line in tracker.log[logged:]]
-                                    turn = tracker.state.turn
+                                    turn, over = tracker.state.turn, turn_over(tracker.state)
                             except RecordWriteError as exc:
                                 self._unwritten = events[i:]  # handed over again at the next frame
                                 self._record_down(exc)
                                 break
                             self._record_up()
-                            self._changed(update, frame, turn, lines)
+                            self._changed(update, frame, turn, lines, over)
                 if (
                     self.frame_buffer is not None
                     and opt.framing_every > 0
@@ -478,14 +483,14 @@ class LiveReferee:
                 if self.evidence is not None:
                     self.evidence.observed(tracker, warned, frame.image, h, obs)
                 lines = [line.to_json() for line in tracker.log[logged:]]
-                turn = tracker.state.turn
+                turn, over = tracker.state.turn, turn_over(tracker.state)
                 if saver is not None:
                     saver.offer(frame.image, h, detections, obs, tracker.state)
         except RecordWriteError as exc:  # nothing was kept: the next still frame tries again
             self._record_down(exc)
             return
         self._record_up()
-        self._changed(update, frame, turn, lines)
+        self._changed(update, frame, turn, lines, over)
         if self.frame_buffer is not None:
             self.frame_buffer.set_status(
                 True, f"markers {notes.get('markers')}, calibration {notes.get('calibration')}"
@@ -506,7 +511,9 @@ class LiveReferee:
             self._write_down = False
             sys.stderr.write("run: the game record is being written again\n")
 
-    def _changed(self, update: Update, frame: Frame, turn: int, lines: list[dict[str, Any]]) -> None:
+    def _changed(
+        self, update: Update, frame: Frame, turn: int, lines: list[dict[str, Any]], over: bool
+    ) -> None:
         if not update.changed:
             return
         change = Change(
@@ -517,6 +524,7 @@ class LiveReferee:
             [w.to_json() for w in update.warnings],
             turn,
             lines,
+            over,
         )
         self.stats.changes.append(change)
         if self.on_change is not None:

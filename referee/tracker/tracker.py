@@ -538,7 +538,8 @@ class Tracker:
             or self._turn_forced
         ):
             return False  # a reading awaits its verdict, or play goes on after a break: wait
-        if self._arms.reported and not self._signalled:
+        armed = self._arms.reported and not self._signalled
+        if armed and not self._own_arms_only(view):
             # Camera only with arms reported: whose arm reaches where weighs every reading
             # (reaching.py), which this shortcut's legal-only search does not; a hand over a zone
             # is also the arm that tells the turn, so wait for the clear view it leaves.
@@ -560,6 +561,8 @@ class Tracker:
             found, ends = reading.found, reading.ends
             if found is not None and weight(found):
                 return False  # turns that left no trace: what follows may read better
+            if armed and ends:
+                return False  # a turn ended: the arms tell whose moves these were
         else:
             found = explain(self.state, filled, self._hints(filled, urgent), 0, s.limits)
         if found is None or not found.legal or found.tables != 1 or any(found.forced):
@@ -571,6 +574,21 @@ class Tracker:
         self._accept(found, update)
         self._last_key = None  # the next clear view is explained from here, even if seen before
         return True
+
+    def _own_arms_only(self, view: TableView) -> bool:
+        """Camera only, with the players' arms seen: every arm seen since the last accepted table
+        is the current player's, no other player's area is out of view (a hand there may be that
+        player's, its arm unseen) and no pause after the current player's main action ended their
+        turn (:meth:`ArmLog.paused`). Then the arms tell no other story than the current player
+        going on with their turn, and a change of theirs is accepted past a zone out of view (a
+        reading that keeps flickering, their own hand gone on) as without the arms."""
+        s = self.state
+        if any(seat != s.current for _, seat, _ in self._arms.seen):
+            return False
+        others = (sv for i, sv in enumerate(view.seats) if i != s.current)
+        if any(None in (sv.ring, sv.archive, sv.gizmos, sv.vp) for sv in others):
+            return False
+        return not (s.main_done and self._arms.paused(self._frame, s))
 
     def _close_last_turn(self, view: TableView, update: Update) -> None:
         """End the game's last turn from the table. Nobody plays after it, so no next player's

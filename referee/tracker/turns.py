@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from referee.gizmos import State
+from referee.gizmos import State, legal_steps
 from referee.tracker.base import TrackerSettings
 from referee.tracker.explain import Explanation, Hints, explain
 from referee.tracker.reaching import ArmLog
@@ -54,6 +54,16 @@ def _out_of_turn_taken_as_seen(found: Explanation) -> int:
         elif forced and i not in charged and step.player not in (None, current):
             count += 1
     return count
+
+
+def turn_over(state: State) -> bool:
+    """The current player has taken the main action and nothing legal is left but ending the turn:
+    by the rules the turn is over now, signalled or not. The dashboard says so at once; the record
+    ends the turn when a signal or the next player's change shows it (camera only, the table
+    tells it only then), or at once for the game's last turn."""
+    if state.game_over or state.chance or state.pending is not None or not state.main_done:
+        return False
+    return [step.kind for step in legal_steps(state)] == ["end_turn"]
 
 
 def settled(found: Explanation, index: int, code: str) -> bool:
