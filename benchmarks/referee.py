@@ -19,10 +19,13 @@ searches per turn, all tracker calls per turn (every frame, searches, durable re
 and per call; medians, p99 and max.
 
     .venv/bin/python benchmarks/referee.py [--games 20] [--players 3] [--seed 0] [--rate 0.1] [--sensors]
-        [--runs camera-only] [--node-bound] [--only-game K] [--verbose]
+        [--runs camera-only] [--node-bound] [--only-game K] [--verbose] [--trace]
 
 ``--node-bound`` bounds every search by its node count alone (no time bound), so the verdicts
 do not depend on the machine's load (only the times do); ``--only-game K`` feeds game K alone.
+``--trace`` prints, frame by frame, what each game showed (the true turn, its steps and rule
+break, each table and each arm reaching in, seen or missed) next to what the tracker accepted,
+warned and noted at that frame: the way to find why a turn was misread.
 """
 
 from __future__ import annotations
@@ -159,6 +162,7 @@ def run(
     camera_only: bool = False,
     reaches: ReachNoise | None = None,
     settings: TrackerSettings | None = None,
+    trace: bool = False,
 ) -> Result:
     """Feed every game to a fresh tracker (a real SQLite record) and score its warnings.
     ``camera_only``: no end-of-turn signals (and no sensor events): turns are inferred.
@@ -177,9 +181,12 @@ def run(
                 signals=not camera_only,
             )
             by_turn: dict[int, TurnScript] = {}
+            tracer = Tracer(feeder) if trace else None
             for script in scripts:
                 calls.clear()
                 clock.seconds = clock.cpu = 0.0
+                if tracer is not None:
+                    tracer.turn(script)
                 feeder.turn(script)
                 res.call_seconds += calls
                 if script.turn < 0:
@@ -208,6 +215,71 @@ def run(
                 flush=True,
             )
     return res
+
+
+class Tracer:
+    """Prints a game frame by frame as it is fed (``--trace``): the truth (each turn's player,
+    steps and rule break; each table and arm reaching in, seen or missed) and, at the frame it
+    happened, what the tracker accepted (its move-log lines, with the turn each is put in),
+    took back, warned and noted."""
+
+    def __init__(self, feeder: Feeder) -> None:
+        self.feeder = feeder
+        self.tracker = feeder.tracker
+        self.lines = 0
+        self.warnings = 0
+        self.notes = 0
+        show = feeder.show
+
+        def traced(
+            state: State | None = None, frames: int = 6, gesture: Any = None, seen: bool = True
+        ) -> list[Any]:
+            what = f"arm {gesture[0]} over {gesture[1]}{'' if seen else ' (missed)'}" if gesture else "table"
+            out = []
+            for k in range(frames):  # one frame at a time: the same frames, each followed by its verdicts
+                first = feeder.camera.frame + 1
+                out += show(state if k == 0 else None, 1, gesture, seen)
+                if k == 0:
+                    print(f"      f{first}: {what} ({frames} frames)", file=sys.stderr)
+                self.after(feeder.camera.frame)
+            return out
+
+        feeder.show = traced  # type: ignore[method-assign]
+
+    def turn(self, script: TurnScript) -> None:
+        if script.turn < 0:
+            print("  setup", file=sys.stderr)
+            return
+        steps = ", ".join(
+            f"{st.kind}{'' if st.player in (None, script.player) else f'@{st.player}'}"
+            + "".join(f" {k}={v}" for k, v in st.to_json().items() if k in ("card", "color", "gizmo"))
+            for st in script.steps
+        )
+        inj = f"  ** {script.injected.code} by P{script.injected.player + 1}" if script.injected else ""
+        print(f"  TRUE turn {script.turn} P{script.player + 1}: {steps}{inj}", file=sys.stderr)
+
+    def after(self, frame: int) -> None:
+        """What the tracker did at ``frame``: lines accepted or taken back, warnings, notes."""
+        t = self.tracker
+        if len(t.log) < self.lines:
+            print(f"        f{frame}: took back to line {len(t.log)}", file=sys.stderr)
+            self.lines = len(t.log)
+        for line in t.log[self.lines :]:
+            print(
+                f"        f{frame}: accepted turn {line.turn} P{(line.player or 0) + 1}: {line.text}"
+                f"{' [forced]' if line.forced else ''}",
+                file=sys.stderr,
+            )
+        self.lines = len(t.log)
+        for w in t.warnings[self.warnings :]:
+            print(
+                f"        f{frame}: WARNING {w.kind} {w.code} turn {w.turn} P{(w.player or 0) + 1}",
+                file=sys.stderr,
+            )
+        self.warnings = len(t.warnings)
+        for note in t.notes[self.notes :]:
+            print(f"        f{frame}: note: {note}", file=sys.stderr)
+        self.notes = len(t.notes)
 
 
 def _score(res: Result, tracker: Tracker, by_turn: dict[int, TurnScript], verbose: bool) -> None:
@@ -351,6 +423,11 @@ def main(argv: list[str] | None = None) -> int:
         help="searches bounded by nodes alone (no time bound): the same figures whatever the machine's load",
     )
     p.add_argument("--only-game", type=int, default=None, help="feed only this game (1-based)")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="print each game frame by frame: the truth and the tracker's verdicts",
+    )
     args = p.parse_args(argv)
     seed, count = args.seed, args.games
     if args.only_game is not None:  # game k of the corpus is the one seeded seed + k - 1
@@ -387,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
         if name not in wanted:
             continue
         started = time.perf_counter()
-        res = run(games, noise, seed, label, args.verbose, sensors, camera_only, reaches, settings)
+        res = run(
+            games, noise, seed, label, args.verbose, sensors, camera_only, reaches, settings, args.trace
+        )
         report(res, f"{label} ({time.perf_counter() - started:.0f} s)")
     return 0
 

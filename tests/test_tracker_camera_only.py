@@ -516,3 +516,84 @@ def test_the_order_players_areas_were_read_changing_in_tells_a_move_out_of_turn(
         (2, 2, "pick"),
         (3, 0, "pick"),
     ]
+
+
+def test_a_refill_of_the_colour_taken_lands_unseen_and_makes_no_pause() -> None:
+    # Ana takes a red marble and the Row is refilled with red: the Row without it stands two
+    # frames (never read steadily), then reads as before. Her table stands five frames after the
+    # refill, seven after her Pick's change: counted from the Pick, a pause that would end her
+    # turn. Her second marble is then a second main action in her turn, not one taken in Ben's.
+    feeder = seen_arms(referee(table(players=3)))
+    assert feeder.state.row[R] > 0
+    feeder.reach(0, "energy_row", frames=1)
+    feeder.play(pick(0, R), Step("dispense", color=R), between=2, frames=5)
+    feeder.reach(0, "energy_row", frames=1)
+    feeder.play(pick(0, K), frames=8)
+    feeder.reach(1, "energy_row")
+    feeder.play(Step("end_turn", 0), pick(1, B), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick"), (0, 0, "pick"), (1, 1, "pick")]
+
+
+def test_the_last_turn_ends_when_the_table_stands_with_no_arm_though_a_zone_is_out_of_view() -> None:
+    # The game's last turn: Cy has built and may still use #34 (a marble from the Row). His arm
+    # goes to the Row and comes back empty (he declines), then the table stands with no arm
+    # over it for 13 frames, five of them with Ben's Archive out of view (a glare: no hand is
+    # seen there). The arms say nobody touched the table: the turn, and the game, are over, so
+    # Cy's marble after it is GAME_OVER, not #34's reward. Without the arms a frame with a zone
+    # out of view would not count, and the stillness would be too short.
+    state = table(
+        players=3, gizmos={2: [34]}, current=2, main_done=True, end_triggered=True, triggered=[34], turn=29
+    )
+    feeder = seen_arms(referee(state))
+    feeder.reach(2, "energy_row", frames=1)
+    feeder.camera.hidden = {"archive1"}
+    feeder.show(frames=5)
+    feeder.camera.hidden = set()
+    feeder.show(frames=8)
+    feeder.reach(2, "energy_row", frames=1)
+    feeder.play(pick(2, R), frames=8)
+    t = feeder.tracker
+    assert t.state.game_over
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("GAME_OVER", 2, 30)]
+    assert not any(line.step["kind"] == "use" for line in t.log)
+
+
+def test_a_zone_that_changed_out_of_view_moved_when_it_went_out_of_view() -> None:
+    # Ana takes a marble; her table stands five frames; her arm, missed by the camera, hides
+    # the Row for two frames while she takes a second one. The Row reads changed only once the
+    # hand has gone, but it went out of view with the hand: the table moved then, after five
+    # still frames, not seven (a pause that would have ended her turn before the second marble).
+    feeder = seen_arms(referee(table(players=3)))
+    feeder.reach(0, "energy_row", frames=1)
+    feeder.play(pick(0, R), Step("dispense", color=B), frames=5)
+    feeder.show(None, 2, (0, "energy_row"), seen=False)
+    feeder.play(pick(0, K), Step("dispense", color=Y), frames=8)
+    feeder.reach(1, "energy_row")
+    feeder.play(Step("end_turn", 0), pick(1, B), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 0, 0)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick"), (0, 0, "pick"), (1, 1, "pick")]
+
+
+def test_a_move_read_after_a_pause_that_followed_another_players_move_is_in_a_later_turn() -> None:
+    # Ana has taken her marble. Ben takes one (his arm seen in one frame), and the table stands
+    # still, nobody reaching in, while Cy's Archive is out of view (nothing is explained yet).
+    # Then Ana's arm takes a marble, then Cy's. The pause after Ben's move ended his turn: Ana's
+    # marble is out of turn in Cy's turn, not in Ben's (the same tables and arms without the
+    # pause would read either way).
+    start = apply(apply(table(players=3), pick(0, R)), Step("dispense", color=B))
+    feeder = seen_arms(referee(start))
+    feeder.camera.hidden = {"archive2"}
+    feeder.reach(1, "energy_row", frames=1)
+    feeder.play(Step("end_turn", 0), pick(1, Y), Step("dispense", color=B), frames=13)
+    feeder.reach(0, "energy_row", frames=1)
+    feeder.play(pick(0, R), Step("dispense", color=B), frames=3)
+    feeder.camera.hidden = set()
+    feeder.show(frames=5)
+    feeder.reach(2, "energy_row")
+    feeder.play(Step("end_turn", 1), pick(2, K), frames=8)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 0, 2)]
+    assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(1, 1, "pick"), (2, 0, "pick"), (2, 2, "pick")]
