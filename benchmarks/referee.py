@@ -31,7 +31,6 @@ warned and noted at that frame: the way to find why a turn was misread.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import pkgutil
 import statistics
@@ -314,32 +313,54 @@ def _step_key(step: dict[str, Any]) -> tuple[object, ...]:
     return tuple(step.get(k) for k in ("kind", "player", "card", "color", "gizmo", "level"))
 
 
+def _align(a: list[tuple[object, ...]], b: list[tuple[object, ...]]) -> list[tuple[int, int]]:
+    """The pairs (i, j) of a longest common subsequence of ``a`` and ``b``, each pair taken as
+    early as the longest allows. Not :mod:`difflib`: its matcher takes the longest run of equal
+    items first, and a run that recurs later in the game (a player's declined Research, whose
+    cards the camera never sees, then the same next steps) could pair steps turns apart and leave
+    the true pairs unmatched (seed 4043: four steps of turns 70-71 paired with turns 67-68)."""
+    n, m = len(a), len(b)
+    longest = [[0] * (m + 1) for _ in range(n + 1)]  # of a[i:] and b[j:]
+    for i in range(n - 1, -1, -1):
+        row, below = longest[i], longest[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if a[i] == b[j] else max(below[j], row[j + 1])
+    pairs, i, j = [], 0, 0
+    while i < n and j < m:
+        if a[i] == b[j] and longest[i][j] == longest[i + 1][j + 1] + 1:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif longest[i + 1][j] >= longest[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
 def _attribution(res: Result, tracker: Tracker, scripts: list[TurnScript], verbose: bool) -> None:
     """Whether each step played was accepted on its turn: the accepted player steps are aligned
-    with the played ones (same player, kind, card, color, gizmo; :mod:`difflib`), and each
-    aligned pair is compared by turn number. A step explained otherwise (a marble drawn read as
-    picked) is not aligned, and counted apart."""
+    with the played ones (same player, kind, card, color, gizmo; a longest common subsequence,
+    :func:`_align`), and each aligned pair is compared by turn number. A step explained otherwise
+    (a marble drawn read as picked) is not aligned, and counted apart."""
     truth = [(s.turn, st.to_json()) for s in scripts for st in s.steps]
     got = [(line.turn, line.step) for line in tracker.log if line.player is not None]
     a, b = [_step_key(st) for _, st in truth], [_step_key(st) for _, st in got]
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     res.steps_true += len(truth)
     offset = 0  # the tracker's turn count minus the true one, at the last aligned step
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            res.steps_matched += 1
-            want, have = truth[block.a + k][0], got[block.b + k][0]
-            res.steps_right_turn += want == have
-            if have - want != offset:
-                res.slips += 1
-                res.round_slips += (have - want - offset) % scripts[0].final.num_players == 0
-                if verbose:
-                    print(
-                        f"    the turn count slips by {have - want - offset}: step "
-                        f"{truth[block.a + k][1]} of turn {want} accepted on turn {have}",
-                        file=sys.stderr,
-                    )
-                offset = have - want
+    for i, j in _align(a, b):
+        res.steps_matched += 1
+        want, have = truth[i][0], got[j][0]
+        res.steps_right_turn += want == have
+        if have - want != offset:
+            res.slips += 1
+            res.round_slips += (have - want - offset) % scripts[0].final.num_players == 0
+            if verbose:
+                print(
+                    f"    the turn count slips by {have - want - offset}: step "
+                    f"{truth[i][1]} of turn {want} accepted on turn {have}",
+                    file=sys.stderr,
+                )
+            offset = have - want
 
 
 def _pct(a: int, b: int) -> str:

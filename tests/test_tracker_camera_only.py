@@ -536,28 +536,70 @@ def test_a_refill_of_the_colour_taken_lands_unseen_and_makes_no_pause() -> None:
     assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(0, 0, "pick"), (0, 0, "pick"), (1, 1, "pick")]
 
 
-def test_the_last_turn_ends_when_the_table_stands_with_no_arm_though_a_zone_is_out_of_view() -> None:
-    # The game's last turn: Cy has built and may still use #34 (a marble from the Row). His arm
-    # goes to the Row and comes back empty (he declines), then the table stands with no arm
-    # over it for 13 frames, five of them with Ben's Archive out of view (a glare: no hand is
-    # seen there). The arms say nobody touched the table: the turn, and the game, are over, so
-    # Cy's marble after it is GAME_OVER, not #34's reward. Without the arms a frame with a zone
-    # out of view would not count, and the stillness would be too short.
-    state = table(
-        players=3, gizmos={2: [34]}, current=2, main_done=True, end_triggered=True, triggered=[34], turn=29
+def last_turn(*gizmos: int) -> State:
+    """Cy's turn, the game's last: he has built, and may still use the triggered ``gizmos``."""
+    return table(
+        players=3,
+        gizmos={2: list(gizmos)},
+        current=2,
+        main_done=True,
+        end_triggered=True,
+        triggered=gizmos,
+        turn=29,
     )
+
+
+def test_the_last_turn_does_not_end_while_a_zone_out_of_view_may_be_changing() -> None:
+    # Cy's last turn: he takes a black marble, and #29 draws him one from the dispenser. His ring
+    # is out of view for nine frames after his arm leaves (the drawn marble settling, a glare):
+    # no arm, but the table is not known to stand; the turn ends only once it is seen whole, and
+    # the drawn marble is #29's, not play after the game.
+    state = table(players=3, gizmos={2: [29]}, current=2, end_triggered=True, turn=29)
     feeder = seen_arms(referee(state))
     feeder.reach(2, "energy_row", frames=1)
-    feeder.camera.hidden = {"archive1"}
-    feeder.show(frames=5)
+    feeder.play(pick(2, K), Step("dispense", color=R), frames=4)
+    feeder.reach(2, "dispenser", frames=2)
+    feeder.camera.hidden = {"ring2"}
+    feeder.play(Step("use", 2, gizmo=29), Step("dispense", color=B), frames=9)
     feeder.camera.hidden = set()
     feeder.show(frames=8)
+    t = feeder.tracker
+    assert t.warnings == [] and t.state.game_over
+    assert [(line.turn, line.step["kind"]) for line in t.log if line.player is not None] == [
+        (29, "pick"),
+        (29, "use"),
+        (29, "end_turn"),
+    ]
+
+
+def test_a_pause_ends_the_last_turn_though_a_triggered_gizmo_is_left() -> None:
+    # Cy uses #37 (a VP token) and may still use #34; his table then stands eight frames, no arm
+    # over it: a pause, which ends a turn (the player is done), so his marble after it is
+    # GAME_OVER rather than #34's reward, though the twelve frames the tracker waits for a clear
+    # view had not passed.
+    feeder = seen_arms(referee(last_turn(34, 37)))
+    feeder.reach(2, "2/vp", frames=2)
+    feeder.play(Step("use", 2, gizmo=37), frames=8)
+    log = feeder.tracker.log
+    assert [(line.step["kind"], line.ended) for line in log] == [("use", None), ("end_turn", "table")]
     feeder.reach(2, "energy_row", frames=1)
     feeder.play(pick(2, R), frames=8)
     t = feeder.tracker
     assert t.state.game_over
     assert [(w.code, w.player, w.turn) for w in t.warnings] == [("GAME_OVER", 2, 30)]
-    assert not any(line.step["kind"] == "use" for line in t.log)
+    # ... and with the arm back within the pause, #34's reward in the turn
+    feeder = seen_arms(referee(last_turn(34, 37)))
+    feeder.reach(2, "2/vp", frames=2)
+    feeder.play(Step("use", 2, gizmo=37), frames=4)
+    feeder.reach(2, "energy_row", frames=1)
+    feeder.play(Step("use", 2, gizmo=34), pick(2, R), frames=8)
+    assert feeder.tracker.warnings == []
+    assert [(line.turn, line.step["kind"]) for line in feeder.tracker.log if line.player is not None] == [
+        (29, "use"),
+        (29, "use"),
+        (29, "pick"),
+        (29, "end_turn"),
+    ]
 
 
 def test_a_zone_that_changed_out_of_view_moved_when_it_went_out_of_view() -> None:
@@ -597,3 +639,58 @@ def test_a_move_read_after_a_pause_that_followed_another_players_move_is_in_a_la
     t = feeder.tracker
     assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 0, 2)]
     assert [k for k in turns_of(feeder) if k[2] == "pick"] == [(1, 1, "pick"), (2, 0, "pick"), (2, 2, "pick")]
+
+
+def test_the_benchmark_pairs_steps_by_the_longest_common_sequence_not_the_longest_run() -> None:
+    # Seed 4040's game 4043, turns 67-71, as step keys: Cy's declined Research put back cards
+    # the camera never saw (the tracker names others), and Ben's end of turn followed by Cy's
+    # Research declined putting #6 back first recurs three turns later. The longest run first
+    # (difflib) pairs the tracker's turn 67-68 with the true turns 70-71; the longest common
+    # sequence pairs every step with its own turn.
+    from benchmarks.referee import _align
+
+    truth = [
+        "e1",
+        "r2",
+        "s2",
+        "b77",
+        "b88",
+        "b85",
+        "e2",
+        "u8",
+        "e0",
+        "p0",
+        "u37",
+        "e1",
+        "r2",
+        "s2",
+        "b6",
+        "b25",
+        "b28",
+        "e2",
+    ]
+    got = [
+        "e1",
+        "r2",
+        "s2",
+        "b6",
+        "b11",
+        "b16",
+        "e2",
+        "u8",
+        "e0",
+        "u37",
+        "p0",
+        "e1",
+        "r2",
+        "s2",
+        "b6",
+        "b16",
+        "b19",
+        "e2",
+    ]
+    turns_true = [67, 68, 68, 68, 68, 68, 68, 69, 69, 70, 70, 70, 71, 71, 71, 71, 71, 71]
+    turns_got = [67, 68, 68, 68, 68, 68, 68, 69, 69, 70, 70, 70, 71, 71, 71, 71, 71, 71]
+    pairs = _align([(k,) for k in truth], [(k,) for k in got])
+    assert len(pairs) == 12 and (11, 0) not in pairs  # difflib: truth 11-14 with got 0-3, and 5 pairs in all
+    assert all(turns_true[i] == turns_got[j] for i, j in pairs)

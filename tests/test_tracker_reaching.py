@@ -252,3 +252,11 @@ def test_two_players_changes_read_with_a_pause_between_them_fall_in_two_turns() 
     assert log.cost(start, in_bens, 30) - log.cost(start, in_cys, 30) == W_PAUSE
     busy = log.add(17, (ReachSighting(2, "table", 0.9),)).moved(21)
     assert busy.pauses_within(start, in_bens) == 0
+
+
+def test_the_table_stands_from_its_last_change_or_arm() -> None:
+    log = ArmLog(True).moved(10).consume(12)  # the accepted table stands from frame 10
+    assert log.stood(16) == 7 and log.stood(9) == 0
+    assert log.add(14, (ReachSighting(2, "energy_row", 0.9),)).stood(16) == 2  # an arm at 14
+    assert log.moved(15).stood(16) == 2  # the table changed at 15
+    assert ArmLog(True).stood(16) == 0 and ArmLog().moved(10).consume(12).stood(16) == 0  # not known

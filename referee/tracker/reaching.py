@@ -330,6 +330,14 @@ class ArmLog:
         moved = [f for f in self.changes if f > start] + [f for f, _, _ in self.seen if f >= start]
         return min([frame, *moved]) - start >= PAUSE_FRAMES
 
+    def stood(self, frame: int) -> int:
+        """How many frames, up to ``frame``, the last accepted table has stood still since it
+        began, with no arm seen and no change (0: not known)."""
+        if not self.reported or self.still_from is None:
+            return 0
+        moved = [self.still_from, *self.changes, *(f + 1 for f, _, _ in self.seen)]
+        return max(0, frame - max(moved) + 1)
+
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
         ``again``: and those the last accepted explanation accounted for, for a reading from

@@ -62,7 +62,7 @@ from referee.observation import Observation, ReachSighting
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
 from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
-from referee.tracker.reaching import MIN_CONFIDENCE, ArmLog
+from referee.tracker.reaching import PAUSE_FRAMES, ArmLog
 from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed, writable
 from referee.tracker.sensors import Sensors
 from referee.tracker.turns import (
@@ -419,7 +419,7 @@ class Tracker:
             self._table_moved(view)
             self._next_player_reached(update)
         self._see(view, update)
-        if not update.changed:
+        if not update.changed and view.complete():
             self._close_last_turn(view, update)
         return update
 
@@ -585,29 +585,22 @@ class Tracker:
         change can show it is over: once its player has taken the main action and the triggers it
         allows (nothing legal is left but ending the turn) and the table stays as accepted for
         ``final_wait`` frames, the turn and the game end (with triggers still unused, after
-        ``eot_wait`` frames). A signal pending settles it the usual way. Without the arms
-        reported a frame counts only if the whole table is in view; with them (camera only), a
-        hand over a zone shows as an arm, so a frame with no arm seen counts with its zones out of
-        view keeping what they held (a glare, a misread, a dip), and an arm seen is someone
-        acting: the stillness starts again after it (a gizmo used and its reward declined is an
-        arm over the Row and no change)."""
+        ``eot_wait`` frames). A signal pending settles it the usual way. With the arms reported
+        (camera only) a pause ends it as it ends any turn: ``PAUSE_FRAMES`` at most, counted
+        from when the table last moved or an arm was last seen (:meth:`ArmLog.stood`), not from
+        when its reading was accepted."""
         s = self.state
         last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
         settled = not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
-        if self._arms.reported and not self._signalled:
-            obs = self._last_obs
-            if obs is not None and any(r.confidence >= MIN_CONFIDENCE for r in obs.reaches or ()):
-                self._still = 0
-                return
-            view = view.filled(view_of(s))
-        elif not view.complete():
-            return  # wait for a clear view, the stillness counted so far kept
         if not (last and settled and matches(s, view, turn=False)):
             self._still = 0
             return
         self._still += 1
         done = [st.kind for st in self.game.legal_steps(s)] == ["end_turn"]
-        if self._still < (self.settings.final_wait if done else self.settings.eot_wait):
+        wait, still = self.settings.final_wait if done else self.settings.eot_wait, self._still
+        if self._arms.reported and not self._signalled:
+            wait, still = min(wait, PAUSE_FRAMES), max(still, self._arms.stood(self._frame))
+        if still < wait:
             return
         step = Step("end_turn", s.current)
         with self.record.transaction():
