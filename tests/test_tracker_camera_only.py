@@ -602,6 +602,28 @@ def test_a_pause_ends_the_last_turn_though_a_triggered_gizmo_is_left() -> None:
     ]
 
 
+def test_the_last_turn_stays_open_while_the_players_arm_keeps_reaching_in() -> None:
+    # Cy uses #37 (a VP token) and may still use #34. His arm reaches over a deck now and then
+    # (cards put back under it: nothing the camera sees changes) for twelve frames, then he
+    # uses #34 and takes a marble: his turn was never still for a pause, so the marble is #34's.
+    feeder = seen_arms(referee(last_turn(34, 37)))
+    feeder.reach(2, "2/vp", frames=2)
+    feeder.play(Step("use", 2, gizmo=37), frames=3)
+    for _ in range(3):
+        feeder.reach(2, "deck/1", frames=1)
+        feeder.show(frames=3)
+    feeder.reach(2, "energy_row", frames=1)
+    feeder.play(Step("use", 2, gizmo=34), pick(2, R), frames=8)
+    t = feeder.tracker
+    assert t.warnings == []
+    assert [(line.turn, line.step["kind"]) for line in t.log if line.player is not None] == [
+        (29, "use"),
+        (29, "use"),
+        (29, "pick"),
+        (29, "end_turn"),
+    ]
+
+
 def test_a_zone_that_changed_out_of_view_moved_when_it_went_out_of_view() -> None:
     # Ana takes a marble; her table stands five frames; her arm, missed by the camera, hides
     # the Row for two frames while she takes a second one. The Row reads changed only once the

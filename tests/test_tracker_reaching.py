@@ -260,3 +260,14 @@ def test_the_table_stands_from_its_last_change_or_arm() -> None:
     assert log.add(14, (ReachSighting(2, "energy_row", 0.9),)).stood(16) == 2  # an arm at 14
     assert log.moved(15).stood(16) == 2  # the table changed at 15
     assert ArmLog(True).stood(16) == 0 and ArmLog().moved(10).consume(12).stood(16) == 0  # not known
+
+
+def test_the_accepted_table_stands_from_the_last_arm_over_it_if_that_came_after_its_change() -> None:
+    # The table changed at frame 10; an arm reached over it at 14 and changed nothing that the
+    # camera saw (a gizmo used before its reward is taken); the reading accepted at 17 accounts
+    # for that arm. The table stands from 15, not 10: no pause at 20.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    log = ArmLog(True).moved(10).add(14, (ReachSighting(0, "energy_row", 0.9),))
+    accepted = log.consume(17, start, [pick(0, R)])
+    assert accepted.spent == ((0, "row"),) and accepted.still_from == 15
+    assert accepted.stood(20) == 6 and not accepted.paused(20, start)

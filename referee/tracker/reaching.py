@@ -225,6 +225,9 @@ class ArmLog:
             # the marble stood too briefly to read steadily, so the refill landed unseen up to
             # ``steady - 1`` frames after the last change read: the stillness starts from then
             still = min(still + steady - 1, max(still, frame))
+        # ... or from the last arm over it, if later (a gizmo used to no visible effect yet): the
+        # arms it accounts for are kept without their frames
+        still = max([still, *(f + 1 for f, _, _ in self.seen[:cut])])
         changes = tuple(f for f in self.changes if f > frame)
         paused = start is not None and self.paused(frame, start)
         return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)  # areas: read anew

@@ -587,8 +587,9 @@ class Tracker:
         ``final_wait`` frames, the turn and the game end (with triggers still unused, after
         ``eot_wait`` frames). A signal pending settles it the usual way. With the arms reported
         (camera only) a pause ends it as it ends any turn: ``PAUSE_FRAMES`` at most, counted
-        from when the table last moved or an arm was last seen (:meth:`ArmLog.stood`), not from
-        when its reading was accepted."""
+        from when the table last moved or an arm was last seen (:meth:`ArmLog.stood`: cards put
+        back under a deck after a Build are arms over the deck), not from when its reading was
+        accepted."""
         s = self.state
         last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
         settled = not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
@@ -599,7 +600,9 @@ class Tracker:
         done = [st.kind for st in self.game.legal_steps(s)] == ["end_turn"]
         wait, still = self.settings.final_wait if done else self.settings.eot_wait, self._still
         if self._arms.reported and not self._signalled:
-            wait, still = min(wait, PAUSE_FRAMES), max(still, self._arms.stood(self._frame))
+            wait = min(wait, PAUSE_FRAMES)
+            if self._arms.still_from is not None:  # an arm is the player still acting
+                still = self._arms.stood(self._frame)
         if still < wait:
             return
         step = Step("end_turn", s.current)
