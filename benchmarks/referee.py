@@ -233,7 +233,9 @@ class Tracer:
         def traced(
             state: State | None = None, frames: int = 6, gesture: Any = None, seen: bool = True
         ) -> list[Any]:
-            what = f"arm {gesture[0]} over {gesture[1]}{'' if seen else ' (missed)'}" if gesture else "table"
+            what = "table"
+            if gesture is not None:
+                what = f"arm of P{gesture[0] + 1} over {gesture[1]}{'' if seen else ' (missed)'}"
             out = []
             for k in range(frames):  # one frame at a time: the same frames, each followed by its verdicts
                 first = feeder.camera.frame + 1
@@ -264,8 +266,9 @@ class Tracer:
             print(f"        f{frame}: took back to line {len(t.log)}", file=sys.stderr)
             self.lines = len(t.log)
         for line in t.log[self.lines :]:
+            who = "  " if line.player is None else f"P{line.player + 1}"
             print(
-                f"        f{frame}: accepted turn {line.turn} P{(line.player or 0) + 1}: {line.text}"
+                f"        f{frame}: accepted turn {line.turn} {who}: {line.text}"
                 f"{' [forced]' if line.forced else ''}",
                 file=sys.stderr,
             )
