@@ -19,16 +19,18 @@ searches per turn, all tracker calls per turn (every frame, searches, durable re
 and per call; medians, p99 and max.
 
     .venv/bin/python benchmarks/referee.py [--games 20] [--players 3] [--seed 0] [--rate 0.1] [--sensors]
-        [--runs camera-only] [--node-bound] [--only-game K] [--verbose]
+        [--runs camera-only] [--node-bound] [--only-game K] [--verbose] [--trace]
 
 ``--node-bound`` bounds every search by its node count alone (no time bound), so the verdicts
 do not depend on the machine's load (only the times do); ``--only-game K`` feeds game K alone.
+``--trace`` prints, frame by frame, what each game showed (the true turn, its steps and rule
+break, each table and each arm reaching in, seen or missed) next to what the tracker accepted,
+warned and noted at that frame: the way to find why a turn was misread.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import pkgutil
 import statistics
@@ -159,6 +161,7 @@ def run(
     camera_only: bool = False,
     reaches: ReachNoise | None = None,
     settings: TrackerSettings | None = None,
+    trace: bool = False,
 ) -> Result:
     """Feed every game to a fresh tracker (a real SQLite record) and score its warnings.
     ``camera_only``: no end-of-turn signals (and no sensor events): turns are inferred.
@@ -177,9 +180,12 @@ def run(
                 signals=not camera_only,
             )
             by_turn: dict[int, TurnScript] = {}
+            tracer = Tracer(feeder) if trace else None
             for script in scripts:
                 calls.clear()
                 clock.seconds = clock.cpu = 0.0
+                if tracer is not None:
+                    tracer.turn(script)
                 feeder.turn(script)
                 res.call_seconds += calls
                 if script.turn < 0:
@@ -208,6 +214,74 @@ def run(
                 flush=True,
             )
     return res
+
+
+class Tracer:
+    """Prints a game frame by frame as it is fed (``--trace``): the truth (each turn's player,
+    steps and rule break; each table and arm reaching in, seen or missed) and, at the frame it
+    happened, what the tracker accepted (its move-log lines, with the turn each is put in),
+    took back, warned and noted."""
+
+    def __init__(self, feeder: Feeder) -> None:
+        self.feeder = feeder
+        self.tracker = feeder.tracker
+        self.lines = 0
+        self.warnings = 0
+        self.notes = 0
+        show = feeder.show
+
+        def traced(
+            state: State | None = None, frames: int = 6, gesture: Any = None, seen: bool = True
+        ) -> list[Any]:
+            what = "table"
+            if gesture is not None:
+                what = f"arm of P{gesture[0] + 1} over {gesture[1]}{'' if seen else ' (missed)'}"
+            out = []
+            for k in range(frames):  # one frame at a time: the same frames, each followed by its verdicts
+                first = feeder.camera.frame + 1
+                out += show(state if k == 0 else None, 1, gesture, seen)
+                if k == 0:
+                    print(f"      f{first}: {what} ({frames} frames)", file=sys.stderr)
+                self.after(feeder.camera.frame)
+            return out
+
+        feeder.show = traced  # type: ignore[method-assign]
+
+    def turn(self, script: TurnScript) -> None:
+        if script.turn < 0:
+            print("  setup", file=sys.stderr)
+            return
+        steps = ", ".join(
+            f"{st.kind}{'' if st.player in (None, script.player) else f'@{st.player}'}"
+            + "".join(f" {k}={v}" for k, v in st.to_json().items() if k in ("card", "color", "gizmo"))
+            for st in script.steps
+        )
+        inj = f"  ** {script.injected.code} by P{script.injected.player + 1}" if script.injected else ""
+        print(f"  TRUE turn {script.turn} P{script.player + 1}: {steps}{inj}", file=sys.stderr)
+
+    def after(self, frame: int) -> None:
+        """What the tracker did at ``frame``: lines accepted or taken back, warnings, notes."""
+        t = self.tracker
+        if len(t.log) < self.lines:
+            print(f"        f{frame}: took back to line {len(t.log)}", file=sys.stderr)
+            self.lines = len(t.log)
+        for line in t.log[self.lines :]:
+            who = "  " if line.player is None else f"P{line.player + 1}"
+            print(
+                f"        f{frame}: accepted turn {line.turn} {who}: {line.text}"
+                f"{' [forced]' if line.forced else ''}",
+                file=sys.stderr,
+            )
+        self.lines = len(t.log)
+        for w in t.warnings[self.warnings :]:
+            print(
+                f"        f{frame}: WARNING {w.kind} {w.code} turn {w.turn} P{(w.player or 0) + 1}",
+                file=sys.stderr,
+            )
+        self.warnings = len(t.warnings)
+        for note in t.notes[self.notes :]:
+            print(f"        f{frame}: note: {note}", file=sys.stderr)
+        self.notes = len(t.notes)
 
 
 def _score(res: Result, tracker: Tracker, by_turn: dict[int, TurnScript], verbose: bool) -> None:
@@ -242,32 +316,54 @@ def _step_key(step: dict[str, Any]) -> tuple[object, ...]:
     return tuple(step.get(k) for k in ("kind", "player", "card", "color", "gizmo", "level"))
 
 
+def _align(a: list[tuple[object, ...]], b: list[tuple[object, ...]]) -> list[tuple[int, int]]:
+    """The pairs (i, j) of a longest common subsequence of ``a`` and ``b``, each pair taken as
+    early as the longest allows. Not :mod:`difflib`: its matcher takes the longest run of equal
+    items first, and a run that recurs later in the game (a player's declined Research, whose
+    cards the camera never sees, then the same next steps) could pair steps turns apart and leave
+    the true pairs unmatched (seed 4043: four steps of turns 70-71 paired with turns 67-68)."""
+    n, m = len(a), len(b)
+    longest = [[0] * (m + 1) for _ in range(n + 1)]  # of a[i:] and b[j:]
+    for i in range(n - 1, -1, -1):
+        row, below = longest[i], longest[i + 1]
+        for j in range(m - 1, -1, -1):
+            row[j] = below[j + 1] + 1 if a[i] == b[j] else max(below[j], row[j + 1])
+    pairs, i, j = [], 0, 0
+    while i < n and j < m:
+        if a[i] == b[j] and longest[i][j] == longest[i + 1][j + 1] + 1:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif longest[i + 1][j] >= longest[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
 def _attribution(res: Result, tracker: Tracker, scripts: list[TurnScript], verbose: bool) -> None:
     """Whether each step played was accepted on its turn: the accepted player steps are aligned
-    with the played ones (same player, kind, card, color, gizmo; :mod:`difflib`), and each
-    aligned pair is compared by turn number. A step explained otherwise (a marble drawn read as
-    picked) is not aligned, and counted apart."""
+    with the played ones (same player, kind, card, color, gizmo; a longest common subsequence,
+    :func:`_align`), and each aligned pair is compared by turn number. A step explained otherwise
+    (a marble drawn read as picked) is not aligned, and counted apart."""
     truth = [(s.turn, st.to_json()) for s in scripts for st in s.steps]
     got = [(line.turn, line.step) for line in tracker.log if line.player is not None]
     a, b = [_step_key(st) for _, st in truth], [_step_key(st) for _, st in got]
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     res.steps_true += len(truth)
     offset = 0  # the tracker's turn count minus the true one, at the last aligned step
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            res.steps_matched += 1
-            want, have = truth[block.a + k][0], got[block.b + k][0]
-            res.steps_right_turn += want == have
-            if have - want != offset:
-                res.slips += 1
-                res.round_slips += (have - want - offset) % scripts[0].final.num_players == 0
-                if verbose:
-                    print(
-                        f"    the turn count slips by {have - want - offset}: step "
-                        f"{truth[block.a + k][1]} of turn {want} accepted on turn {have}",
-                        file=sys.stderr,
-                    )
-                offset = have - want
+    for i, j in _align(a, b):
+        res.steps_matched += 1
+        want, have = truth[i][0], got[j][0]
+        res.steps_right_turn += want == have
+        if have - want != offset:
+            res.slips += 1
+            res.round_slips += (have - want - offset) % scripts[0].final.num_players == 0
+            if verbose:
+                print(
+                    f"    the turn count slips by {have - want - offset}: step "
+                    f"{truth[i][1]} of turn {want} accepted on turn {have}",
+                    file=sys.stderr,
+                )
+            offset = have - want
 
 
 def _pct(a: int, b: int) -> str:
@@ -351,6 +447,11 @@ def main(argv: list[str] | None = None) -> int:
         help="searches bounded by nodes alone (no time bound): the same figures whatever the machine's load",
     )
     p.add_argument("--only-game", type=int, default=None, help="feed only this game (1-based)")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="print each game frame by frame: the truth and the tracker's verdicts",
+    )
     args = p.parse_args(argv)
     seed, count = args.seed, args.games
     if args.only_game is not None:  # game k of the corpus is the one seeded seed + k - 1
@@ -387,7 +488,9 @@ def main(argv: list[str] | None = None) -> int:
         if name not in wanted:
             continue
         started = time.perf_counter()
-        res = run(games, noise, seed, label, args.verbose, sensors, camera_only, reaches, settings)
+        res = run(
+            games, noise, seed, label, args.verbose, sensors, camera_only, reaches, settings, args.trace
+        )
         report(res, f"{label} ({time.perf_counter() - started:.0f} s)")
     return 0
 

@@ -18,6 +18,7 @@ from referee.tracker.reaching import (
     goes_on,
     orders,
     reach_cost,
+    refill_unseen,
     stray,
     zone_class,
 )
@@ -219,3 +220,54 @@ def test_a_reading_that_changes_the_areas_in_another_order_than_they_were_read_w
     assert log.cost(start, in_turn, 20, again=True) == ArmLog(True).cost(start, in_turn, 20, again=True)
     # the areas are read anew against each accepted table, and kept while part is accepted
     assert log.consume(20).areas == () and log.consume_steps(start, in_turn[:1]).areas == log.areas
+
+
+def test_a_refill_of_the_colour_taken_is_dated_after_the_last_change_read() -> None:
+    # Ana's Pick read changed at frame 10; the Row refilled with red reads as before it, so the
+    # refill's landing was never read: the table stands from up to two frames later (a Row
+    # without the marble read fewer than three frames is never read steadily).
+    start = table(players=3)
+    same = [pick(0, R), Step("dispense", color=R)]
+    other = [pick(0, R), Step("dispense", color=K)]
+    assert refill_unseen(same) and not refill_unseen(other)
+    assert not refill_unseen([pick(0, R)]) and not refill_unseen(
+        [Step("end_turn", 0), Step("dispense", color=R)]
+    )
+    log = ArmLog(True).moved(10)
+    assert log.consume(15, start, same, steady=3).still_from == 12
+    assert log.consume(15, start, other, steady=3).still_from == 10
+    assert log.consume(11, start, same, steady=3).still_from == 11  # not past the table's own first frame
+
+
+def test_two_players_changes_read_with_a_pause_between_them_fall_in_two_turns() -> None:
+    # Ana has had her main action. Ben's area read changed at frame 10, Ana's at 25, nothing
+    # moved between: a pause, which ended Ben's turn. A reading with Ana's marble in Ben's turn
+    # weighs W_PAUSE more than one with it in Cy's; with an arm seen at 17 and the table
+    # changing at 21, no pause.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    in_bens = [Step("end_turn", 0), pick(1, R), pick(0, K)]
+    in_cys = [Step("end_turn", 0), pick(1, R), Step("end_turn", 1), pick(0, K)]
+    log = ArmLog(True).area_changed(10, 1, (0, 2)).area_changed(25, 0, (2,))
+    assert log.pauses_within(start, in_bens) == 1 and log.pauses_within(start, in_cys) == 0
+    assert log.cost(start, in_bens, 30) - log.cost(start, in_cys, 30) == W_PAUSE
+    busy = log.add(17, (ReachSighting(2, "table", 0.9),)).moved(21)
+    assert busy.pauses_within(start, in_bens) == 0
+
+
+def test_the_table_stands_from_its_last_change_or_arm() -> None:
+    log = ArmLog(True).moved(10).consume(12)  # the accepted table stands from frame 10
+    assert log.stood(16) == 7 and log.stood(9) == 0
+    assert log.add(14, (ReachSighting(2, "energy_row", 0.9),)).stood(16) == 2  # an arm at 14
+    assert log.moved(15).stood(16) == 2  # the table changed at 15
+    assert ArmLog(True).stood(16) == 0 and ArmLog().moved(10).consume(12).stood(16) == 0  # not known
+
+
+def test_the_accepted_table_stands_from_the_last_arm_over_it_if_that_came_after_its_change() -> None:
+    # The table changed at frame 10; an arm reached over it at 14 and changed nothing that the
+    # camera saw (a gizmo used before its reward is taken); the reading accepted at 17 accounts
+    # for that arm. The table stands from 15, not 10: no pause at 20.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    log = ArmLog(True).moved(10).add(14, (ReachSighting(0, "energy_row", 0.9),))
+    accepted = log.consume(17, start, [pick(0, R)])
+    assert accepted.spent == ((0, "row"),) and accepted.still_from == 15
+    assert accepted.stood(20) == 6 and not accepted.paused(20, start)

@@ -474,9 +474,12 @@ class _Search:
                         refine = REFINE_NODES if v else 0
                     elif found and node.player_steps < found[0].player_steps:
                         found.clear()  # a shorter explanation breaking as many rules
-                    if all(f.state != node.state for f in found):
+                    cap = self.limits.alternatives_cap
+                    if len(found) < cap and all(f.state != node.state for f in found):
                         found.append(node)
-                    if len(found) >= self.limits.alternatives_cap:
+                    if len(found) >= cap and refine <= 0:
+                        # enough alternatives; but a rule-breaking one found first still gets its
+                        # refinement (a shorter one may follow), however many tie with it
                         break
                     if self.wide and len({view_of(f.state).key() for f in found}) > 1:
                         break  # part of the table is out of view, and it matters

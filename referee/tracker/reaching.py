@@ -205,11 +205,14 @@ class ArmLog:
         seen = self.before(frame)
         return offender in seen and current in seen[seen.index(offender) + 1 :]
 
-    def consume(self, frame: int, start: State | None = None, steps: Sequence[Step] = ()) -> ArmLog:
+    def consume(
+        self, frame: int, start: State | None = None, steps: Sequence[Step] = (), steady: int = 1
+    ) -> ArmLog:
         """An explanation (``steps`` from ``start``) of the table that stood from ``frame`` on
         was accepted: the arms seen before it are accounted for (kept as ``spent``), except the
         last ones of players it does not involve (:func:`_deferred`); those and the arms seen
-        since wait for the next."""
+        since wait for the next. ``steady``: the frames a zone must read the same to count as
+        read (``TrackerSettings.frames``), which dates a refill no steady read saw land."""
         cut = len(self.sightings(frame))
         if start is not None:
             cut -= _deferred(self.sightings(frame), set(actors(start, steps)))
@@ -217,6 +220,14 @@ class ArmLog:
         # the table stands from its last change: a zone unchanged but read late (a dip, a
         # misread frame) holds up the whole view's first frame, not the table's
         still = max((f for f in self.changes if f <= frame), default=frame)
+        if refill_unseen(steps):
+            # the Row was refilled with what was taken: it reads as before, and the Row without
+            # the marble stood too briefly to read steadily, so the refill landed unseen up to
+            # ``steady - 1`` frames after the last change read: the stillness starts from then
+            still = min(still + steady - 1, max(still, frame))
+        # ... or from the last arm over it, if later (a gizmo used to no visible effect yet): the
+        # arms it accounts for are kept without their frames
+        still = max([still, *(f + 1 for f, _, _ in self.seen[:cut])])
         changes = tuple(f for f in self.changes if f > frame)
         paused = start is not None and self.paused(frame, start)
         return ArmLog(self.reported, self.seen[cut:], spent, still, changes, paused)  # areas: read anew
@@ -267,13 +278,7 @@ class ArmLog:
         still read as accepted, and whose first step changing it comes after that other's in an
         earlier turn, or in the same turn where neither moved out of turn (the search places a
         move out of turn anywhere among the turn's own moves, as :func:`orders` says)."""
-        first: dict[int, tuple[int, int, bool]] = {}  # seat -> (index, turn, out of turn)
-        turn, current = 0, start.current
-        for i, step in enumerate(steps):
-            if step.kind == "end_turn":
-                turn, current = turn + 1, (current + 1) % start.num_players
-            elif step.kind in AREA_STEPS and step.player is not None:
-                first.setdefault(step.player, (i, turn, step.player != current))
+        first = _first_area_steps(start, steps)
         breaks = 0
         for _, seat, unchanged in self.areas:
             for other in unchanged:
@@ -282,6 +287,31 @@ class ArmLog:
                 (_, t1, off1), (_, t2, off2) = first[other], first[seat]
                 breaks += t1 < t2 or not (off1 or off2)
         return breaks
+
+    def pauses_within(self, start: State, steps: Sequence[Step]) -> int:
+        """How many pairs of players' area changes, read with a pause between them (the table
+        still, no arm seen, for :data:`PAUSE_FRAMES` frames or more), a reading (``steps`` from
+        ``start``) puts in the same turn: the pause ended the turn of the player whose area
+        changed first (a turn's last table stands while the next player looks at it), so the
+        other's move came in a later turn. Each weighs :data:`W_PAUSE`, as a turn going on past
+        the pause after the accepted table does (:meth:`paused`)."""
+        first = _first_area_steps(start, steps)
+        read = sorted((frame, seat) for frame, seat, _ in self.areas if seat in first)
+        count = 0
+        for k, (fa, a) in enumerate(read):
+            for fb, b in read[k + 1 :]:
+                if fa < fb and first[a][1] == first[b][1] and self._still_between(fa, fb):
+                    count += 1
+        return count
+
+    def _still_between(self, begin: int, end: int) -> bool:
+        """Whether the table stood still, with no arm seen, for :data:`PAUSE_FRAMES` frames or
+        more somewhere between frames ``begin`` and ``end``."""
+        inside = [f for f in self.changes if begin < f < end] + [
+            f for f, _, _ in self.seen if begin < f < end
+        ]
+        events = [begin, *sorted(inside), end]
+        return max(b - a for a, b in pairwise(events)) - 1 >= PAUSE_FRAMES
 
     def moved(self, frame: int) -> ArmLog:
         """The table changed: a zone read steadily with a new value from ``frame`` on."""
@@ -302,6 +332,14 @@ class ArmLog:
         start = self.still_from
         moved = [f for f in self.changes if f > start] + [f for f, _, _ in self.seen if f >= start]
         return min([frame, *moved]) - start >= PAUSE_FRAMES
+
+    def stood(self, frame: int) -> int:
+        """How many frames, up to ``frame``, the last accepted table has stood still since it
+        began, with no arm seen and no change (0: not known)."""
+        if not self.reported or self.still_from is None:
+            return 0
+        moved = [self.still_from, *self.changes, *(f + 1 for f, _, _ in self.seen)]
+        return max(0, frame - max(moved) + 1)
 
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
@@ -324,9 +362,12 @@ class ArmLog:
         pause = W_PAUSE if lead and goes_on(steps) and paused else 0.0
         # the areas were read changing against the last accepted table, not the one before it
         misordered = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
+        # ... and so were they read with a pause between two players' changes
+        across = 0.0 if again else W_PAUSE * self.pauses_within(start, steps)
         return (
             pause
             + misordered
+            + across
             + min(
                 reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
                 for order in orders(start, steps, earlier)
@@ -367,6 +408,29 @@ class ArmLog:
                 seat = (s + 1) % n
             last, run, paused = s, 1, False
         return ends or None
+
+
+def refill_unseen(steps: Sequence[Step]) -> bool:
+    """Whether a reading ends with a marble taken from the Energy Row and the refill that put
+    back the same colour: the Row then reads as it did before, so no steady read of the table
+    dates the refill's landing (it came after the Pick's own change, unseen)."""
+    last = max((i for i, st in enumerate(steps) if not st.is_chance), default=None)
+    if last is None or last == len(steps) - 1 or steps[last].kind != "pick":
+        return False
+    return all(st.kind == "dispense" and st.color == steps[last].color for st in steps[last + 1 :])
+
+
+def _first_area_steps(start: State, steps: Sequence[Step]) -> dict[int, tuple[int, int, bool]]:
+    """Per player, a reading's first step changing their area: its index, the turn it falls in
+    (0: the current one) and whether it is out of turn."""
+    first: dict[int, tuple[int, int, bool]] = {}
+    turn, current = 0, start.current
+    for i, step in enumerate(steps):
+        if step.kind == "end_turn":
+            turn, current = turn + 1, (current + 1) % start.num_players
+        elif step.kind in AREA_STEPS and step.player is not None:
+            first.setdefault(step.player, (i, turn, step.player != current))
+    return first
 
 
 def goes_on(steps: Sequence[Step]) -> bool:

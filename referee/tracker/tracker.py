@@ -62,7 +62,7 @@ from referee.observation import Observation, ReachSighting
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
 from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
-from referee.tracker.reaching import ArmLog
+from referee.tracker.reaching import PAUSE_FRAMES, ArmLog
 from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed, writable
 from referee.tracker.sensors import Sensors
 from referee.tracker.turns import (
@@ -220,6 +220,7 @@ class Tracker:
         self._view_from = 0
         self._table_cost: float | None = None
         self._standing = view_of(state)  # ... and the table as last read steadily, zone by zone
+        self._unseen_from: dict[str, int] = {}  # ... each zone out of view now: since which frame
         self._lost: tuple[object, ...] | None = None  # camera only: a table nothing explained
         # ... and since then: the last table seen, its last mover, the turns ended (turns.follow_lost)
         self._lost_turns: LostTurns | None = None
@@ -426,12 +427,19 @@ class Tracker:
         """Camera only, with the players' arms seen: note when the table last changed (a zone
         read steadily with a new value; a zone unknown now keeps what it held), for the pause
         that tells a turn's end (:meth:`ArmLog.paused`), and the order the players' areas first
-        read changed in (:meth:`ArmLog.area_changed`)."""
+        read changed in (:meth:`ArmLog.area_changed`). A zone that reads changed after being
+        out of view changed under what hid it (a hand whose arm the camera missed): the table
+        began moving when the zone went out of view, and stands again from the new reading."""
         standing = view.filled(self._standing)
         since = self._frame - self.settings.frames + 1
-        if zones_changed(self._standing, standing):
+        moved = zones_changed(self._standing, standing)
+        if moved:
+            began = min(self._unseen_from.get(zone, since) for zone in moved)
+            if began < since:
+                self._arms = self._arms.moved(began)
             self._arms = self._arms.moved(since)
         self._standing = standing
+        self._unseen_from = {zone: self._unseen_from.get(zone, self._frame) for zone in view.unknown()}
         # whose area first read changed, while whose still read, in full, as accepted: the order
         # the moves came in, which the arms alone may misread (ArmLog.order_breaks)
         players = self.state.players
@@ -595,7 +603,11 @@ class Tracker:
         change can show it is over: once its player has taken the main action and the triggers it
         allows (nothing legal is left but ending the turn) and the table stays as accepted for
         ``final_wait`` frames, the turn and the game end (with triggers still unused, after
-        ``eot_wait`` frames). A signal pending settles it the usual way."""
+        ``eot_wait`` frames). A signal pending settles it the usual way. With the arms reported
+        (camera only) a pause ends it as it ends any turn: ``PAUSE_FRAMES`` at most, counted
+        from when the table last moved or an arm was last seen (:meth:`ArmLog.stood`: cards put
+        back under a deck after a Build are arms over the deck), not from when its reading was
+        accepted."""
         s = self.state
         last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
         settled = not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
@@ -604,7 +616,12 @@ class Tracker:
             return
         self._still += 1
         done = [st.kind for st in self.game.legal_steps(s)] == ["end_turn"]
-        if self._still < (self.settings.final_wait if done else self.settings.eot_wait):
+        wait, still = self.settings.final_wait if done else self.settings.eot_wait, self._still
+        if self._arms.reported and not self._signalled:
+            wait = min(wait, PAUSE_FRAMES)
+            if self._arms.still_from is not None:  # an arm is the player still acting
+                still = self._arms.stood(self._frame)
+        if still < wait:
             return
         step = Step("end_turn", s.current)
         with self.record.transaction():
@@ -1066,7 +1083,7 @@ class Tracker:
         ):
             self._quiet_mark = (start, seen, cost, lines)
         if seen is None or matches(self.state, seen):
-            self._arms = self._arms.consume(self._view_from, start, found.steps)
+            self._arms = self._arms.consume(self._view_from, start, found.steps, self.settings.frames)
         else:  # the turns before a rule break awaiting its verdict: their arms only
             self._arms = self._arms.consume_steps(start, found.steps)
         self._emit("state", {"turn": self.state.turn})
