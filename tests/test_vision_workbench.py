@@ -20,15 +20,18 @@ from vision.training.tiles import (
     COLUMN5_MARKS,
     DIAL_FACES,
     DIALS,
+    MARK_LOOKS,
     MARKS,
     MATS,
     PLATES,
     RIVETS,
     SQUARE_MARKS,
+    STROKE_LETTERS,
     TILE_MM,
     TILE_PX_PER_MM,
     TRAIN_FONTS,
     WINDOWS,
+    draw_initial,
     own_art,
     random_art,
     with_style,
@@ -159,6 +162,127 @@ def test_a_tile_may_show_one_mark_alone_and_its_dial_where_it_is_jittered() -> N
     assert (moved.tile("Mechanic", False, 3) != both).any()
     assert (moved.tile("Mechanic", False, 4) != moved.tile("Mechanic", False, 3)).any()
     assert own_art().style.marks == "both" and own_art().style.jitter_mm == 0.0
+
+
+#: The look fields drawn before the third run's widening, digested over seeds 5,000,000-5,000,039
+#: as main at e7789ad drew them (``_earlier_look_digest`` on that commit's tiles.random_art).
+EARLIER_LOOKS_DIGEST = "0308f1f2e60668dfc2c564473d04cb1665abf62be2a9c1725affe29c4cc9bc3c"
+
+
+def _earlier_look_digest(seeds: range) -> str:
+    import hashlib
+    from dataclasses import fields
+
+    h = hashlib.sha256()
+    for seed in seeds:
+        st = random_art(seed).style
+        h.update(repr(tuple(getattr(st, f.name) for f in fields(st) if f.name not in MARK_LOOKS)).encode())
+    return h.hexdigest()
+
+
+def test_the_widened_marks_keep_each_seeds_earlier_look() -> None:
+    """The third run's widening (``_mark_looks``) is drawn after every earlier choice: each seed
+    keeps the look it had (so earlier shards stay what their seeds draw but for the marks), the
+    project's own look is not widened, and with the widening off a tile is drawn as before."""
+    from dataclasses import fields
+
+    assert _earlier_look_digest(range(5_000_000, 5_000_040)) == EARLIER_LOOKS_DIGEST
+    defaults = {f.name: f.default for f in fields(own_art().style) if f.name in MARK_LOOKS}
+    assert len(defaults) == len(MARK_LOOKS)
+    assert all(getattr(own_art().style, k) == v for k, v in defaults.items())
+    styles = [random_art(seed).style for seed in range(5_002_100, 5_002_300)]
+    for name, default in defaults.items():  # each widening on some looks and off on others
+        used = sum(getattr(st, name) != default for st in styles)
+        assert 10 < used < 190, (name, used)
+    art = random_art(5_000_003)
+    plain = with_style(art, **defaults)
+    assert (art.tile("Assembler", False, 2) != plain.tile("Assembler", False, 2)).any()
+    assert np.array_equal(plain.tile("Assembler", False, 2), plain.tile("Assembler", False, 2))
+
+
+def test_stroke_initials_draw_every_builder_and_are_not_the_held_out_glyphs() -> None:
+    """The project's stroke letters draw each Builder's initial (six different marks); serifs
+    add ink, a low contrast thins the horizontals; and they are not the held-out art's font (its
+    glyphs overlap theirs by less than half, I, a bar in any face, apart)."""
+    from benchmarks.workbench_heldout import FONT
+
+    def ink(letter: str, serif: float = 0.0, contrast: float = 1.0) -> np.ndarray:
+        m = np.zeros((160, 160), np.uint8)
+        draw_initial(m, letter, (80, 80), 100, 8, serif, contrast)
+        return m > 127
+
+    def normalised(mask: np.ndarray) -> np.ndarray:
+        ys, xs = np.nonzero(mask)
+        box = mask[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].astype(np.uint8) * 255
+        return cv2.resize(box, (48, 64), interpolation=cv2.INTER_AREA) > 127
+
+    assert set(STROKE_LETTERS) == {b[0] for b in BUILDERS}
+    marks = {b: ink(b[0]) for b in BUILDERS}
+    for b, m in marks.items():
+        ys, xs = np.nonzero(m)
+        assert 95 <= ys.max() - ys.min() <= 112 and xs.min() > 0 and xs.max() < 159, b  # 100 px tall
+        assert ink(b[0], serif=0.3).sum() > m.sum() or b == "Cognicator", b  # C has no stroke ends
+    assert len({m.tobytes() for m in marks.values()}) == len(BUILDERS)
+    assert ink("E", contrast=0.3).sum() < 0.9 * marks["Engineer"].sum()
+    for letter in "EMRCA":
+        held = np.zeros((200, 200), np.uint8)
+        cv2.putText(held, letter, (50, 150), FONT, 3.5, 255, 8, cv2.LINE_AA)
+        for serif, contrast in ((0.0, 1.0), (0.3, 0.4)):
+            a, b = normalised(ink(letter, serif, contrast)), normalised(held > 127)
+            assert (a & b).sum() / (a | b).sum() < 0.5, letter
+
+
+def test_widened_marks_each_change_the_tile_and_keep_its_first_rivet() -> None:
+    """Each widening (stroke letters, outline, thicker or thinner strokes, warp, slanted icon,
+    clutter) changes a tile's pixels, deterministically per tile; the first Rivet's dot stays."""
+    from dataclasses import fields
+
+    n = round(TILE_MM * TILE_PX_PER_MM)
+    defaults = {f.name: f.default for f in fields(own_art().style) if f.name in MARK_LOOKS}
+    base = with_style(random_art(5_000_001), marks="both", **defaults)
+    plain = base.tile("Intendent", False, 4)
+    for change in (
+        {"letter_strokes": True},
+        {"letter_strokes": True, "letter_serif": 0.3, "letter_contrast": 0.4},
+        {"mark_outline_mm": 0.6},
+        {"mark_grow_mm": 0.6},
+        {"mark_grow_mm": -0.4},
+        {"mark_warp": 0.08},
+        {"icon_shear": 0.3},
+        {"clutter": 3},
+    ):
+        art = with_style(base, **change)
+        img = art.tile("Intendent", False, 4)
+        assert img.shape == plain.shape and (img != plain).any(), change
+        assert np.array_equal(img, art.tile("Intendent", False, 4)), change
+        m = round(art.style.rivet_centre_mm * TILE_PX_PER_MM)
+        assert img[m, n // 2, :3].max() < 20, change
+
+
+def test_dataset_first_seed_keeps_training_clear_of_validation_and_held_out_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``dataset --first-seed`` adds a later range of training scenes; a range reaching the
+    validation seeds (or beyond) or starting below the training base is one clear error, before
+    anything is rendered."""
+    from vision.training.workbench import main
+
+    for cmd, first, train_n in (
+        ("dataset", 5_899_995, 10),
+        ("dataset", 4_999_999, 1),
+        ("dataset", 9_300_000, 1),
+        ("damage-dataset", 5_000_000, 1),
+        ("damage-dataset", 6_899_999, 2),
+    ):
+        out = tmp_path / f"{cmd}-{first}"
+        args = [cmd, "--out", str(out), "--train", str(train_n), "--val", "1", "--first-seed", str(first)]
+        assert main(args) == 2, (cmd, first)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"error: --first-seed {first}:") and "validation" in err[0]
+        assert not out.exists()
+    out = tmp_path / "edge"
+    assert main(["dataset", "--out", str(out), "--train", "1", "--val", "0", "--first-seed", "5899999"]) == 0
+    assert [p.name for p in (out / "train").iterdir()] == ["shard-05899999.npz"]
 
 
 def test_training_crops_get_render_styles_no_renderer_draws() -> None:

@@ -16,13 +16,17 @@ faces and windows and arc spans, icons filled or outlined at any weight, stretch
 and in variants, any training font slanted by a shear, the elements' places (dial above,
 below, beside or between the marks), and mats of painted, wooden, felt or card materials
 with lined, engraved, recessed, cornered or bare squares, column 5 marked six ways, and faint
-printed decorations on squares that are not tiles. The benchmark's held-out art
+printed decorations on squares that are not tiles; and (:func:`_mark_looks`) the marks drawn
+like anything: the initial in the project's own stroke letters (:func:`draw_initial`), marks
+outlined, thickened, warped, the icon slanted, distractor decorations. The benchmark's held-out art
 (``benchmarks/workbench_heldout.py``) is another drawing altogether, never imported here.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -134,6 +138,17 @@ class TileStyle:
     letter_weight: float = 1.2  # the initial's stroke, mm
     dial_weight: float = 1.0  # the dial's strokes (needle, ticks, arc, numbers) times this
     jitter_mm: float = 0.0  # each tile's marks and dial moved up to this far (per tile)
+    # Widened 2026-11-24 (third run): what the Builder's marks are drawn *like* randomised, so
+    # that only what every drawing of a Builder shares (its icon's shape, its initial) is
+    # learned. The defaults draw every earlier look unchanged.
+    letter_strokes: bool = False  # the initial drawn by the project's stroke letters, not a font
+    letter_serif: float = 0.0  # their serifs' length, a share of the letter's height (0: none)
+    letter_contrast: float = 1.0  # their thin strokes (horizontals) over their thick ones
+    mark_outline_mm: float = 0.0  # the icon and initial drawn as their outline this wide (0: solid)
+    mark_grow_mm: float = 0.0  # the icon's and initial's strokes thickened (or, < 0, thinned)
+    mark_warp: float = 0.0  # a smooth random warp of each mark, this share of its size (per tile)
+    icon_shear: float = 0.0  # the icon slanted (x per y)
+    clutter: int = 0  # distractor decorations (lines, arcs, rings, boxes, dots) on each tile
 
     @property
     def rivet_centre_mm(self) -> float:
@@ -274,7 +289,7 @@ def random_style(rng: np.random.Generator) -> TileStyle:
     elif mat_kind == "card":
         mat = _color(rng, 150, 245)
     rivet_r = float(rng.uniform(2.5, 6.0))
-    return TileStyle(
+    style = TileStyle(
         plates=plates,
         ink=_contrast(rng, ground, 70),  # type: ignore[arg-type]
         icon_fill=bool(rng.random() < 0.5),
@@ -323,6 +338,39 @@ def random_style(rng: np.random.Generator) -> TileStyle:
         letter_weight=float(rng.uniform(0.5, 2.2)),
         dial_weight=float(rng.uniform(0.5, 1.8)),
         jitter_mm=float(rng.uniform(0.0, 1.5)),
+    )
+    return _mark_looks(style, rng)
+
+
+#: The style fields of the third run's widening (:func:`_mark_looks`); off in the own look.
+MARK_LOOKS: tuple[str, ...] = (
+    "letter_strokes",
+    "letter_serif",
+    "letter_contrast",
+    "mark_outline_mm",
+    "mark_grow_mm",
+    "mark_warp",
+    "icon_shear",
+    "clutter",
+)
+
+
+def _mark_looks(style: TileStyle, rng: np.random.Generator) -> TileStyle:
+    """The third run's widening of ``style`` (drawn after every earlier choice, so that each
+    seed's earlier look is kept): the initial in the project's stroke letters (40 %; serifs on
+    half of them, thin horizontals on some), the marks outlined (25 %), thickened or thinned
+    (35 %), warped per tile (50 %), the icon slanted (30 %), and distractor decorations (40 %)."""
+    strokes = bool(rng.random() < 0.4)
+    return replace(
+        style,
+        letter_strokes=strokes,
+        letter_serif=float(rng.uniform(0.12, 0.35)) if strokes and rng.random() < 0.5 else 0.0,
+        letter_contrast=float(rng.uniform(0.35, 1.0)) if strokes and rng.random() < 0.5 else 1.0,
+        mark_outline_mm=float(rng.uniform(0.25, 0.9)) if rng.random() < 0.25 else 0.0,
+        mark_grow_mm=float(rng.uniform(-0.45, 0.7)) if rng.random() < 0.35 else 0.0,
+        mark_warp=float(rng.uniform(0.03, 0.09)) if rng.random() < 0.5 else 0.0,
+        icon_shear=float(rng.uniform(-0.35, 0.35)) if rng.random() < 0.3 else 0.0,
+        clutter=int(rng.integers(1, 5)) if rng.random() < 0.4 else 0,
     )
 
 
@@ -465,6 +513,10 @@ def _text(
     cv2.putText(img, txt, (round(c[0] - tw / 2), round(c[1] + th / 2)), font, scale, col, weight, cv2.LINE_AA)
 
 
+#: A change of a mark's mask (``_stamp``'s ``reshape``): outlined, thickened, warped.
+Reshape = Callable[[np.ndarray], np.ndarray]
+
+
 def _stamp(
     img: np.ndarray,
     draw: object,
@@ -474,13 +526,17 @@ def _stamp(
     aspect: float = 1.0,
     turn: float = 0.0,
     shear: float = 0.0,
+    reshape: Reshape | None = None,
 ) -> None:
     """Draw a mark through a mask: ``draw(mask, centre)`` paints it white on a square of about
-    2 ``size`` px, which is stretched (``aspect``: width over height), sheared, turned
-    (degrees) and laid onto ``img`` centred on ``c`` in ``col``."""
+    2 ``size`` px, which is ``reshape``d (``reshape(mask) -> mask``: outlined, thickened,
+    warped), stretched (``aspect``: width over height), sheared, turned (degrees) and laid onto
+    ``img`` centred on ``c`` in ``col``."""
     m = max(8, round(2 * size))
     mask = np.zeros((m, m), np.uint8)
     draw(mask, ((m - 1) / 2, (m - 1) / 2))  # type: ignore[operator]
+    if reshape is not None:
+        mask = reshape(mask)
     sx = math.sqrt(aspect)
     a = np.array([[sx, -shear / sx], [0.0, 1 / sx]])
     t = math.radians(turn)
@@ -501,10 +557,11 @@ def _label(
     col: BGR,
     weight: int,
     aspect: float = 1.0,
+    reshape: Reshape | None = None,
 ) -> None:
     """Text in the style's font, slanted when the style is, stretched by ``aspect`` (width over
-    height)."""
-    if not style.stamped or (not style.slant and aspect == 1.0):
+    height), its mask ``reshape``d (``_stamp``)."""
+    if not style.stamped or (not style.slant and aspect == 1.0 and reshape is None):
         _text(img, txt, c, height, style.font, col, weight)
         return
     _stamp(
@@ -515,7 +572,172 @@ def _label(
         col,
         aspect=aspect,
         shear=style.slant,
+        reshape=reshape,
     )
+
+
+#: The project's stroke letters: each initial as polylines in a box one unit tall (x right,
+#: y down; width as the letter's); drawn with jittered points, any stroke width, optional
+#: serifs and thin horizontals (``draw_initial``). No font is involved.
+STROKE_LETTERS: dict[str, tuple[float, tuple[tuple[tuple[float, float], ...], ...]]] = {
+    "E": (0.72, (((0.72, 0.0), (0.0, 0.0), (0.0, 1.0), (0.72, 1.0)), ((0.0, 0.5), (0.58, 0.5)))),
+    "M": (0.95, (((0.0, 1.0), (0.06, 0.0), (0.475, 0.72), (0.89, 0.0), (0.95, 1.0)),)),
+    "R": (
+        0.78,
+        (
+            (
+                (0.0, 1.0),
+                (0.0, 0.0),
+                (0.52, 0.0),
+                (0.7, 0.07),
+                (0.77, 0.25),
+                (0.7, 0.43),
+                (0.52, 0.5),
+                (0.0, 0.5),
+            ),
+            ((0.38, 0.5), (0.78, 1.0)),
+        ),
+    ),
+    "C": (
+        0.8,
+        (
+            tuple(
+                (0.45 + 0.45 * math.cos(math.radians(a)), 0.5 - 0.5 * math.sin(math.radians(a)))
+                for a in range(40, 321, 20)
+            ),
+        ),
+    ),
+    "A": (0.84, (((0.0, 1.0), (0.42, 0.0), (0.84, 1.0)), ((0.16, 0.64), (0.68, 0.64)))),
+    "I": (0.5, (((0.25, 0.0), (0.25, 1.0)),)),
+}
+
+
+def draw_initial(
+    img: np.ndarray,
+    letter: str,
+    c: tuple[float, float],
+    height: float,
+    weight: int,
+    serif: float = 0.0,
+    contrast: float = 1.0,
+    rng: np.random.Generator | None = None,
+) -> None:
+    """A Builder's initial in the project's stroke letters (:data:`STROKE_LETTERS`), centred on
+    ``c``, ``height`` px tall, strokes ``weight`` px (horizontals times ``contrast``), each point
+    moved up to 6 % of the height by ``rng``, and serifs ``serif`` of the height long across
+    the ends of its strokes (horizontal at the top and the bottom, vertical elsewhere)."""
+    width, strokes = STROKE_LETTERS[letter]
+    x0, y0 = c[0] - width * height / 2, c[1] - height / 2
+
+    def at(p: tuple[float, float]) -> tuple[float, float]:
+        d = rng.uniform(-0.06, 0.06, 2) if rng is not None else (0.0, 0.0)
+        return (x0 + (p[0] + d[0]) * height, y0 + (p[1] + d[1]) * height)
+
+    def line(a: tuple[float, float], b: tuple[float, float], w: int) -> None:
+        cv2.line(
+            img,
+            (round(a[0] * 16), round(a[1] * 16)),
+            (round(b[0] * 16), round(b[1] * 16)),
+            WHITE,
+            w,
+            cv2.LINE_AA,
+            4,
+        )
+
+    for stroke in strokes:
+        pts = [at(p) for p in stroke]
+        for a, b in itertools.pairwise(pts):
+            steep = abs(b[1] - a[1]) / max(math.hypot(b[0] - a[0], b[1] - a[1]), 1e-6)
+            line(a, b, max(1, round(weight * (contrast + (1 - contrast) * steep))))
+        if serif <= 0 or letter == "C":
+            continue
+        half = serif * height / 2
+        thin = max(1, round(weight * min(1.0, contrast + 0.2)))
+        for (_, py), (ux, uy) in ((stroke[0], pts[0]), (stroke[-1], pts[-1])):
+            if py <= 0.05 or py >= 0.95:
+                line((ux - half, uy), (ux + half, uy), thin)
+            else:
+                line((ux, uy - half), (ux, uy + half), thin)
+
+
+def reshaper(style: TileStyle, k: float, rng: np.random.Generator) -> Reshape | None:
+    """The mask change a style asks of its Builder's marks (``_stamp``'s ``reshape``), or None:
+    thickened or thinned by ``mark_grow_mm``, warped by a smooth random field of ``mark_warp``
+    of the mark's size (``rng``: per tile), outlined ``mark_outline_mm`` wide."""
+    if not (style.mark_grow_mm or style.mark_warp or style.mark_outline_mm):
+        return None
+    field = rng.normal(0, 1, (2, 4, 4)).astype(np.float32)
+
+    def disc(r: float) -> np.ndarray:
+        n = 2 * max(1, round(r)) + 1
+        return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (n, n))
+
+    def reshape(mask: np.ndarray) -> np.ndarray:
+        m = mask.shape[0]
+        if style.mark_warp:
+            amp = style.mark_warp * m / 2  # the mark spans about half the mask
+            dx, dy = (cv2.resize(f, (m, m), interpolation=cv2.INTER_CUBIC) * amp for f in field)
+            grid = np.mgrid[0:m, 0:m].astype(np.float32)
+            mask = cv2.remap(mask, grid[1] + dx, grid[0] + dy, cv2.INTER_LINEAR)
+        grow = style.mark_grow_mm * k
+        if grow >= 0.5:
+            mask = cv2.dilate(mask, disc(grow / 2))
+        elif grow <= -0.5:
+            thinner = cv2.erode(mask, disc(-grow / 2))
+            if np.count_nonzero(thinner > 127) >= 0.4 * np.count_nonzero(mask > 127):
+                mask = thinner  # never thinned away
+        if style.mark_outline_mm:
+            mask = cv2.subtract(cv2.dilate(mask, disc(max(1.0, style.mark_outline_mm * k))), mask)
+        return mask
+
+    return reshape
+
+
+def draw_clutter(img: np.ndarray, count: int, ink: BGR, k: float, rng: np.random.Generator) -> None:
+    """Distractor decorations no Builder owns (lines, arcs, rings, boxes, rows of dots, hatched
+    patches), ``count`` of them anywhere inside the Rivets' band, in the tile's ink or a random
+    color, more or less faint: the marks are what tell a Builder, not what else is printed."""
+    for _ in range(count):
+        layer = img.copy()
+        col = ink if rng.random() < 0.5 else _color(rng)
+        c = (rng.uniform(12, 48) * k, rng.uniform(12, 48) * k)
+        r = rng.uniform(2, 7) * k
+        w = max(1, round(rng.uniform(0.3, 1.2) * k))
+        kind = int(rng.integers(6))
+        if kind == 0:
+            a = rng.uniform(0, math.pi)
+            cv2.line(layer, _ipt(_pt(c, r * 1.6, a)), _ipt(_pt(c, -r * 1.6, a)), col, w, cv2.LINE_AA)
+        elif kind == 1:
+            a0 = float(rng.uniform(0, 360))
+            cv2.ellipse(
+                layer,
+                _ipt(c),
+                (round(r), round(r)),
+                0,
+                a0,
+                a0 + float(rng.uniform(60, 200)),
+                col,
+                w,
+                cv2.LINE_AA,
+            )
+        elif kind == 2:
+            cv2.circle(layer, _ipt(c), round(r), col, w if rng.random() < 0.7 else -1, cv2.LINE_AA)
+        elif kind == 3:
+            cv2.rectangle(
+                layer, _ipt((c[0] - r, c[1] - 0.6 * r)), _ipt((c[0] + r, c[1] + 0.6 * r)), col, w, cv2.LINE_AA
+            )
+        elif kind == 4:
+            for i in range(int(rng.integers(3, 7))):
+                cv2.circle(
+                    layer, _ipt((c[0] + i * 0.6 * r, c[1])), max(1, round(0.12 * r)), col, -1, cv2.LINE_AA
+                )
+        else:  # a hatched patch
+            x0, y0, side = round(c[0] - r), round(c[1] - r), round(2 * r)
+            roi = layer[y0 : y0 + side, x0 : x0 + side]
+            for d in range(0, 2 * side, max(3, round(rng.uniform(1, 2.5) * k))):
+                cv2.line(roi, (d, 0), (d - side, side), col, 1, cv2.LINE_AA)
+        a = float(rng.uniform(0.35, 1.0))
+        img[:, :, :3] = cv2.addWeighted(layer[:, :, :3], a, img[:, :, :3], 1 - a, 0)
 
 
 def _dial_face(img: np.ndarray, ci: tuple[int, int], r: float, style: TileStyle, k: float) -> None:
@@ -704,6 +926,11 @@ class DrawnArt:
         icon_c = (s.icon_at[0] * k + moved[0, 0], s.icon_at[1] * k + moved[0, 1])
         letter_c = (s.letter_at[0] * k + moved[1, 0], s.letter_at[1] * k + moved[1, 1])
         dial_c = (s.dial_at[0] * k + moved[2, 0], s.dial_at[1] * k + moved[2, 1])
+        if s.clutter:  # under the marks; streams of their own keep every other pixel as before
+            draw_clutter(
+                img, s.clutter, ink, k, np.random.default_rng([self.seed, b, value, int(double), 37])
+            )
+        reshape = reshaper(s, k, np.random.default_rng([self.seed, b, value, int(double), 29]))
         if s.marks == "letter":
             pass
         elif s.stamped:
@@ -717,20 +944,30 @@ class DrawnArt:
                 ink,
                 s.icon_aspect,
                 s.icon_turn,
+                s.icon_shear,
+                reshape,
             )
         else:
             draw_icon(img, builder, icon_c, s.icon_mm * k, ink, s.icon_fill, w)
-        if s.marks != "icon":
-            _label(
+        height, weight = s.letter_mm * k * s.letter_scale, max(1, round(s.letter_weight * k))
+        if s.marks == "icon":
+            pass
+        elif s.letter_strokes:
+            strokes = np.random.default_rng([self.seed, b, 31])  # one hand per look and Builder
+            _stamp(
                 img,
-                builder[0],
+                lambda mk, cc: draw_initial(
+                    mk, builder[0], cc, height, weight, s.letter_serif, s.letter_contrast, strokes
+                ),
                 letter_c,
-                s.letter_mm * k * s.letter_scale,
-                s,
+                1.3 * height * max(1.0, s.letter_aspect),
                 ink,
-                max(1, round(s.letter_weight * k)),
-                s.letter_aspect,
+                aspect=s.letter_aspect,
+                shear=s.slant,
+                reshape=reshape,
             )
+        else:
+            _label(img, builder[0], letter_c, height, s, ink, weight, s.letter_aspect, reshape)
         draw_dial(img, value, dial_c, s.dial_r * k, s, k)
         rivets = DEFAULT_EDITION.double_rivets if double else (0,)
         for i, edge in enumerate(rivets):

@@ -978,6 +978,14 @@ def _dataset_arguments(p: argparse.ArgumentParser, name: str, train: int, val: i
     p.add_argument("--train", type=int, default=train)
     p.add_argument("--val", type=int, default=val)
     p.add_argument("--part", default="1/1", help="k/n: this process renders every n-th shard from the k-th")
+    p.add_argument(
+        "--first-seed",
+        type=int,
+        default=None,
+        help="the training scenes' first seed (default: the dataset's own base; the range must end "
+        "before the validation seeds); a later range adds new scenes beside shards linked from an "
+        "earlier dataset",
+    )
 
 
 def _train_arguments(p: argparse.ArgumentParser, name: str, threads: int, init: str) -> None:
@@ -1051,8 +1059,14 @@ def main(argv: list[str] | None = None) -> int:
             damage = a.cmd == "damage-dataset"
             seeds = (DAMAGE_SEED_BASE, DAMAGE_VAL_SEED_BASE) if damage else (TRAIN_SEED_BASE, VAL_SEED_BASE)
             shard = 20 if damage else 50  # a Damage scene holds 40 crops, a Workbench 15-30
+            first = seeds[0] if a.first_seed is None else a.first_seed
+            if not seeds[0] <= first <= seeds[1] - a.train:  # before anything is rendered
+                raise ValueError(
+                    f"--first-seed {first}: {a.train} training scenes must start from {seeds[0]} to "
+                    f"{seeds[1] - a.train}, clear of the validation seeds ({seeds[1]} up)"
+                )
             build_dataset(a.out / "val", a.val, seeds[1], shard, part=(k - 1, n), damage=damage)
-            build_dataset(a.out / "train", a.train, seeds[0], shard, part=(k - 1, n), damage=damage)
+            build_dataset(a.out / "train", a.train, first, shard, part=(k - 1, n), damage=damage)
         elif a.cmd == "enrol-check":
             print(load_tiles(a.folder).summary())
         elif a.cmd == "enrol":
