@@ -126,6 +126,25 @@ def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
     return both if both.any() else allowed
 
 
+#: :meth:`Identifier._shifted` scores a patch from its raw windows unless one of them is this
+#: flat against the patch's contrast (its centred norm below this share of the patch's largest
+#: window norm), where float32 rounding of the raw product could show; such a patch (a black
+#: warp border, an empty test frame) is scored window by window normalised instead.
+FLAT_WINDOW = 0.02
+
+
+def _box_sums(img: np.ndarray, tw: int, th: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sum and the sum of squares (float64, over every channel) of each ``tw × th`` window of
+    an image, shifts row-major, from its integral images."""
+    s, sq = cv2.integral2(img, sdepth=cv2.CV_64F, sqdepth=cv2.CV_64F)
+
+    def windows(c: np.ndarray) -> np.ndarray:
+        w = c[th:, tw:] - c[:-th, tw:] - c[th:, :-tw] + c[:-th, :-tw]
+        return (w.sum(axis=2) if w.ndim == 3 else w).reshape(-1)
+
+    return windows(s), windows(sq)
+
+
 def _size(w_mm: float, h_mm: float, ppm: float) -> tuple[int, int]:
     return round(w_mm * ppm), round(h_mm * ppm)
 
@@ -203,7 +222,7 @@ class Identifier:
         self.band_cols = tuple((w * j // band_parts, w * (j + 1) // band_parts) for j in range(band_parts))
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
         #: ``refs[among]`` by (id of the reference set, candidate mask): see :meth:`_among`.
-        self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         refs = [self._references(f) for f in faces]
         #: One array of references per band part (rows by card id), and the whole cards'.
         self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(band_parts))
@@ -288,23 +307,63 @@ class Identifier:
         if among is None:
             return (windows @ refs.T).max(axis=0)
         out = np.full(len(refs), -np.inf, np.float32)
-        out[among] = (windows @ self._among(refs, among).T).max(axis=0)
+        out[among] = (windows @ self._among(refs, among)[0].T).max(axis=0)
         return out
 
-    def _among(self, refs: np.ndarray, among: np.ndarray) -> np.ndarray:
-        """``refs[among]``, kept per candidate mask (a Display row, a column, what the referee's
-        memory allows) for as long as ``refs`` is the reference set in use: the same few masks
-        come back frame after frame, and copying the rows was a tenth of the matcher's time.
-        :meth:`enrol` replaces ``refs``, so a kept subset of the old set is never used."""
+    def _shifted(
+        self, patch: np.ndarray, tw: int, th: int, refs: np.ndarray, among: np.ndarray | None
+    ) -> np.ndarray:
+        """Each reference's best correlation over every ``tw × th`` window of ``patch`` (each 1 px
+        shift); -inf for references not asked about. What ``_best(_windows(patch))`` gives, to
+        float rounding (a few 1e-7), without normalising every window.
+
+        A reference row ``r`` is zero-mean and unit-norm, so a window ``w``'s correlation with it
+        is ``(w - mean(w)) · r / |w - mean(w)|  =  (w · r - mean(w) · sum(r)) / |w - mean(w)|``:
+        one product of the raw windows with the references, then per window a scalar, whose sums
+        come from the patch's integral images (float64). Normalising each window first was as
+        costly as the product itself (issue 14, seventh round). The patch is centred on its own
+        mean before the product (a constant changes no correlation) to keep float32 rounding
+        small; a window nearly flat against the patch's contrast, where that rounding would show,
+        and the per-channel ``color_norm`` take :meth:`_windows` and :meth:`_best` instead.
+        """
+        if self.color_norm:
+            return self._best(self._windows(patch, tw, th), refs, among)
+        p = patch - patch.mean(dtype=np.float64).astype(np.float32)
+        view = np.lib.stride_tricks.sliding_window_view(p, (th, tw), axis=(0, 1))
+        if p.ndim == 3:
+            view = view.transpose(0, 1, 3, 4, 2)
+        n = view.shape[0] * view.shape[1]
+        raw = np.array(view, np.float32, order="C").reshape(n, -1)
+        s1, s2 = _box_sums(p, tw, th)
+        mean = s1 / raw.shape[1]
+        norm = np.sqrt(np.maximum(s2 - s1 * mean, 0.0))
+        if norm.min() < FLAT_WINDOW * math.sqrt(s2.max()):
+            return self._best(self._windows(patch, tw, th), refs, among)
+        sub, sums = (refs, refs.sum(axis=1, dtype=np.float64)) if among is None else self._among(refs, among)
+        dots = (raw @ sub.T).astype(np.float64)
+        best = ((dots - mean[:, None] * sums[None, :]) / (norm[:, None] + 1e-6)).max(axis=0)
+        if among is None:
+            return best.astype(np.float32)
+        out = np.full(len(refs), -np.inf, np.float32)
+        out[among] = best
+        return out
+
+    def _among(self, refs: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``refs[among]`` and its rows' sums (float64, :meth:`_shifted`), kept per candidate mask
+        (a Display row, a column, what the referee's memory allows) for as long as ``refs`` is the
+        reference set in use: the same few masks come back frame after frame, and copying the rows
+        was a tenth of the matcher's time. :meth:`enrol` replaces ``refs``, so a kept subset of
+        the old set is never used."""
         key = (id(refs), among.tobytes())
         kept = self._subsets.get(key)
         if kept is not None and kept[0] is refs:
-            return kept[1]
+            return kept[1], kept[2]
         if len(self._subsets) >= MAX_SUBSETS:  # the memory's masks change as the game goes on
             self._subsets.clear()
         sub = refs[among]
-        self._subsets[key] = (refs, sub)
-        return sub
+        sums = sub.sum(axis=1, dtype=np.float64)
+        self._subsets[key] = (refs, sub, sums)
+        return sub, sums
 
     def _band(
         self,
@@ -323,7 +382,7 @@ class Identifier:
         shift = patch.shape[1] - self.band_size[0]  # each part's windows: its columns and the margin
         th = self.band_size[1]
         parts = [
-            self._best(self._windows(patch[:, x0 : x1 + shift], x1 - x0, th), refs, among)
+            self._shifted(patch[:, x0 : x1 + shift], x1 - x0, th, refs, among)
             for (x0, x1), refs in zip(self.band_cols, self.band_refs, strict=True)
         ]
         total = parts[0]
@@ -366,9 +425,7 @@ class Identifier:
             patch = self._patch(
                 frame, h_img, center_mm, (CARD_MM[0] + m, CARD_MM[1] + m), FULL_PPM, rotation, angle
             )
-            full = self._best(
-                self._windows(self._prep(patch, FULL_PPM), *self.full_size), self.full_refs, among
-            )
+            full = self._shifted(self._prep(patch, FULL_PPM), *self.full_size, self.full_refs, among)
             t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
             band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
             out.append(0.5 * full + 0.5 * self._band(frame, h_img, band_c, rotation, among, angle))
