@@ -173,6 +173,26 @@ def test_a_patch_with_a_flat_window_is_scored_window_by_window() -> None:
     assert np.array_equal(identifier._shifted(patch, tw, th, refs, level_cards(1)), want)
 
 
+def test_a_frames_cards_scored_together_score_as_each_alone() -> None:
+    """Identifier.scores matches the windows of many places in one product per reference set
+    and mask: each place's scores are what card_scores / band_scores give it alone."""
+    scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
+    identifier = Identifier()
+    places = []
+    for i, o in enumerate(o for o in scene.objects if o.cls in ("card", "card_band")):
+        c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+        among = (None, level_cards(1), LEVELS > 0)[i % 3]  # shared and distinct masks
+        places.append((c, _rotation(c[1]), among, o.cls == "card"))
+    assert len(places) > 20 and any(p[3] for p in places) and not all(p[3] for p in places)
+    together = identifier.scores(scene.image, scene.homography, places)
+    for (c, rotation, among, whole), got in zip(places, together, strict=True):
+        alone = (identifier.card_scores if whole else identifier.band_scores)(
+            scene.image, scene.homography, c, rotation, among
+        )
+        assert np.array_equal(np.isfinite(got), np.isfinite(alone))
+        assert np.abs(got[np.isfinite(got)] - alone[np.isfinite(alone)]).max() < 1e-5
+
+
 def _whole_cards(scene) -> list:
     faces = face_set()
     return [
