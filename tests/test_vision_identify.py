@@ -171,6 +171,9 @@ def test_a_patch_with_a_flat_window_is_scored_window_by_window() -> None:
     tw, th = identifier.band_cols[0][1], identifier.band_size[1]
     want = identifier._best(identifier._windows(patch, tw, th), refs, level_cards(1))
     assert np.array_equal(identifier._shifted(patch, tw, th, refs, level_cards(1)), want)
+    blank = np.full_like(patch, 17.0)  # no contrast anywhere
+    want = identifier._best(identifier._windows(blank, tw, th), refs, None)
+    assert np.array_equal(identifier._shifted(blank, tw, th, refs, None), want)
 
 
 def test_a_frames_cards_scored_together_score_as_each_alone() -> None:

@@ -479,7 +479,7 @@ class _Matches:
         d = tw * th * (p.shape[2] if p.ndim == 3 else 1)
         mean = s1 / d
         norm = np.sqrt(np.maximum(s2 - s1 * mean, 0.0))
-        if norm.min() < FLAT_WINDOW * math.sqrt(s2.max()):
+        if norm.min() <= FLAT_WINDOW * math.sqrt(s2.max()):  # <=: a blank patch too
             self.done.append(ident._best(ident._windows(patch, tw, th), refs, among))
             return handle
         view = np.lib.stride_tricks.sliding_window_view(p, (th, tw), axis=(0, 1))
