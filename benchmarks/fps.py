@@ -3,7 +3,8 @@
 Renders held-out tables of a condition once, then observes each frame ``--repeats`` times with
 the committed models (calibration, rectification, detector, hand network, occlusion stage when
 ``--empty-table``, zones, identification with the color map, marble color, assembly) and prints
-the median wall time per frame, per stage, and the CPU time the process used per frame; and the
+the median wall time per frame, per stage ("identify": the card identification's share of
+"assemble"), and the CPU time the process used per frame; and the
 same for a frame the still-frame gate drops that the live loop reads for the players' arms alone
 (``Observer.arms``: the hand network on a cheap view, issue 13).
 

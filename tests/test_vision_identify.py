@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
-from vision.identify import LEVELS, Identifier, _normalise, apply_color_map, color_map, level_cards
+from vision.identify import (
+    LEVELS,
+    Identifier,
+    _box_sums,
+    _normalise,
+    apply_color_map,
+    color_map,
+    level_cards,
+)
 from vision.training.randomise import random_deck
 from vision.training.synth import PlayerLayout, RenderSettings, TableLayout, random_layout, render_table
 from vision.zones import default_zones
@@ -105,6 +113,87 @@ def test_windows_are_every_shift_of_the_patch_normalised() -> None:
         got = identifier._windows(patch.copy(), 10, 6)  # tw x th: 3 x 4 shifts
         slices = [patch[y : y + 6, x : x + 10].reshape(-1) for y in range(4) for x in range(3)]
         assert np.array_equal(got, _normalise(np.array(slices)))
+
+
+def test_box_sums_are_each_windows_sum_and_sum_of_squares() -> None:
+    rng = np.random.default_rng(4)
+    for img in (rng.random((9, 12, 3), np.float32) * 255, rng.random((9, 12), np.float32) * 255):
+        s1, s2 = _box_sums(img, 10, 6)
+        slices = [img[y : y + 6, x : x + 10].astype(np.float64) for y in range(4) for x in range(3)]
+        assert np.allclose(s1, [w.sum() for w in slices], rtol=1e-12)
+        assert np.allclose(s2, [(w * w).sum() for w in slices], rtol=1e-12)
+
+
+def _shift_patches(rng: np.random.Generator, identifier: Identifier) -> list[tuple[np.ndarray, int, int]]:
+    """Patches as the matcher gets them: a real band part and a whole card from a rendered table,
+    and random ones of every layout (a band part is a column slice of the band's patch)."""
+    scene = render_table(random_layout(np.random.default_rng(9), 2), 9, RenderSettings(hand_prob=0))
+    o = next(o for o in scene.objects if o.cls == "card")
+    c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+    tw, th = identifier.full_size
+    full = identifier._patch(scene.image, scene.homography, c, (CARD_MM[0] + 12, CARD_MM[1] + 12), 0.5, 0)
+    band = identifier._patch(scene.image, scene.homography, c, (CARD_MM[0] + 6, BAND_MM + 6), 1.0, 0)
+    (x0, x1), bh = identifier.band_cols[1], identifier.band_size[1]
+    noisy = rng.random((26, 40, 3), np.float32) * 255
+    return [
+        (full.astype(np.float32), tw, th),
+        (band.astype(np.float32)[:, x0:], x1 - x0, bh),
+        (noisy[:, 3:], x1 - x0, bh),
+        (noisy[:, :, 0] + 1000.0, x1 - x0, bh),  # one channel, far from zero
+    ]
+
+
+def test_shifted_scores_are_the_normalised_windows_correlations() -> None:
+    """The matcher's raw-window product gives what normalising every window gives (to rounding)."""
+    rng = np.random.default_rng(6)
+    identifier = Identifier()
+    for patch, tw, th in _shift_patches(rng, identifier):
+        d = tw * th * (3 if patch.ndim == 3 else 1)
+        refs = _normalise(rng.random((N_CARDS, d), np.float32) * 255)
+        if d == identifier.full_refs.shape[1]:
+            refs = identifier.full_refs
+        for among in (None, level_cards(2), LEVELS >= 0):
+            want = identifier._best(identifier._windows(patch, tw, th), refs, among)
+            got = identifier._shifted(patch, tw, th, refs, among)
+            assert got.dtype == np.float32
+            assert np.array_equal(np.isfinite(got), np.isfinite(want))
+            assert np.abs(got[np.isfinite(got)] - want[np.isfinite(want)]).max() < 1e-5
+
+
+def test_a_patch_with_a_flat_window_is_scored_window_by_window() -> None:
+    """A window without contrast (a warp's black border) would show the raw product's rounding:
+    such a patch takes the normalised windows, exactly."""
+    rng = np.random.default_rng(8)
+    identifier = Identifier()
+    patch = rng.random((26, 37, 3), np.float32) * 255
+    patch[:, :33] = 0.0  # the leftmost windows are all black
+    refs = identifier.band_refs[0]
+    tw, th = identifier.band_cols[0][1], identifier.band_size[1]
+    want = identifier._best(identifier._windows(patch, tw, th), refs, level_cards(1))
+    assert np.array_equal(identifier._shifted(patch, tw, th, refs, level_cards(1)), want)
+    blank = np.full_like(patch, 17.0)  # no contrast anywhere
+    want = identifier._best(identifier._windows(blank, tw, th), refs, None)
+    assert np.array_equal(identifier._shifted(blank, tw, th, refs, None), want)
+
+
+def test_a_frames_cards_scored_together_score_as_each_alone() -> None:
+    """Identifier.scores matches the windows of many places in one product per reference set
+    and mask: each place's scores are what card_scores / band_scores give it alone."""
+    scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
+    identifier = Identifier()
+    places = []
+    for i, o in enumerate(o for o in scene.objects if o.cls in ("card", "card_band")):
+        c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+        among = (None, level_cards(1), LEVELS > 0)[i % 3]  # shared and distinct masks
+        places.append((c, _rotation(c[1]), among, o.cls == "card"))
+    assert len(places) > 20 and any(p[3] for p in places) and not all(p[3] for p in places)
+    together = identifier.scores(scene.image, scene.homography, places)
+    for (c, rotation, among, whole), got in zip(places, together, strict=True):
+        alone = (identifier.card_scores if whole else identifier.band_scores)(
+            scene.image, scene.homography, c, rotation, among
+        )
+        assert np.array_equal(np.isfinite(got), np.isfinite(alone))
+        assert np.abs(got[np.isfinite(got)] - alone[np.isfinite(alone)]).max() < 1e-5
 
 
 def _whole_cards(scene) -> list:

@@ -126,6 +126,25 @@ def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
     return both if both.any() else allowed
 
 
+#: :meth:`Identifier._shifted` scores a patch from its raw windows unless one of them is this
+#: flat against the patch's contrast (its centred norm below this share of the patch's largest
+#: window norm), where float32 rounding of the raw product could show; such a patch (a black
+#: warp border, an empty test frame) is scored window by window normalised instead.
+FLAT_WINDOW = 0.02
+
+
+def _box_sums(img: np.ndarray, tw: int, th: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sum and the sum of squares (float64, over every channel) of each ``tw × th`` window of
+    an image, shifts row-major, from its integral images."""
+    s, sq = cv2.integral2(img, sdepth=cv2.CV_64F, sqdepth=cv2.CV_64F)
+
+    def windows(c: np.ndarray) -> np.ndarray:
+        w = c[th:, tw:] - c[:-th, tw:] - c[th:, :-tw] + c[:-th, :-tw]
+        return (w.sum(axis=2) if w.ndim == 3 else w).reshape(-1)
+
+    return windows(s), windows(sq)
+
+
 def _size(w_mm: float, h_mm: float, ppm: float) -> tuple[int, int]:
     return round(w_mm * ppm), round(h_mm * ppm)
 
@@ -158,6 +177,12 @@ class Match:
     def confidence(self) -> float:
         """A 0..1 confidence from score and margin (a calibrated probability it is not)."""
         return float(np.clip(0.5 * (self.score + 1) * min(1.0, 0.5 + 5 * self.margin), 0.0, 1.0))
+
+
+#: One place to score (:meth:`Identifier.scores`): the centre in table mm, the reading direction
+#: (0 or 180), the candidate mask (``None``: every card) and whether the card is seen whole (else
+#: only its top band).
+CardPlace = tuple[tuple[float, float], int, "np.ndarray | None", bool]
 
 
 class Identifier:
@@ -203,7 +228,7 @@ class Identifier:
         self.band_cols = tuple((w * j // band_parts, w * (j + 1) // band_parts) for j in range(band_parts))
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
         #: ``refs[among]`` by (id of the reference set, candidate mask): see :meth:`_among`.
-        self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         refs = [self._references(f) for f in faces]
         #: One array of references per band part (rows by card id), and the whole cards'.
         self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(band_parts))
@@ -288,33 +313,81 @@ class Identifier:
         if among is None:
             return (windows @ refs.T).max(axis=0)
         out = np.full(len(refs), -np.inf, np.float32)
-        out[among] = (windows @ self._among(refs, among).T).max(axis=0)
+        out[among] = (windows @ self._among(refs, among)[0].T).max(axis=0)
         return out
 
-    def _among(self, refs: np.ndarray, among: np.ndarray) -> np.ndarray:
-        """``refs[among]``, kept per candidate mask (a Display row, a column, what the referee's
-        memory allows) for as long as ``refs`` is the reference set in use: the same few masks
-        come back frame after frame, and copying the rows was a tenth of the matcher's time.
-        :meth:`enrol` replaces ``refs``, so a kept subset of the old set is never used."""
+    def _shifted(
+        self, patch: np.ndarray, tw: int, th: int, refs: np.ndarray, among: np.ndarray | None
+    ) -> np.ndarray:
+        """Each reference's best correlation over every ``tw × th`` window of ``patch`` (each 1 px
+        shift); -inf for references not asked about: one :class:`_Matches` of one patch."""
+        matches = _Matches(self)
+        matches.add(patch, tw, th, refs, among)
+        return matches.run()[0]
+
+    def _among(self, refs: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``refs[among]`` and its rows' sums (float64, :meth:`_shifted`), kept per candidate mask
+        (a Display row, a column, what the referee's memory allows) for as long as ``refs`` is the
+        reference set in use: the same few masks come back frame after frame, and copying the rows
+        was a tenth of the matcher's time. :meth:`enrol` replaces ``refs``, so a kept subset of
+        the old set is never used."""
         key = (id(refs), among.tobytes())
         kept = self._subsets.get(key)
         if kept is not None and kept[0] is refs:
-            return kept[1]
+            return kept[1], kept[2]
         if len(self._subsets) >= MAX_SUBSETS:  # the memory's masks change as the game goes on
             self._subsets.clear()
         sub = refs[among]
-        self._subsets[key] = (refs, sub)
-        return sub
+        sums = sub.sum(axis=1, dtype=np.float64)
+        self._subsets[key] = (refs, sub, sums)
+        return sub, sums
+
+    def scores(self, frame: np.ndarray, h_img: np.ndarray, places: Sequence[CardPlace]) -> list[np.ndarray]:
+        """:meth:`card_scores` or :meth:`band_scores` of each place, the places' windows matched
+        together: one matrix product per reference set and candidate mask for all of them
+        (:class:`_Matches`), which reads each set of references once and keeps the product's rows
+        many (a frame's Display row or column of cards shares one mask)."""
+        matches = _Matches(self)
+        # Per place and angle: the whole card's match (or None) and its band parts' matches.
+        asked: list[list[tuple[int | None, list[int]]]] = []
+        for center_mm, rotation, among, whole in places:
+            per_angle = []
+            for angle in self.angles:
+                full, band_c = None, center_mm
+                if whole:
+                    m = 2 * FULL_SHIFT_MM
+                    size = (CARD_MM[0] + m, CARD_MM[1] + m)
+                    patch = self._patch(frame, h_img, center_mm, size, FULL_PPM, rotation, angle)
+                    full = matches.add(self._prep(patch, FULL_PPM), *self.full_size, self.full_refs, among)
+                    up = CARD_MM[1] / 2 - BAND_MM / 2
+                    t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
+                    band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
+                per_angle.append((full, self._band(matches, frame, h_img, band_c, rotation, among, angle)))
+            asked.append(per_angle)
+        got = matches.run()
+        out = []
+        for per_angle in asked:
+            scored = []
+            for full, parts in per_angle:
+                band = got[parts[0]]  # the mean of the band's parts, each shifted on its own
+                for more in parts[1:]:
+                    band = band + got[more]
+                band = band / len(parts)
+                scored.append(band if full is None else 0.5 * got[full] + 0.5 * band)
+            out.append(np.max(scored, axis=0))
+        return out
 
     def _band(
         self,
+        matches: _Matches,
         frame: np.ndarray,
         h_img: np.ndarray,
         center_mm: tuple[float, float],
         rotation: int,
         among: np.ndarray | None,
         angle: float,
-    ) -> np.ndarray:
+    ) -> list[int]:
+        """Add a top band's parts to ``matches``: their handles."""
         m = 2 * SHIFT_MM
         ppm = self.band_ppm
         patch = self._prep(
@@ -322,14 +395,10 @@ class Identifier:
         )
         shift = patch.shape[1] - self.band_size[0]  # each part's windows: its columns and the margin
         th = self.band_size[1]
-        parts = [
-            self._best(self._windows(patch[:, x0 : x1 + shift], x1 - x0, th), refs, among)
+        return [
+            matches.add(patch[:, x0 : x1 + shift], x1 - x0, th, refs, among)
             for (x0, x1), refs in zip(self.band_cols, self.band_refs, strict=True)
         ]
-        total = parts[0]
-        for more in parts[1:]:
-            total = total + more
-        return total / len(parts)
 
     def band_scores(
         self,
@@ -341,7 +410,7 @@ class Identifier:
     ) -> np.ndarray:
         """Correlation of a top band (centre in mm) with every reference band (or those in ``among``):
         the mean of its parts' best correlations, each part shifted on its own."""
-        return np.max([self._band(frame, h_img, center_mm, rotation, among, a) for a in self.angles], axis=0)
+        return self.scores(frame, h_img, [(center_mm, rotation, among, False)])[0]
 
     def identify_band(
         self, frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float], rotation: int
@@ -359,26 +428,92 @@ class Identifier:
     ) -> np.ndarray:
         """Correlation of a whole card (centre in mm) with every reference (or those in ``among``):
         the face and its band averaged, at the best of the rotations searched."""
-        m = 2 * FULL_SHIFT_MM
-        up = CARD_MM[1] / 2 - BAND_MM / 2
-        out = []
-        for angle in self.angles:
-            patch = self._patch(
-                frame, h_img, center_mm, (CARD_MM[0] + m, CARD_MM[1] + m), FULL_PPM, rotation, angle
-            )
-            full = self._best(
-                self._windows(self._prep(patch, FULL_PPM), *self.full_size), self.full_refs, among
-            )
-            t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
-            band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
-            out.append(0.5 * full + 0.5 * self._band(frame, h_img, band_c, rotation, among, angle))
-        return np.max(out, axis=0)
+        return self.scores(frame, h_img, [(center_mm, rotation, among, True)])[0]
 
     def identify_card(
         self, frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float], rotation: int
     ) -> Match:
         """Identify a fully visible card (centre in mm) from the whole face and its band."""
         return _match(self.card_scores(frame, h_img, center_mm, rotation))
+
+
+_WAITING = np.zeros(0, np.float32)  # a match whose product has not run yet (_Matches)
+
+
+class _Matches:
+    """Shifted-window matches collected (:meth:`add`), then run together (:meth:`run`): each
+    reference's best correlation over every ``tw × th`` window of each patch (each 1 px shift),
+    -inf for references not asked about. What ``Identifier._best(_windows(patch))`` gives, to
+    float rounding (a few 1e-7), without normalising every window.
+
+    A reference row ``r`` is zero-mean and unit-norm, so a window ``w``'s correlation with it is
+    ``(w - mean(w)) · r / |w - mean(w)|  =  (w · r - mean(w) · sum(r)) / |w - mean(w)|``: one
+    product of the raw windows with the references, then per window a scalar, whose sums come
+    from the patch's integral images (float64). Normalising each window first was as costly as
+    the product itself (issue 14, seventh round). The raw windows of all patches matched against
+    one reference set under one mask go into one product. Each patch is centred on its own mean
+    first (a constant changes no correlation) to keep float32 rounding small; a patch with a
+    window nearly flat against its contrast, where that rounding would show, and the per-channel
+    ``color_norm`` are matched with :meth:`Identifier._windows` and :meth:`Identifier._best`.
+    """
+
+    def __init__(self, identifier: Identifier) -> None:
+        self.identifier = identifier
+        self.done: list[np.ndarray] = []  # by handle; _WAITING: waits for its group's product
+        #: Per (reference set, mask): the set, the mask and its patches' (handle, raw windows,
+        #: window means, window norms).
+        self.groups: dict[
+            tuple[int, bytes | None],
+            tuple[np.ndarray, np.ndarray | None, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]],
+        ] = {}
+
+    def add(self, patch: np.ndarray, tw: int, th: int, refs: np.ndarray, among: np.ndarray | None) -> int:
+        """Ask for one patch's match against ``refs`` (those in ``among``); its handle in :meth:`run`."""
+        handle = len(self.done)
+        ident = self.identifier
+        if ident.color_norm:
+            self.done.append(ident._best(ident._windows(patch, tw, th), refs, among))
+            return handle
+        p = patch - patch.mean(dtype=np.float64).astype(np.float32)
+        s1, s2 = _box_sums(p, tw, th)
+        d = tw * th * (p.shape[2] if p.ndim == 3 else 1)
+        mean = s1 / d
+        norm = np.sqrt(np.maximum(s2 - s1 * mean, 0.0))
+        if norm.min() <= FLAT_WINDOW * math.sqrt(s2.max()):  # <=: a blank patch too
+            self.done.append(ident._best(ident._windows(patch, tw, th), refs, among))
+            return handle
+        view = np.lib.stride_tricks.sliding_window_view(p, (th, tw), axis=(0, 1))
+        if p.ndim == 3:
+            view = view.transpose(0, 1, 3, 4, 2)
+        raw = np.array(view, np.float32, order="C").reshape(len(mean), d)
+        key = (id(refs), None if among is None else among.tobytes())
+        self.groups.setdefault(key, (refs, among, []))[2].append((handle, raw, mean, norm))
+        self.done.append(_WAITING)
+        return handle
+
+    def run(self) -> list[np.ndarray]:
+        """The matches asked for, by handle: one product per reference set and mask."""
+        ident = self.identifier
+        for refs, among, members in self.groups.values():
+            if among is None:
+                sub, sums = refs, refs.sum(axis=1, dtype=np.float64)
+            else:
+                sub, sums = ident._among(refs, among)
+            raws = members[0][1] if len(members) == 1 else np.concatenate([m[1] for m in members])
+            dots = raws @ sub.T
+            row = 0
+            for handle, raw, mean, norm in members:
+                mine = dots[row : row + len(raw)].astype(np.float64)
+                row += len(raw)
+                best = ((mine - mean[:, None] * sums[None, :]) / (norm[:, None] + 1e-6)).max(axis=0)
+                if among is None:
+                    self.done[handle] = best.astype(np.float32)
+                else:
+                    out = np.full(len(refs), -np.inf, np.float32)
+                    out[among] = best
+                    self.done[handle] = out
+        self.groups = {}
+        return list(self.done)
 
 
 def _match(scores: np.ndarray, allowed: np.ndarray | None = None) -> Match:

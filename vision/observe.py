@@ -72,6 +72,7 @@ EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
 OCCLUDER_CLASSES = ("hand", "occluder")
 STARTING_MASK = np.isin(np.arange(N_CARDS), STARTING)
 NO_BONUS = np.zeros(N_CARDS, np.float32)
+NO_SCORES = np.zeros(0, np.float32)  # a card detection not scored yet (Assembler._score)
 
 
 #: A card seen whole whose identification is below this confidence (:attr:`Match.confidence`)
@@ -148,6 +149,9 @@ class Assembler:
         self.last_cards: list[tuple[Seen, int]] = []
         #: The cards of the last frame seen whole but identified below :data:`ASK_CONFIDENCE`.
         self.last_questions: list[Question] = []
+        #: Seconds the last frame's assembly spent scoring its cards against the faces (both
+        #: passes: on the frame and on the colour-mapped frame): the identification's share.
+        self.last_identify_s = 0.0
 
     def know(self, memory: CardMemory | None) -> None:
         """Identify from now on with what the referee knows about the cards (``None``: forget).
@@ -177,6 +181,7 @@ class Assembler:
         extra: dict[str, Any] | None = None,
     ) -> Observation:
         """The observation of ``frame`` (homography ``h``: table mm -> frame px) from its detections."""
+        self.last_identify_s = 0.0
         if self.white_balance:
             frame = balance(frame, h, self.zones)
         seen = one_per_object([s for s in map(Seen.of, detections) if plausible(s.cls, s.box)])
@@ -245,6 +250,7 @@ class Assembler:
             if not unseen("gizmos"):
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
+        self._score(frame, h, asks)
         matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment)
         self.last_color_map = None
         if self.color_from_cards:
@@ -254,8 +260,7 @@ class Assembler:
             if mat is not None:
                 self.last_color_map = mat
                 mapped = apply_color_map(frame, mat)
-                for a in asks:
-                    a.scores = self._scores(mapped, h, a.seen, a.rotation, a.allowed)
+                self._score(mapped, h, asks)
                 matches = assign(
                     [a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment
                 )
@@ -296,8 +301,9 @@ class Assembler:
         bonus: np.ndarray,
         slot: tuple[int, int] | None = None,
     ) -> _Ask:
-        """Score one card detection against every face; it is identified later, jointly."""
-        ask = _Ask(s, self._scores(frame, h, s, rotation, allowed), allowed, bonus, rotation, slot)
+        """A card detection to score against every face (:meth:`_score`, the frame's cards
+        together) and identify later, jointly."""
+        ask = _Ask(s, NO_SCORES, allowed, bonus, rotation, slot)
         asks.append(ask)
         return ask
 
@@ -308,13 +314,22 @@ class Assembler:
         suggestions = tuple(int(c) for c in best if a.allowed[c])
         return Question(a.where, a.seen.center, face, suggestions, round(m.confidence, 4))
 
-    def _scores(
-        self, frame: np.ndarray, h: np.ndarray, s: Seen, rotation: int, allowed: np.ndarray
-    ) -> np.ndarray:
-        """A card detection's scores against the faces it may be (and the Starting Gizmos: see assign())."""
-        score = self.identifier.card_scores if s.cls == "card" else self.identifier.band_scores
-        among = allowed | (STARTING_MASK if allowed[STARTING].any() else False)
-        return score(frame, h, s.center, rotation, among)
+    def _score(self, frame: np.ndarray, h: np.ndarray, asks: list[_Ask]) -> None:
+        """Each card detection's scores against the faces it may be (and the Starting Gizmos: see
+        assign()), all of the frame's at once (:meth:`vision.identify.Identifier.scores`)."""
+        t0 = time.perf_counter()
+        places = [
+            (
+                a.seen.center,
+                a.rotation,
+                a.allowed | (STARTING_MASK if a.allowed[STARTING].any() else False),
+                a.seen.cls == "card",
+            )
+            for a in asks
+        ]
+        for a, scores in zip(asks, self.identifier.scores(frame, h, places), strict=True):
+            a.scores = scores
+        self.last_identify_s += time.perf_counter() - t0
 
     def _stack(
         self,
@@ -353,7 +368,7 @@ class _Ask:
     """A card detection awaiting identification: its scores, candidate mask, and where it goes."""
 
     seen: Seen
-    scores: np.ndarray
+    scores: np.ndarray  # by card id (-inf: not a candidate); set by Assembler._score
     allowed: np.ndarray
     bonus: np.ndarray  # the referee's memory: added to the scores of the cards it expects here
     rotation: int  # the card's reading direction (its seat's)
@@ -642,6 +657,7 @@ class Observer:
             notes,
         )
         self.timings["assemble"] = time.perf_counter() - t0
+        self.timings["identify"] = self.assembler.last_identify_s  # a part of "assemble"
         mask = self.last_hand_mask if self.hands is not None else None
         if self.reaches and mask is not None:
             in_play = self.seats if seats is None else tuple(seats)
