@@ -158,7 +158,7 @@ def draw_glyphs(
     img: np.ndarray, text: str, c: tuple[float, float], height: float, weight: int, col: BGR | int
 ) -> None:
     """``text`` in the held-out italic (:data:`GLYPHS`), centred on ``c``, ``height`` px tall,
-    its strokes ``weight`` px across the pen and a third of that along it."""
+    its strokes ``weight`` px across the pen and a little under half that along it."""
     gap = 0.1
     widths = [GLYPHS[ch][0] + SLANT for ch in text]
     x = c[0] - (sum(widths) + gap * (len(text) - 1)) * height / 2
@@ -175,7 +175,7 @@ def draw_glyphs(
                     (round(a[0] * 16), round(a[1] * 16)),
                     (round(b[0] * 16), round(b[1] * 16)),
                     col,
-                    max(1, round(weight * (0.34 + 0.66 * across))),
+                    max(1, round(weight * (0.45 + 0.55 * across))),
                     cv2.LINE_AA,
                     4,
                 )
@@ -276,7 +276,8 @@ class HeldOutArt:
             cv2.LINE_AA,
         )
         icon(img, builder, (17 * k, 44 * k), 8.5 * k, frame, max(2, round(1.1 * k)))
-        draw_glyphs(img, builder[0], (44 * k, 44 * k), 10 * k, max(1, round(1.2 * k)), frame)
+        # Sized and weighted as the OpenCV font drew it before (about 7.5 mm tall, as much ink).
+        draw_glyphs(img, builder[0], (44 * k, 44 * k), 6.2 * k, max(1, round(1.75 * k)), frame)
         # The dial: seven dots on an arc, the value's dot large and filled, the value in a square window.
         c, r = (30 * k, 27 * k), 12 * k
         for i in range(7):
@@ -296,7 +297,7 @@ class HeldOutArt:
             (20, 20, 20),
             max(1, round(0.4 * k)),
         )
-        draw_glyphs(img, str(value), c, 9 * k, max(1, round(1.1 * k)), (20, 20, 20))
+        draw_glyphs(img, str(value), c, 5.3 * k, max(1, round(2.0 * k)), (20, 20, 20))  # ~7 mm
         rivets = DEFAULT_EDITION.double_rivets if double else (0,)
         for i, edge in enumerate(rivets):
             m = 7.5 * k
