@@ -5,12 +5,14 @@ code imports the benchmarks, ``tests/test_vision_heldout.py`` checks that).
 It keeps the tiles' conventions (each Builder's mark and initial, the first Rivet's black dot,
 a dial showing 0-6 with the value printed) and draws everything else its own way: light card
 plates with a colored frame in a palette of its own, outlined icons of other proportions, an
-italic serif font no training style uses, a dial of seven dots with the value in a square
+italic serif of its own drawn from polylines (:data:`GLYPHS`: no
+OpenCV font, which training draws), a dial of seven dots with the value in a square
 window, brass Rivets with a ring, wooden mats with engraved squares and a hatched column 5.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -21,7 +23,10 @@ from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PE
 from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, DamageStyle
 
 BGR = tuple[int, int, int]
-#: Fonts no training style uses (tiles.TRAIN_FONTS are SIMPLEX, DUPLEX, TRIPLEX, PLAIN).
+#: The Damage token's font (drawn by ``tiles.damage_token``, which takes an OpenCV font only).
+#: NB: OpenCV 5 draws COMPLEX with the same pixels as the training fonts DUPLEX and TRIPLEX, and
+#: ignores FONT_ITALIC, so the held-out Damage digits are NOT an unseen font (see
+#: docs/contrivance_vision.md); the tiles' initials and dial values are drawn in :data:`GLYPHS`.
 FONT = cv2.FONT_HERSHEY_COMPLEX | cv2.FONT_ITALIC
 FRAMES: tuple[BGR, ...] = (
     (30, 30, 150),
@@ -35,6 +40,146 @@ FRAMES: tuple[BGR, ...] = (
 
 def _p(c: tuple[float, float], r: float, a: float) -> tuple[int, int]:
     return (round(c[0] + r * math.cos(a)), round(c[1] + r * math.sin(a)))
+
+
+# ------------------------------------------------------------------------- the held-out letters
+
+Stroke = tuple[tuple[float, float], ...]
+
+
+def _arc(c: tuple[float, float], rx: float, ry: float, a0: float, a1: float, n: int = 10) -> Stroke:
+    """Points on an ellipse from ``a0`` to ``a1`` degrees (y down: 90 deg is straight down)."""
+    return tuple(
+        (
+            c[0] + rx * math.cos(math.radians(a0 + (a1 - a0) * i / n)),
+            c[1] + ry * math.sin(math.radians(a0 + (a1 - a0) * i / n)),
+        )
+        for i in range(n + 1)
+    )
+
+
+#: The held-out art's own letters and figures: an italic serif drawn as with a broad pen, as
+#: polylines in a box one unit tall (x right, y down; the glyph's width, then its strokes),
+#: upright here and slanted by :data:`SLANT` when drawn. A design of this module's own, so no
+#: training style has drawn it (OpenCV's fonts are not: see :data:`FONT`); its shapes differ on
+#: purpose from ``tiles.STROKE_LETTERS`` (a flat-topped 3, an open 4, a looped 6, an epsilon E,
+#: a bowled R with a kicked tail) and ``tests/test_vision_heldout.py`` bounds their overlap with
+#: every font and stroke letter training draws.
+GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
+    "E": (
+        0.62,
+        (
+            (*_arc((0.34, 0.25), 0.26, 0.25, -20, -270), (0.3, 0.5)),
+            _arc((0.32, 0.75), 0.3, 0.25, 270, 20),
+            ((0.22, 0.5), (0.46, 0.5)),
+        ),
+    ),
+    "M": (
+        0.98,
+        (
+            ((-0.06, 1.0), (0.1, 1.0)),
+            ((0.02, 1.0), (0.16, 0.0), (0.46, 1.0), (0.84, 0.0), (0.86, 1.0)),
+            ((0.76, 1.0), (0.98, 1.0)),
+        ),
+    ),
+    "R": (
+        0.74,
+        (
+            ((0.12, 0.0), (0.12, 1.0)),
+            ((-0.02, 1.0), (0.26, 1.0)),
+            ((-0.02, 0.0), (0.4, 0.0), *_arc((0.4, 0.26), 0.26, 0.26, -90, 90, 8)[1:], (0.12, 0.52)),
+            ((0.36, 0.52), (0.5, 0.9), (0.62, 1.0), (0.78, 0.94)),
+        ),
+    ),
+    "C": (
+        0.6,
+        (
+            (*_arc((0.5, 0.14), 0.1, 0.1, 90, -180, 6), *_arc((0.36, 0.5), 0.34, 0.5, -90, -250, 12)[1:]),
+            (*_arc((0.36, 0.5), 0.34, 0.5, 110, 70, 3), (0.6, 0.86), (0.56, 0.72)),
+        ),
+    ),
+    "A": (
+        0.86,
+        (
+            ((-0.04, 1.0), (0.58, 0.0), (0.66, 1.0)),
+            ((0.52, 1.0), (0.8, 1.0)),
+            ((0.2, 0.68), (0.62, 0.68)),
+        ),
+    ),
+    "I": (
+        0.5,
+        (
+            ((0.0, 0.14), (0.12, 0.0), (0.5, 0.0)),
+            ((0.32, 0.0), (0.2, 1.0)),
+            ((0.0, 1.0), (0.38, 1.0), (0.5, 0.86)),
+        ),
+    ),
+    "0": (0.56, (_arc((0.28, 0.5), 0.27, 0.5, -90, 270, 16),)),
+    "1": (0.5, (((0.04, 0.26), (0.34, 0.0), (0.3, 0.86), (0.38, 1.0), (0.52, 0.92)),)),
+    "2": (
+        0.62,
+        ((*_arc((0.3, 0.28), 0.26, 0.26, -160, 20, 8), (0.02, 1.0), (0.34, 0.9), (0.62, 1.0)),),
+    ),
+    "3": (
+        0.6,
+        (
+            (
+                (0.06, 0.0),
+                (0.56, 0.0),
+                (0.26, 0.4),
+                *_arc((0.26, 0.68), 0.3, 0.3, -80, 140, 10)[1:],
+            ),
+        ),
+    ),
+    "4": (0.66, (((0.36, 0.0), (0.0, 0.7), (0.66, 0.7)), ((0.5, 0.32), (0.5, 1.0)))),
+    "5": (
+        0.6,
+        (((0.6, 0.0), (0.14, 0.0), (0.08, 0.44), *_arc((0.28, 0.7), 0.3, 0.3, -120, 150, 10)),),
+    ),
+    "6": (
+        0.6,
+        (
+            (
+                (0.56, 0.0),
+                (0.3, 0.14),
+                (0.08, 0.5),
+                *_arc((0.3, 0.72), 0.26, 0.28, 180, 540, 14),
+            ),
+        ),
+    ),
+}
+#: The slant of the held-out italic (x moves right by this share of the height above the base).
+SLANT = 0.24
+#: The broad pen's angle (degrees, y down): strokes along it are hairlines, across it full.
+PEN_DEG = -35.0
+
+
+def draw_glyphs(
+    img: np.ndarray, text: str, c: tuple[float, float], height: float, weight: int, col: BGR | int
+) -> None:
+    """``text`` in the held-out italic (:data:`GLYPHS`), centred on ``c``, ``height`` px tall,
+    its strokes ``weight`` px across the pen and a little under half that along it."""
+    gap = 0.1
+    widths = [GLYPHS[ch][0] + SLANT for ch in text]
+    x = c[0] - (sum(widths) + gap * (len(text) - 1)) * height / 2
+    y0 = c[1] - height / 2
+    pen = math.radians(PEN_DEG)
+    for ch, w in zip(text, widths, strict=True):
+        for stroke in GLYPHS[ch][1]:
+            pts = [(x + (px + SLANT * (1 - py)) * height, y0 + py * height) for px, py in stroke]
+            for a, b in itertools.pairwise(pts):
+                d = math.atan2(b[1] - a[1], b[0] - a[0])
+                across = abs(math.sin(d - pen))
+                cv2.line(
+                    img,
+                    (round(a[0] * 16), round(a[1] * 16)),
+                    (round(b[0] * 16), round(b[1] * 16)),
+                    col,
+                    max(1, round(weight * (0.45 + 0.55 * across))),
+                    cv2.LINE_AA,
+                    4,
+                )
+        x += (w + gap) * height
 
 
 def icon(img: np.ndarray, builder: str, c: tuple[float, float], r: float, col: BGR, w: int) -> None:
@@ -131,19 +276,8 @@ class HeldOutArt:
             cv2.LINE_AA,
         )
         icon(img, builder, (17 * k, 44 * k), 8.5 * k, frame, max(2, round(1.1 * k)))
-        (tw, th), _ = cv2.getTextSize(builder[0], FONT, 1.0, 2)
-        scale = 10 * k / th
-        (tw, th), _ = cv2.getTextSize(builder[0], FONT, scale, max(1, round(1.0 * k)))
-        cv2.putText(
-            img,
-            builder[0],
-            (round(44 * k - tw / 2), round(44 * k + th / 2)),
-            FONT,
-            scale,
-            frame,
-            max(1, round(1.0 * k)),
-            cv2.LINE_AA,
-        )
+        # Sized and weighted as the OpenCV font drew it before (about 7.5 mm tall, as much ink).
+        draw_glyphs(img, builder[0], (44 * k, 44 * k), 6.2 * k, max(1, round(1.75 * k)), frame)
         # The dial: seven dots on an arc, the value's dot large and filled, the value in a square window.
         c, r = (30 * k, 27 * k), 12 * k
         for i in range(7):
@@ -163,24 +297,12 @@ class HeldOutArt:
             (20, 20, 20),
             max(1, round(0.4 * k)),
         )
-        (tw, th), _ = cv2.getTextSize(str(value), FONT, 1.0, 2)
-        scale = 9 * k / th
-        (tw, th), _ = cv2.getTextSize(str(value), FONT, scale, max(1, round(0.9 * k)))
-        cv2.putText(
-            img,
-            str(value),
-            (round(c[0] - tw / 2), round(c[1] + th / 2)),
-            FONT,
-            scale,
-            (20, 20, 20),
-            max(1, round(0.9 * k)),
-            cv2.LINE_AA,
-        )
+        draw_glyphs(img, str(value), c, 5.3 * k, max(1, round(2.0 * k)), (20, 20, 20))  # ~7 mm
         rivets = DEFAULT_EDITION.double_rivets if double else (0,)
         for i, edge in enumerate(rivets):
             m = 7.5 * k
-            p = [(n / 2, m), (n - m, n / 2), (n / 2, n - m), (m, n / 2)][edge]
-            pi = (round(p[0]), round(p[1]))
+            at = [(n / 2, m), (n - m, n / 2), (n / 2, n - m), (m, n / 2)][edge]
+            pi = (round(at[0]), round(at[1]))
             cv2.circle(img, pi, round(4.2 * k), (40, 140, 190), -1, cv2.LINE_AA)  # brass
             cv2.circle(img, pi, round(4.2 * k), (20, 70, 100), max(1, round(0.6 * k)), cv2.LINE_AA)
             cv2.circle(img, pi, round(2.4 * k), (60, 170, 220), max(1, round(0.5 * k)), cv2.LINE_AA)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from benchmarks import heldout
+from referee.contrivance.data import BUILDERS
 from vision.enrol import check
 from vision.faces import drawn_faces
 from vision.geometry import MARBLE_MM
@@ -73,3 +76,69 @@ def test_white_balance_on_the_markers_paper_undoes_a_lamp() -> None:
     assert raw is not None and raw[2] / raw[0] > 1.1  # a warm lamp: the paper looks orange
     fixed = paper_color(balance(scene.image, scene.homography), scene.homography)
     assert fixed is not None and abs(fixed[2] / fixed[0] - 1) < 0.03
+
+
+# ------------------------------------------------------------- the held-out Contrivance letters
+
+
+def _glyph_mask(draw: Callable[[np.ndarray], object], slant: float = 0.0) -> np.ndarray:
+    """A glyph ``draw(mask)`` paints white about 100 px tall at (100, 100), slanted by ``slant``
+    (x moves right by that share of the height above the centre), cut to its ink and resized to
+    48x64 (so size and place do not count, only shape)."""
+    m = np.zeros((200, 200), np.uint8)
+    draw(m)
+    shear = np.array([[1, -slant, 100 * slant], [0, 1, 0]], np.float32)
+    slanted = cv2.warpAffine(m, shear, (200, 200))
+    ys, xs = np.nonzero(slanted > 127)
+    box = (slanted[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1] > 127).astype(np.uint8) * 255
+    return cv2.resize(box, (48, 64), interpolation=cv2.INTER_AREA) > 127
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    return float((a & b).sum() / (a | b).sum())
+
+
+#: How much a held-out glyph may overlap (IoU of the normalised masks) any glyph training draws:
+#: under half, but C (one open arc) and I (one bar) are near-alike in any face.
+GLYPH_OVERLAP = {"C": 0.65, "I": 0.7}
+
+
+def test_held_out_letters_and_figures_are_drawn_by_no_training_font_or_stroke_letter() -> None:
+    """Leave-one-style-out for the glyphs: the held-out Contrivance art's initials and dial
+    values (its own polylines, ``workbench_heldout.GLYPHS``) differ from every OpenCV font a
+    training style draws (``tiles.TRAIN_FONTS``, upright and slanted as the held-out italic is)
+    and from the project's stroke letters (plain, with serifs, with thin horizontals); the
+    OpenCV COMPLEX|ITALIC the art drew them in before is, in this OpenCV, a training font."""
+    from benchmarks.workbench_heldout import FONT, GLYPHS, SLANT, draw_glyphs
+    from vision.training.tiles import STROKE_LETTERS, TRAIN_FONTS, WHITE, _text, draw_initial
+
+    def font(ch: str, f: int) -> Callable[[np.ndarray], object]:
+        return partial(_text, txt=ch, c=(100, 100), height=100, font=f, col=WHITE, weight=8)
+
+    assert set(GLYPHS) >= {b[0] for b in BUILDERS} | {str(v) for v in range(7)}
+    for ch in sorted(GLYPHS):
+        held = _glyph_mask(partial(draw_glyphs, text=ch, c=(100, 100), height=100, weight=8, col=255))
+        seen = [_glyph_mask(font(ch, f), slant) for f in TRAIN_FONTS for slant in (0.0, SLANT)]
+        if ch in STROKE_LETTERS:
+            seen += [
+                _glyph_mask(
+                    partial(
+                        draw_initial,
+                        letter=ch,
+                        c=(100, 100),
+                        height=100,
+                        weight=8,
+                        serif=serif,
+                        contrast=contrast,
+                    ),
+                    slant,
+                )
+                for serif, contrast in ((0.0, 1.0), (0.3, 1.0), (0.3, 0.4))
+                for slant in (0.0, SLANT)
+            ]
+        worst = max(_iou(held, s) for s in seen)
+        assert worst < GLYPH_OVERLAP.get(ch, 0.5), (ch, worst)
+    # The old held-out font drew a training font's very pixels (and this measure tells).
+    for ch in "EMRCA0123456":
+        old = _glyph_mask(font(ch, FONT))
+        assert max(_iou(old, _glyph_mask(font(ch, f))) for f in TRAIN_FONTS) > 0.95, ch

@@ -104,13 +104,11 @@ def test_tiles_show_their_first_rivet_dot_at_the_top() -> None:
     assert len(values) == 7
 
 
-def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out_font() -> None:
+def test_random_styles_vary_the_whole_composition() -> None:
     """Domain randomisation of the tile's composition (plates, Rivets, dials, windows, mats,
-    squares, column 5, icon variants, places), not only its colors; the held-out art's italic
-    COMPLEX serif is never a training font (leave-one-style-out; that no project code imports
-    the held-out art is checked by tests/test_vision_heldout.py)."""
-    from benchmarks.workbench_heldout import FONT
-
+    squares, column 5, icon variants, places), not only its colors (that the held-out art's
+    letters are drawn by no training font nor stroke letter, and that no project code imports
+    the held-out art, is checked by tests/test_vision_heldout.py)."""
     styles = [random_art(seed).style for seed in range(5_000_000, 5_000_200)]
     for name, options in (
         ("plate_kind", PLATES),
@@ -129,7 +127,6 @@ def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out
     assert len({st.dial_at for st in styles}) == len(styles)  # the dial anywhere, not in one place
     assert {st.icon_at[1] < st.dial_at[1] for st in styles} == {True, False}  # marks above and below
     assert any(st.slant for st in styles) and any(st.decor for st in styles)
-    assert FONT not in TRAIN_FONTS
     for name, lo, hi in (  # the widening of the second run: strokes, stretch and places per tile
         ("letter_aspect", 0.75, 1.3),
         ("letter_weight", 0.7, 1.9),
@@ -139,7 +136,6 @@ def test_random_styles_vary_the_whole_composition_and_keep_clear_of_the_held_out
     ):
         values = [getattr(st, name) for st in styles]
         assert min(values) < lo and max(values) > hi, name
-    assert all(f & cv2.FONT_ITALIC == 0 and f != cv2.FONT_HERSHEY_COMPLEX for f in TRAIN_FONTS)
     n = round(TILE_MM * TILE_PX_PER_MM)
     for seed in range(5_000_000, 5_000_030):  # every random look draws whole tiles and mats
         art = random_art(seed)
@@ -200,21 +196,15 @@ def test_the_widened_marks_keep_each_seeds_earlier_look() -> None:
     assert np.array_equal(plain.tile("Assembler", False, 2), plain.tile("Assembler", False, 2))
 
 
-def test_stroke_initials_draw_every_builder_and_are_not_the_held_out_glyphs() -> None:
+def test_stroke_initials_draw_every_builder() -> None:
     """The project's stroke letters draw each Builder's initial (six different marks); serifs
-    add ink, a low contrast thins the horizontals; and they are not the held-out art's font (its
-    glyphs overlap theirs by less than half, I, a bar in any face, apart)."""
-    from benchmarks.workbench_heldout import FONT
+    add ink, a low contrast thins the horizontals (that they are not the held-out art's letters
+    is checked by tests/test_vision_heldout.py)."""
 
     def ink(letter: str, serif: float = 0.0, contrast: float = 1.0) -> np.ndarray:
         m = np.zeros((160, 160), np.uint8)
         draw_initial(m, letter, (80, 80), 100, 8, serif, contrast)
         return m > 127
-
-    def normalised(mask: np.ndarray) -> np.ndarray:
-        ys, xs = np.nonzero(mask)
-        box = mask[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].astype(np.uint8) * 255
-        return cv2.resize(box, (48, 64), interpolation=cv2.INTER_AREA) > 127
 
     assert set(STROKE_LETTERS) == {b[0] for b in BUILDERS}
     marks = {b: ink(b[0]) for b in BUILDERS}
@@ -224,12 +214,6 @@ def test_stroke_initials_draw_every_builder_and_are_not_the_held_out_glyphs() ->
         assert ink(b[0], serif=0.3).sum() > m.sum() or b == "Cognicator", b  # C has no stroke ends
     assert len({m.tobytes() for m in marks.values()}) == len(BUILDERS)
     assert ink("E", contrast=0.3).sum() < 0.9 * marks["Engineer"].sum()
-    for letter in "EMRCA":
-        held = np.zeros((200, 200), np.uint8)
-        cv2.putText(held, letter, (50, 150), FONT, 3.5, 255, 8, cv2.LINE_AA)
-        for serif, contrast in ((0.0, 1.0), (0.3, 0.4)):
-            a, b = normalised(ink(letter, serif, contrast)), normalised(held > 127)
-            assert (a & b).sum() / (a | b).sum() < 0.5, letter
 
 
 def test_widened_marks_each_change_the_tile_and_keep_its_first_rivet() -> None:
