@@ -13,6 +13,7 @@ from vision.identify import (
     LEVELS,
     Identifier,
     _box_sums,
+    _Matches,
     _normalise,
     apply_color_map,
     color_map,
@@ -143,6 +144,16 @@ def _shift_patches(rng: np.random.Generator, identifier: Identifier) -> list[tup
     ]
 
 
+def _shifted(
+    identifier: Identifier, patch: np.ndarray, tw: int, th: int, refs: np.ndarray, among: np.ndarray | None
+) -> np.ndarray:
+    """One patch's shifted-window match through :class:`vision.identify._Matches`, as
+    :meth:`Identifier.scores` runs it."""
+    matches = _Matches(identifier)
+    handle = matches.add(patch, tw, th, refs, among)
+    return matches.run()[handle]
+
+
 def test_shifted_scores_are_the_normalised_windows_correlations() -> None:
     """The matcher's raw-window product gives what normalising every window gives (to rounding)."""
     rng = np.random.default_rng(6)
@@ -154,7 +165,7 @@ def test_shifted_scores_are_the_normalised_windows_correlations() -> None:
             refs = identifier.full_refs
         for among in (None, level_cards(2), LEVELS >= 0):
             want = identifier._best(identifier._windows(patch, tw, th), refs, among)
-            got = identifier._shifted(patch, tw, th, refs, among)
+            got = _shifted(identifier, patch, tw, th, refs, among)
             assert got.dtype == np.float32
             assert np.array_equal(np.isfinite(got), np.isfinite(want))
             assert np.abs(got[np.isfinite(got)] - want[np.isfinite(want)]).max() < 1e-5
@@ -170,10 +181,10 @@ def test_a_patch_with_a_flat_window_is_scored_window_by_window() -> None:
     refs = identifier.band_refs[0]
     tw, th = identifier.band_cols[0][1], identifier.band_size[1]
     want = identifier._best(identifier._windows(patch, tw, th), refs, level_cards(1))
-    assert np.array_equal(identifier._shifted(patch, tw, th, refs, level_cards(1)), want)
+    assert np.array_equal(_shifted(identifier, patch, tw, th, refs, level_cards(1)), want)
     blank = np.full_like(patch, 17.0)  # no contrast anywhere
     want = identifier._best(identifier._windows(blank, tw, th), refs, None)
-    assert np.array_equal(identifier._shifted(blank, tw, th, refs, None), want)
+    assert np.array_equal(_shifted(identifier, blank, tw, th, refs, None), want)
 
 
 def test_a_frames_cards_scored_together_score_as_each_alone() -> None:

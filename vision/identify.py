@@ -126,7 +126,7 @@ def _narrowed(allowed: np.ndarray, known: np.ndarray) -> np.ndarray:
     return both if both.any() else allowed
 
 
-#: :meth:`Identifier._shifted` scores a patch from its raw windows unless one of them is this
+#: :class:`_Matches` scores a patch from its raw windows unless one of them is this
 #: flat against the patch's contrast (its centred norm below this share of the patch's largest
 #: window norm), where float32 rounding of the raw product could show; such a patch (a black
 #: warp border, an empty test frame) is scored window by window normalised instead.
@@ -316,17 +316,8 @@ class Identifier:
         out[among] = (windows @ self._among(refs, among)[0].T).max(axis=0)
         return out
 
-    def _shifted(
-        self, patch: np.ndarray, tw: int, th: int, refs: np.ndarray, among: np.ndarray | None
-    ) -> np.ndarray:
-        """Each reference's best correlation over every ``tw × th`` window of ``patch`` (each 1 px
-        shift); -inf for references not asked about: one :class:`_Matches` of one patch."""
-        matches = _Matches(self)
-        matches.add(patch, tw, th, refs, among)
-        return matches.run()[0]
-
     def _among(self, refs: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``refs[among]`` and its rows' sums (float64, :meth:`_shifted`), kept per candidate mask
+        """``refs[among]`` and its rows' sums (float64, :class:`_Matches`), kept per candidate mask
         (a Display row, a column, what the referee's memory allows) for as long as ``refs`` is the
         reference set in use: the same few masks come back frame after frame, and copying the rows
         was a tenth of the matcher's time. :meth:`enrol` replaces ``refs``, so a kept subset of
