@@ -65,8 +65,8 @@ def card_json(card_id: int) -> dict[str, Any]:
     }
 
 
-def awaiting(state: State, names: list[str], ended_by: str | None) -> str:
-    """One line: what happens next."""
+def awaiting(state: State, names: list[str], ended_by: str | None, over: bool) -> str:
+    """One line: what happens next (``over``: :func:`referee.tracker.turns.turn_over` of ``state``)."""
     if state.game_over:
         return f"The game was ended by {ended_by}." if ended_by else "The game is over."
     if state.chance:
@@ -84,7 +84,7 @@ def awaiting(state: State, names: list[str], ended_by: str | None) -> str:
             else "File or Build one of the Research cards, or keep none",
         }
         return f"{name} must {owed[p.kind]}."
-    if turn_over(state):  # shown at once, before anyone signals it or the next player moves
+    if over:  # shown at once, before anyone signals it or the next player moves
         last = state.end_triggered and state.current == state.num_players - 1
         then = "the game ends with it" if last else f"{names[(state.current + 1) % len(names)]} plays next"
         return f"{name} has nothing left to do: the turn is over, {then}."
@@ -274,6 +274,7 @@ def table_view(tracker: TableSource) -> dict[str, Any]:
     """Everything the table page shows except the move log (see :mod:`web.narrate`)."""
     state, names = tracker.state, tracker.names
     by_seat = {line.seat: line for line in ranking(state)}
+    over = turn_over(state)  # the awaiting line and the flag: the legal steps listed once
     return {
         "names": names,
         "turn": state.turn,
@@ -283,8 +284,8 @@ def table_view(tracker: TableSource) -> dict[str, Any]:
         "end_triggered": state.end_triggered,
         "game_over": state.game_over,
         "ended_by": tracker.ended_by,
-        "awaiting": awaiting(state, names, tracker.ended_by),
-        "turn_over": turn_over(state),
+        "awaiting": awaiting(state, names, tracker.ended_by, over),
+        "turn_over": over,
         "display": {str(lvl + 1): list(slots) for lvl, slots in enumerate(state.display)},
         "decks": {str(lvl + 1): sum(n for _, n in segs) for lvl, segs in enumerate(state.decks)},
         "row": counts(state.row),

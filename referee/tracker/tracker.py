@@ -73,6 +73,7 @@ from referee.tracker.turns import (
     follow_lost,
     relaxations,
     settled,
+    turn_over,
     weight,
 )
 from referee.tracker.verdicts import (
@@ -615,7 +616,7 @@ class Tracker:
             self._still = 0
             return
         self._still += 1
-        done = [st.kind for st in self.game.legal_steps(s)] == ["end_turn"]
+        done = turn_over(s)
         wait, still = self.settings.final_wait if done else self.settings.eot_wait, self._still
         if self._arms.reported and not self._signalled:
             wait = min(wait, PAUSE_FRAMES)
