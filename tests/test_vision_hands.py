@@ -26,7 +26,7 @@ from vision.hands import (
     shrink_mask,
 )
 from vision.training.evaluate import scene_for_seed
-from vision.training.hands import HandTrainConfig, export_hands, smoke_hands, train_hands
+from vision.training.hands import HandTrainConfig, evaluate_net, export_hands, smoke_hands, train_hands
 from vision.training.synth import RenderSettings, random_layout, render_table
 
 # Seeds no training set used (the hand set starts at 3_000_000, the held-out benchmark at 9_000_000).
@@ -91,6 +91,29 @@ def test_a_hand_holds_a_palm_the_network_is_sure_of() -> None:
     assert mask[100 : 100 + side, 0 : side + 20].all()  # the whole patch, the arm included
     assert mask.sum() == side * (side + 20)
     assert not hand_patches(np.full(MASK_SIZE[::-1], 0.9, np.float32)).any()
+
+
+def test_validation_scores_what_the_pipeline_reports() -> None:
+    """Training keeps the checkpoint by the rule the referee applies: a large patch the network
+    is only half sure of is no hand (IoU 1 against an empty truth), a palm of sure pixels is."""
+    import torch
+
+    h, w = MASK_SIZE[::-1]
+    wood = np.full((1, 1, h, w), -10.0, np.float32)
+    wood[..., 0:80, 0:300] = float(np.log(0.8 / 0.2))
+    side = int(np.ceil(np.sqrt(PALM_PX)))
+    palm = np.full((1, 1, h, w), -10.0, np.float32)
+    palm[..., 20 : 20 + side, 20 : 20 + side] = float(np.log(0.99 / 0.01))
+    xs = np.concatenate([wood, palm])
+    truth = np.zeros((2, 1, h, w), np.float32)
+    truth[1, 0, 20 : 20 + side, 20 : 20 + side] = 1.0
+
+    class Echo(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x
+
+    assert evaluate_net(Echo(), xs, truth) == pytest.approx(1.0)
+    assert clean_mask(1 / (1 + np.exp(-wood[0, 0])) > 0.5).any()  # the old rule saw a hand there
 
 
 def test_skin_coloured_wood_is_not_a_hand(segmenter: HandSegmenter) -> None:

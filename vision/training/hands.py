@@ -17,7 +17,7 @@ import numpy as np
 
 from vision.errors import ModelFileError
 from vision.geometry import rectify
-from vision.hands import MASK_SIZE, TOUCHED, clean_mask, mask_iou, shrink_mask
+from vision.hands import MASK_SIZE, TOUCHED, hand_patches, mask_iou, shrink_mask
 from vision.paths import LOCATIONS
 from vision.progress import Progress
 from vision.training.evaluate import scene_for_seed
@@ -253,16 +253,19 @@ def smoke_hands(folder: Path, threads: int = 2) -> Path:
 
 
 def evaluate_net(net: Any, xs: np.ndarray, ys: np.ndarray, batch: int = 32) -> float:
-    """Mean mask IoU over images with a hand, with an empty prediction scored as IoU 1 where none is."""
+    """Mean mask IoU over images with a hand, with an empty prediction scored as IoU 1 where none is.
+
+    The prediction is what the pipeline reports (:func:`vision.hands.hand_patches`), so the
+    checkpoint kept is the best by the rule the referee applies, palm rule included."""
     import torch
 
     net.eval()
     ious = []
     with torch.no_grad():
         for i in range(0, len(xs), batch):
-            p = torch.sigmoid(net(torch.from_numpy(xs[i : i + batch]))).numpy() > 0.5
+            p = torch.sigmoid(net(torch.from_numpy(xs[i : i + batch]))).numpy()
             for k in range(len(p)):
-                ious.append(mask_iou(clean_mask(p[k, 0]), ys[i + k, 0] > 0.5))  # ys is 0 or 1
+                ious.append(mask_iou(hand_patches(p[k, 0]), ys[i + k, 0] > 0.5))  # ys is 0 or 1
     return float(np.mean(ious))
 
 
