@@ -38,6 +38,7 @@ import bisect
 import itertools
 import json
 import logging
+import math
 import statistics
 import sys
 import tempfile
@@ -65,6 +66,7 @@ from referee.app.live import (  # noqa: E402
     RunStats,
     replay_settings,
 )
+from referee.app.percentiles import p99  # noqa: E402
 from referee.tracker import Tracker  # noqa: E402
 from vision.training.recording import Recording, ensure_recording  # noqa: E402
 
@@ -81,13 +83,15 @@ def throughput(
     camera_only: bool = False,
     arms_every: int = ARMS_EVERY,
     settle: int = SETTLE,
+    slowest: float = 0.0,
 ) -> RunStats:
     """Every frame, in order, as fast as possible (deterministic). Also the referee's own wait:
     the recording's time from each move's completion to the frame whose pass accepted it, as if
     the pipeline took no time (the delay's floor on a machine fast enough for every frame; it does
     not move with the load). ``camera_only``: no dispenser board; ``arms_every``: the players'
     arms read on every k-th frame the gate drops (0: the table alone); ``settle``: the gate's
-    still frames before it opens."""
+    still frames before it opens; ``slowest``: list that share (%) of the moves, slowest first,
+    each with the frames it waited on (:func:`print_slowest`)."""
     changes: list[Change] = []
     observed: list[int] = []  # the frames the pipeline observed (the gate let through)
     process = pipeline.process
@@ -148,6 +152,8 @@ def throughput(
         slow = sorted(moves, key=lambda m: m[0].frame - m[2], reverse=True)[:5]
         shown = ", ".join(f"{what} {done}->{c.frame}" for c, what, done, _ in slow)
         print(f"  the slowest (frames complete -> shown): {shown}")
+        if slowest:
+            print_slowest(waits(moves, observed, recording), recording, slowest, observed)
     return stats
 
 
@@ -207,12 +213,6 @@ def shown_over(changes: list[Change], n: int) -> Change:
         if any(raw["kind"] not in ("reveal", "dispense") for raw in before.steps):
             break  # the player's step that left nothing but ending the turn
     return changes[first]
-
-
-def p99(values: list[float]) -> float:
-    """The 99th percentile of ``values`` (nearest rank, as every figure of this script)."""
-    values = sorted(values)
-    return values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
 
 
 def spread(values: list[float]) -> str:
@@ -287,6 +287,37 @@ def print_waits(split: list[Wait], fps: float) -> None:
             f"  {kind} ({len(mine)}; {said}): {spread(shown)}\n"
             f"    complete -> first observed frame (the still-frame gate): {spread(gate)}\n"
             f"    first observed frame -> accepted (the tracker's wait): {spread(track)}"
+        )
+
+
+def frames_between(wait: Wait, recording: Any, observed: set[int]) -> str:
+    """The frames from a move's completion to its acceptance, one character each: ``.`` the table
+    in full view, ``h`` a hand over it (the recording's truth); upper case (``O``, ``H``) where the
+    pipeline observed the frame (the still-frame gate let it through)."""
+    out = []
+    for n in range(wait.done, max(wait.done, wait.accepted) + 1):
+        c = "h" if recording.hand(n) else "."
+        out.append(("O" if c == "." else "H") if n in observed else c)
+    return "".join(out)
+
+
+def print_slowest(split: list[Wait], recording: Any, share: float, observed: list[int] | None = None) -> None:
+    """``--slowest``: the slowest ``share`` % of the moves (at least one), each with its wait split
+    (the still-frame gate, then the tracker), whether its turn was over when accepted, and the
+    frames it waited through (:func:`frames_between`): what the cause was."""
+    ranked = sorted(split, key=lambda w: (w.accepted - w.done, w.done), reverse=True)
+    n = max(1, math.ceil(share / 100 * len(ranked)))
+    seen = set(observed or ())
+    fps = recording.fps
+    print(f"  the slowest {share:g} % ({n} of {len(ranked)}; frames from complete to shown, O/H observed):")
+    for w in ranked[:n]:
+        gate = "-" if w.seen is None else f"{(w.seen - w.done) / fps:.1f} s"
+        track = "-" if w.seen is None else f"{(w.accepted - w.seen) / fps:.1f} s"
+        over = ", its turn over" if w.late else ""
+        wait = max(0, w.accepted - w.done) / fps
+        print(
+            f"    {wait:.1f} s {w.what} ({w.kind}{over}) {w.done}->{w.accepted}: "
+            f"gate {gate}, tracker {track}; {frames_between(w, recording, seen)}"
         )
 
 
@@ -721,7 +752,16 @@ def main() -> int:
         default=SETTLE,
         help=f"the throughput run: still frames before the gate opens (default {SETTLE})",
     )
+    p.add_argument(
+        "--slowest",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="the throughput run: list the slowest PCT %% of the moves and what they waited on (e.g. 2)",
+    )
     args = p.parse_args()
+    if not 0 <= args.slowest <= 100:
+        p.error("--slowest: expected a share from 0 to 100")
     if args.settle < 1:
         p.error("--settle: expected at least 1")
     if args.arms_every < 0:
@@ -738,7 +778,14 @@ def main() -> int:
         f"{len(recording) / recording.fps:.0f} s at {recording.fps} frames/s"
     )
     if not args.skip_fast:
-        throughput(recording, pipeline_for(args, recording), args.camera_only, args.arms_every, args.settle)
+        throughput(
+            recording,
+            pipeline_for(args, recording),
+            args.camera_only,
+            args.arms_every,
+            args.settle,
+            args.slowest,
+        )
     if not args.skip_paced:
         stream = (args.seconds or True) if args.stream or args.phone else False
         delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone, args.stages)

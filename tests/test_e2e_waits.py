@@ -3,12 +3,14 @@ moves make the tail, and where each waited (the still-frame gate, then the track
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 
-from benchmarks.e2e import KINDS, matched_moves, p99, print_waits, shown_over, waits
+from benchmarks.e2e import KINDS, matched_moves, print_slowest, print_waits, shown_over, waits
 from referee.app.live import Change
+from referee.app.percentiles import nearest_rank, p99
 
 
 class Script:
@@ -103,6 +105,32 @@ def test_the_split_is_printed_per_kind(capsys: pytest.CaptureFixture[str]) -> No
 def test_p99_is_the_nearest_rank() -> None:
     assert p99([float(i) for i in range(101)]) == 99.0
     assert p99([3.0, 1.0, 2.0]) == 3.0
+    # 171 moves (the recording's): the 170th smallest, so at most one lies above the p99 (the
+    # benchmark's old round(0.99 * (n - 1)) index took the 169th)
+    assert p99([float(i) for i in range(171)]) == 169.0
+    # 100 values: the 99th smallest (the old int(0.99 * n) index of benchmarks/referee.py took the max)
+    assert p99([float(i) for i in range(100)]) == 98.0
+    assert nearest_rank([5.0, 1.0, 3.0, 2.0], 0.5) == 2.0
+    assert nearest_rank([7.0], 0.99) == 7.0
+    assert nearest_rank([float(i) for i in range(100)], 0.07) == 6.0  # 0.07 * 100 is not above 7
+    with pytest.raises(ValueError):
+        p99([])
+
+
+def test_every_benchmark_takes_its_p99_from_the_one_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No benchmark (nor the network source's frame age) computes a percentile its own way."""
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the scripts put the repository first on it
+    import benchmarks.contrivance
+    import benchmarks.contrivance_referee
+    import benchmarks.e2e
+    import benchmarks.engine
+    import benchmarks.referee
+    import benchmarks.serial
+    import referee.app.streams
+
+    modules = (benchmarks.e2e, benchmarks.referee, benchmarks.contrivance_referee, benchmarks.engine)
+    for module in (*modules, benchmarks.contrivance, benchmarks.serial, referee.app.streams):
+        assert module.p99 is p99, module.__name__
 
 
 def test_an_end_of_turn_counts_from_when_the_dashboard_showed_the_turn_over() -> None:
@@ -143,3 +171,31 @@ def test_an_end_counts_from_its_own_call_where_the_turn_was_not_shown_over() -> 
         change(50, 1, ("end_turn", 0), ("pick", 1)),
     ]
     assert shown_over(other, 2) is other[1]
+
+
+class Filmed(Script):
+    """A script whose frames 40-49 have a hand over the table (the recording's truth), else none."""
+
+    def hand(self, index: int) -> tuple[float, float, float, float] | None:
+        return (0.0, 0.0, 10.0, 10.0) if 40 <= index < 50 else None
+
+
+def test_the_slowest_moves_are_listed_with_the_frames_they_waited_through(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--slowest``: the slowest share of the moves, slowest first, each with its wait split and
+    the frames from complete to shown (a hand over the table, and which frames were observed)."""
+    filmed = Filmed(SCRIPT._steps)
+    changes = [change(23, 0, ("pick", 0)), change(52, 1, ("end_turn", 0), ("pick", 1))]
+    moves, _ = matched_moves(changes, filmed)  # type: ignore[arg-type]
+    observed = [22, 23, 51, 52]
+    print_slowest(waits(moves, observed, filmed), filmed, 50.0, observed)  # type: ignore[arg-type]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "  the slowest 50 % (2 of 3; frames from complete to shown, O/H observed):"
+    # Ana's end (the button at 30) shown with Ben's Pick at 52; Ben's Pick complete at 45, a hand
+    # over the table until 49
+    ended = "    2.2 s end_turn (ends of turn, its turn over) 30->52: gate 2.1 s, tracker 0.1 s; "
+    assert out[1].startswith(ended)
+    assert out[1].endswith("." * 10 + "h" * 10 + ".OO")
+    assert out[2] == "    0.7 s pick (player steps) 45->52: gate 0.6 s, tracker 0.1 s; hhhhh.OO"
+    assert len(out) == 3
