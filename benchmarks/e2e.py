@@ -142,6 +142,13 @@ def throughput(
             f"{statistics.median(own):.2f} s, p99 {p99(own):.2f} s, max {own[-1]:.2f} s"
         )
         print_waits(waits(moves, observed, recording), recording.fps)
+        sure, _ = matched_moves(changes, recording, provisional=False)
+        early = sum(a[0] is not b[0] for a, b in zip(moves, sure, strict=True))
+        print(
+            f"  shown provisionally before the record accepted them: {early} moves; counted to the "
+            f"call that accepted them instead: "
+            f"{spread([max(0, c.frame - done) / recording.fps for c, _, done, _ in sure])}"
+        )
         recorded, _ = matched_moves(changes, recording, shown=False)
         ends = [max(0, c.frame - done) / recording.fps for c, what, done, _ in recorded if what == "end_turn"]
         print(f"  ends of turn to the call that recorded them (the move log's line): {spread(ends)}")
@@ -158,13 +165,15 @@ def throughput(
 
 
 def matched_moves(
-    changes: list[Change], recording: Recording, shown: bool = True
+    changes: list[Change], recording: Recording, shown: bool = True, provisional: bool = True
 ) -> tuple[list[tuple[Change, str, int, bool]], int]:
     """Each accepted player step and each warning of a rule broken on purpose, matched in order to
     the recording's script: (the change that brought it to the dashboard, the step's kind or the
     warning's code, the frame where it was complete, whether a warning); and how many accepted
     steps matched nothing. ``shown``: an end of turn is brought by the change since which the
-    dashboard showed that turn over (:func:`shown_over`), else by the call that recorded it."""
+    dashboard showed that turn over (:func:`shown_over`), else by the call that recorded it; and
+    (``provisional`` too) a step or warning by the change since which the dashboard showed it
+    marked provisional (:func:`shown_before`)."""
     steps, broken = moments(recording)
     cursor = 0
     out: list[tuple[Change, str, int, bool]] = []
@@ -190,12 +199,37 @@ def matched_moves(
             by = change
             if shown and raw["kind"] == "end_turn" and players == 1:
                 by = shown_over(changes, n)
+            elif shown and provisional:
+                by = shown_before(changes, n, lambda p, raw=raw: raw in p["steps"])
             out.append((by, raw["kind"], steps[hit][2], False))
         for w in change.warnings:
-            frame = broken.get((w["turn"], w.get("code") or ""))
+            code = w.get("code") or ""
+            frame = broken.get((w["turn"], code))
             if frame is not None:
-                out.append((change, w.get("code") or "", frame, True))
+                by = change
+                if shown and provisional:
+                    turn = w["turn"]
+                    by = shown_before(
+                        changes,
+                        n,
+                        lambda p, c=code, t=turn: p["turn"] == t and any(b["code"] == c for b in p["breaks"]),
+                    )
+                out.append((by, code, frame, True))
     return out, unmatched
+
+
+def shown_before(changes: list[Change], n: int, shows: Callable[[dict[str, Any]], bool]) -> Change:
+    """The change from which the dashboard showed, marked provisional, what change ``n`` accepted
+    (a step, or a warning): the first of an unbroken run of changes just before ``n`` whose
+    provisional reading (:attr:`Change.provisional`) ``shows`` it; change ``n`` itself if the one
+    before it did not."""
+    first = n
+    while first > 0:
+        reading = changes[first - 1].provisional
+        if reading is None or not shows(reading):
+            break
+        first -= 1
+    return changes[first]
 
 
 def shown_over(changes: list[Change], n: int) -> Change:

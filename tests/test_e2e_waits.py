@@ -35,9 +35,19 @@ def change(
     *steps: tuple[str, int | None],
     warnings: tuple[dict[str, Any], ...] = (),
     over: bool = False,
+    provisional: dict[str, Any] | None = None,
 ) -> Change:
     raw = [{"kind": k, "player": p} for k, p in steps]
-    return Change(0.0, frame, frame / 10, raw, list(warnings), turn, [], over)
+    return Change(0.0, frame, frame / 10, raw, list(warnings), turn, [], over, provisional)
+
+
+def reading(turn: int, *steps: tuple[str, int], breaks: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A provisional reading as a change carries it (``Provisional.to_json``, the parts read)."""
+    return {
+        "turn": turn,
+        "steps": [{"kind": k, "player": p} for k, p in steps],
+        "breaks": [{"step": 0, "code": code} for code in breaks],
+    }
 
 
 # Ana picks (complete at frame 20), ends her turn (the button's frame 30); Ben picks (frame 45,
@@ -199,3 +209,36 @@ def test_the_slowest_moves_are_listed_with_the_frames_they_waited_through(
     assert out[1].endswith("." * 10 + "h" * 10 + ".OO")
     assert out[2] == "    0.7 s pick (player steps) 45->52: gate 0.6 s, tracker 0.1 s; hhhhh.OO"
     assert len(out) == 3
+
+
+def test_a_move_counts_from_when_the_dashboard_showed_it_provisionally() -> None:
+    """Ana's Pick (complete at 20) shown provisionally from frame 22, after a reading of frame 21
+    that showed another step; accepted at 23: it counts from 22. Ben's second marble (the break,
+    complete at 60) shown awaiting its verdict from 62, warned at 70: from 62. Without the
+    provisional readings, each counts from the call that accepted it."""
+    changes = [
+        change(21, 0, provisional=reading(0, ("file", 0))),
+        change(22, 0, provisional=reading(0, ("pick", 0))),
+        change(23, 0, ("pick", 0)),
+        change(50, 1, ("end_turn", 0), ("pick", 1)),
+        change(62, 1, provisional=reading(1, ("pick", 1), breaks=("SECOND_MAIN_ACTION",))),
+        change(64, 1, provisional=reading(1, ("pick", 1), breaks=("SECOND_MAIN_ACTION",))),
+        change(70, 1, ("pick", 1), warnings=({"turn": 1, "code": "SECOND_MAIN_ACTION"},)),
+    ]
+    moves, unmatched = matched_moves(changes, SCRIPT)  # type: ignore[arg-type]
+    assert unmatched == 0
+    by = {(what, done): c.frame for c, what, done, _ in moves}
+    assert by[("pick", 20)] == 22 and by[("pick", 60)] == 62 and by[("SECOND_MAIN_ACTION", 60)] == 62
+    assert by[("pick", 45)] == 50  # never shown provisionally
+    sure, _ = matched_moves(changes, SCRIPT, provisional=False)  # type: ignore[arg-type]
+    by = {(what, done): c.frame for c, what, done, _ in sure}
+    assert by[("pick", 20)] == 23 and by[("pick", 60)] == 70 and by[("SECOND_MAIN_ACTION", 60)] == 70
+
+
+def test_a_provisional_reading_of_another_turn_does_not_count_for_a_warning() -> None:
+    changes = [
+        change(62, 1, provisional=reading(2, ("pick", 1), breaks=("SECOND_MAIN_ACTION",))),
+        change(70, 1, ("pick", 1), warnings=({"turn": 1, "code": "SECOND_MAIN_ACTION"},)),
+    ]
+    moves, _ = matched_moves(changes, SCRIPT)  # type: ignore[arg-type]
+    assert [(what, c.frame) for c, what, _, warning in moves if warning] == [("SECOND_MAIN_ACTION", 70)]

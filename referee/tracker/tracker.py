@@ -62,6 +62,13 @@ from referee.observation import Observation, ReachSighting
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
 from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
+from referee.tracker.provisional import (
+    AWAITING_VERDICT,
+    PROVISIONAL_FRAMES,
+    READ_TWICE,
+    Provisional,
+    provisional,
+)
 from referee.tracker.reaching import PAUSE_FRAMES, ArmLog
 from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed, writable
 from referee.tracker.sensors import Sensors
@@ -182,6 +189,10 @@ class Tracker:
         self._last_partial: tuple[object, ...] | None = None
         # The last table searched while a hand covered part of it, and the state searched from.
         self._tried_past_hands: tuple[tuple[object, ...], State] | None = None
+        # The reading shown provisionally on the dashboard (referee.tracker.provisional), and the
+        # last table read twice that was searched for one: its key, the state, what it gave.
+        self.provisional: Provisional | None = None
+        self._read_twice: tuple[tuple[object, ...], State, Provisional | None] | None = None
         self._last_obs: Observation | None = None
         self._suspect: _Suspect | None = None
         self._quiet = 0  # frames left before the next search after a table nothing explained
@@ -422,6 +433,7 @@ class Tracker:
         self._see(view, update)
         if not update.changed and view.complete():
             self._close_last_turn(view, update)
+        self._show_provisional(update)
         return update
 
     def _table_moved(self, view: TableView) -> None:
@@ -560,22 +572,12 @@ class Tracker:
         if tried is not None and tried[0] == filled.key() and tried[1] is self.state:
             return False  # searched already, found nothing to accept
         self._tried_past_hands = (filled.key(), self.state)
-        s = self.settings
-        urgent = bool(self._ends)
-        ends: int | None = None
-        if not self._signalled and not self._ends:
-            legal_only = dataclasses.replace(s, max_violations=0)
-            hints_for = functools.partial(self._hints, filled, urgent, False)
-            reading = explain_from_table(self.state, filled, hints_for, False, None, legal_only)
-            found, ends = reading.found, reading.ends
-            if found is not None and weight(found):
-                return False  # turns that left no trace: what follows may read better
-            if armed and ends:
-                return False  # a turn ended: the arms tell whose moves these were
-        else:
-            found = explain(self.state, filled, self._hints(filled, urgent), 0, s.limits)
-        if found is None or not found.legal or found.tables != 1 or any(found.forced):
+        reading = self._legal_reading(filled)
+        if reading is None:
             return False
+        found, ends = reading
+        if armed and ends:
+            return False  # a turn ended: the arms tell whose moves these were
         if zones_moved(self.state, found) & set(view.unknown()):
             return False  # it acts on a zone out of view: what is there is not known yet
         if ends is not None:
@@ -583,6 +585,79 @@ class Tracker:
         self._accept(found, update)
         self._last_key = None  # the next clear view is explained from here, even if seen before
         return True
+
+    def _legal_reading(self, view: TableView) -> tuple[Explanation, int | None] | None:
+        """What legal play alone reads ``view`` as, where nothing about it is in doubt: exactly one
+        table, no rule broken, no step forced and (camera only) no turn that left no trace (what
+        follows may read better); with the turns it ended (camera only, else None). None
+        otherwise. The shortcuts past the tracker's usual wait rest on this."""
+        s = self.settings
+        urgent = bool(self._ends)
+        ends: int | None = None
+        if not self._signalled and not self._ends:
+            legal_only = dataclasses.replace(s, max_violations=0)
+            hints_for = functools.partial(self._hints, view, urgent, False)
+            reading = explain_from_table(self.state, view, hints_for, False, None, legal_only)
+            found, ends = reading.found, reading.ends
+            if found is not None and weight(found):
+                return None
+        else:
+            found = explain(self.state, view, self._hints(view, urgent), 0, s.limits)
+        if found is None or not found.legal or found.tables != 1 or any(found.forced):
+            return None
+        return found, ends
+
+    # -- what the dashboard shows before it is accepted (referee.tracker.provisional) ------------
+
+    def _show_provisional(self, update: Update) -> None:
+        """At the end of each call: the provisional reading as it now stands; a change of it is
+        news for the dashboard (``update.provisional``)."""
+        now = self._provisional_reading()
+        if now != self.provisional:
+            self.provisional = now
+            update.provisional = True
+            self._emit("provisional", {} if now is None else now.to_json(self.game))
+
+    def _provisional_reading(self) -> Provisional | None:
+        """A rule break seen steadily whose verdict waits (its steps and warnings), else a table
+        read the same in the last ``PROVISIONAL_FRAMES`` observed frames, not yet the three the
+        record needs, that legal play alone reads surely (:meth:`_legal_reading`) with no turn
+        ended: the same guards as the look past a hand (nothing awaiting a verdict, no break
+        accepted this turn; camera only with arms, only the current player's seen). Never
+        anything the tracker has accepted or is about to decide from three readings."""
+        s = self.state
+        if s.game_over:
+            return None
+        suspect = self._suspect
+        if suspect is not None and suspect.key == self._last_key:
+            found = suspect.found
+            if found is None or suspect.doubtful or not found.violations or misread_cards(s, found):
+                return None  # a person will be asked, or the reading is unsure: nothing to show
+            return provisional(self.game, s, found, self.names, AWAITING_VERDICT)
+        view = self.stabilizer.stable(PROVISIONAL_FRAMES)
+        if not view.complete() or view.key() == self._last_key or matches(s, view):
+            return None  # the three readings decide this table (or nothing changed)
+        if (
+            suspect is not None
+            or self._waypoints
+            or self._quiet_mark is not None
+            or self._lost is not None
+            or self._quiet
+            or self._turn_forced
+        ):
+            return None
+        if self._arms.reported and not self._signalled and not self._own_arms_only(view):
+            return None
+        key = view.key()
+        tried = self._read_twice
+        if tried is not None and tried[0] == key and tried[1] is s:
+            return tried[2]
+        reading = self._legal_reading(view)
+        shown = None
+        if reading is not None and not reading[1]:
+            shown = provisional(self.game, s, reading[0], self.names, READ_TWICE)
+        self._read_twice = (key, s, shown)
+        return shown
 
     def _own_arms_only(self, view: TableView) -> bool:
         """Camera only, with the players' arms seen: every arm seen since the last accepted table
@@ -680,6 +755,7 @@ class Tracker:
         elif not self._see_past_hands(view, update):
             hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
             update.notes.append(f"end of turn noted; waiting for a clear view ({hidden} not seen)")
+        self._show_provisional(update)
         return update
 
     def _explainable(self, view: TableView) -> bool:

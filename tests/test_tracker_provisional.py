@@ -1,0 +1,109 @@
+"""The tracker's provisional reading (issue 13's delay, ``referee.tracker.provisional``): a table
+read the same twice that legal play alone explains, and a rule break awaiting the turn's end, are
+shown before the record accepts them, marked provisional; they never change what is accepted or
+warned, and they go as soon as the record accepts them or the table reads otherwise."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from referee.gizmos import Step
+from referee.simulation.synthetic import Feeder, tables_of
+from referee.tracker.provisional import AWAITING_VERDICT, READ_TWICE
+from tests.tables import table
+from tests.test_tracker import build, pick, referee
+from tests.web_testing import ApiClient, hub_of, make_app
+from web.api_schemas import VIEW
+from web.schemas import validate
+
+R, B = 0, 1
+
+
+def test_a_table_read_twice_is_shown_provisionally_then_accepted_on_the_third_reading() -> None:
+    feeder = referee(table(players=3))
+    t = feeder.tracker
+    first, second = feeder.play(pick(0, R), frames=2)
+    assert t.log == []  # two readings: the record waits for the third
+    shown = t.provisional
+    assert shown is not None and shown.why == READ_TWICE and shown.turn == 0
+    assert [st.kind for st in shown.steps][:1] == ["pick"] and shown.breaks == () and shown.warnings == ()
+    assert shown.lines[0] == "Ana picks a red marble from the Energy Row"
+    assert (first.provisional, second.provisional) == (False, True)  # news in the call that made it
+    [third] = feeder.show(frames=1)
+    assert [line.step["kind"] for line in t.log] == ["pick", "dispense"]
+    assert [step.kind for step in third.steps] == [st.kind for st in shown.steps]  # what was shown
+    assert t.provisional is None and third.provisional  # accepted: no longer provisional
+
+
+def test_one_reading_is_never_shown() -> None:
+    feeder = referee(table(players=3))
+    [update] = feeder.play(pick(0, R), frames=1)
+    assert feeder.tracker.provisional is None and not update.provisional
+
+
+def test_a_reading_that_breaks_a_rule_is_not_shown_from_two_frames() -> None:
+    feeder = referee(table(players=3))
+    feeder.play(pick(0, R), frames=6)
+    feeder.play(pick(0, B), frames=2)  # a second marble: only a broken rule explains it
+    assert feeder.tracker.provisional is None and feeder.tracker.warnings == []
+
+
+def test_a_build_seen_underpaid_is_shown_provisionally_until_it_is_paid() -> None:
+    """The verdict on an underpaid Build waits for the turn's end (the player may still be
+    paying): meanwhile the dashboard shows it, marked provisional; paid in full, it goes, and no
+    warning was ever raised."""
+    start = table(rings={0: (3, 0, 0, 0)}, display=[52])
+    feeder = referee(start)
+    t = feeder.tracker
+    refill = Step("reveal", card=start.decks[1][0][0][0])
+    feeder.play(build(0, 52, (2, 0, 0, 0)), refill, frames=10)
+    assert t.warnings == [] and t.log == []
+    shown = t.provisional
+    assert shown is not None and shown.why == AWAITING_VERDICT
+    assert shown.breaks == ((0, "UNDERPAID"),) and [st.kind for st in shown.steps] == ["build", "reveal"]
+    assert shown.warnings[0].startswith("Ana built #52")
+    [paid] = tables_of(start, [build(0, 52, (3, 0, 0, 0)), refill], random.Random(0))[-1:]
+    feeder.show(paid, frames=6)
+    assert t.provisional is None and t.warnings == []
+    assert [line.step["kind"] for line in t.log] == ["build", "reveal"]
+
+
+def test_an_underpaid_build_left_so_is_warned_as_before() -> None:
+    start = table(rings={0: (3, 0, 0, 0)}, display=[52])
+    feeder = referee(start)
+    t = feeder.tracker
+    refill = Step("reveal", card=start.decks[1][0][0][0])
+    feeder.play(build(0, 52, (2, 0, 0, 0)), refill, frames=10)
+    assert t.provisional is not None and t.warnings == []
+    feeder.end_turn()
+    [w] = t.warnings
+    assert (w.code, w.player, w.turn) == ("UNDERPAID", 0, 0)
+    assert t.provisional is None
+
+
+def test_the_dashboard_shows_the_provisional_reading_and_drops_it_once_accepted(tmp_path: Path) -> None:
+    """The hub's snapshot carries the reading (as the API documents it) from the call that made
+    it, and none once the record has accepted it: the page marks it provisional
+    (web/static/table.js, ``renderProvisional``)."""
+    app = make_app(tmp_path)
+    api = ApiClient(app)
+    game = hub_of(app).get(api.new_game(["Ana", "Ben", "Cy"]))
+    with game.locked() as tracker:
+        feeder = Feeder(tracker, state=tracker.state)
+        feeder.show(frames=4)
+        color = next(c for c, n in enumerate(tracker.state.row) if n)
+    seqs = []
+    for read in (lambda: feeder.play(pick(0, color), frames=2), lambda: feeder.show(frames=1)):
+        with game.locked():  # read twice, then the third time
+            read()
+        view = game.snapshot.view
+        validate(VIEW, view, "view")
+        seqs.append((game.snapshot.seq, view["provisional"]))
+    (first, shown), (second, gone) = seqs
+    assert shown is not None and shown["why"] == READ_TWICE and shown["turn"] == 0
+    assert shown["lines"][0].startswith("Ana picks a") and shown["steps"][0]["kind"] == "pick"
+    assert game.tracker.log[0].step == shown["steps"][0]  # now in the move log, as shown
+    assert gone is None and second > first
+    page = api.get(f"/games/{game.id}").get_data(as_text=True)
+    assert 'id="provisional-panel"' in page and "hidden" in page.split('id="provisional-panel"')[1][:40]
