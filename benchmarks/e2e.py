@@ -144,10 +144,13 @@ def throughput(
         print_waits(waits(moves, observed, recording), recording.fps)
         sure, _ = matched_moves(changes, recording, provisional=False)
         early = sum(a[0] is not b[0] for a, b in zip(moves, sure, strict=True))
+        shown_, dropped = taken_back(changes)
         print(
             f"  shown provisionally before the record accepted them: {early} moves; counted to the "
             f"call that accepted them instead: "
-            f"{spread([max(0, c.frame - done) / recording.fps for c, _, done, _ in sure])}"
+            f"{spread([max(0, c.frame - done) / recording.fps for c, _, done, _ in sure])}\n"
+            f"  provisional readings: {shown_} player steps shown, {dropped} of them never accepted "
+            f"(taken back)"
         )
         recorded, _ = matched_moves(changes, recording, shown=False)
         ends = [max(0, c.frame - done) / recording.fps for c, what, done, _ in recorded if what == "end_turn"]
@@ -216,6 +219,31 @@ def matched_moves(
                     )
                 out.append((by, code, frame, True))
     return out, unmatched
+
+
+def taken_back(changes: list[Change]) -> tuple[int, int]:
+    """How many distinct player steps (by turn) the dashboard showed provisionally, and how many
+    of them the record never accepted in that turn (shown, then taken back)."""
+    accepted: set[tuple[int, str]] = set()
+    turn = 0
+    for change in changes:
+        for raw in change.steps:
+            accepted.add((turn, json.dumps(raw, sort_keys=True)))
+            if raw["kind"] == "end_turn":
+                turn += 1
+    shown: set[tuple[int, str]] = set()
+    for change in changes:
+        if change.provisional is None:
+            continue
+        turn = change.provisional["turn"]
+        for raw in change.provisional["steps"]:
+            if raw["kind"] == "end_turn":
+                turn += 1
+            elif raw["kind"] not in ("reveal", "dispense"):
+                shown.add((turn, json.dumps(raw, sort_keys=True)))
+    chance = ("reveal", "dispense")
+    accepted = {(turn, raw) for turn, raw in accepted if json.loads(raw)["kind"] not in chance}
+    return len(shown), len(shown - accepted)
 
 
 def shown_before(changes: list[Change], n: int, shows: Callable[[dict[str, Any]], bool]) -> Change:

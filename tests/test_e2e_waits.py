@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.e2e import KINDS, matched_moves, print_slowest, print_waits, shown_over, waits
+from benchmarks.e2e import KINDS, matched_moves, print_slowest, print_waits, shown_over, taken_back, waits
 from referee.app.live import Change
 from referee.app.percentiles import nearest_rank, p99
 
@@ -242,3 +242,14 @@ def test_a_provisional_reading_of_another_turn_does_not_count_for_a_warning() ->
     ]
     moves, _ = matched_moves(changes, SCRIPT)  # type: ignore[arg-type]
     assert [(what, c.frame) for c, what, _, warning in moves if warning] == [("SECOND_MAIN_ACTION", 70)]
+
+
+def test_steps_shown_provisionally_and_never_accepted_are_counted() -> None:
+    changes = [
+        change(21, 0, provisional=reading(0, ("file", 0))),  # a misreading, taken back
+        change(22, 0, provisional=reading(0, ("pick", 0))),
+        change(23, 0, ("pick", 0)),
+        change(40, 0, provisional=reading(0, ("end_turn", 0), ("pick", 1))),  # Ben's, in turn 1
+        change(50, 1, ("end_turn", 0), ("pick", 1)),
+    ]
+    assert taken_back(changes) == (3, 1)

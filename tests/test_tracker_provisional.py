@@ -10,7 +10,7 @@ from pathlib import Path
 
 from referee.gizmos import Step
 from referee.simulation.synthetic import Feeder, tables_of
-from referee.tracker.provisional import AWAITING_VERDICT, READ_TWICE
+from referee.tracker.provisional import AWAITING_VERDICT, BEFORE_A_BREAK, READ_ONCE
 from tests.tables import table
 from tests.test_tracker import build, pick, referee
 from tests.web_testing import ApiClient, hub_of, make_app
@@ -20,33 +20,50 @@ from web.schemas import validate
 R, B = 0, 1
 
 
-def test_a_table_read_twice_is_shown_provisionally_then_accepted_on_the_third_reading() -> None:
+def test_a_table_seen_once_is_shown_provisionally_then_accepted_on_the_third_reading() -> None:
     feeder = referee(table(players=3))
     t = feeder.tracker
-    first, second = feeder.play(pick(0, R), frames=2)
-    assert t.log == []  # two readings: the record waits for the third
+    [first] = feeder.play(pick(0, R), frames=1)
+    assert t.log == []  # one reading: the record waits for three
     shown = t.provisional
-    assert shown is not None and shown.why == READ_TWICE and shown.turn == 0
+    assert shown is not None and shown.why == READ_ONCE and shown.turn == 0
     assert [st.kind for st in shown.steps][:1] == ["pick"] and shown.breaks == () and shown.warnings == ()
     assert shown.lines[0] == "Ana picks a red marble from the Energy Row"
-    assert (first.provisional, second.provisional) == (False, True)  # news in the call that made it
+    assert first.provisional  # news in the call that made it
+    [second] = feeder.show(frames=1)
+    assert t.log == [] and t.provisional == shown and not second.provisional  # nothing new
     [third] = feeder.show(frames=1)
     assert [line.step["kind"] for line in t.log] == ["pick", "dispense"]
     assert [step.kind for step in third.steps] == [st.kind for st in shown.steps]  # what was shown
     assert t.provisional is None and third.provisional  # accepted: no longer provisional
 
 
-def test_one_reading_is_never_shown() -> None:
+def test_a_reading_taken_back_was_only_ever_provisional() -> None:
+    """A table seen in one frame, then the table as it was (a misreading, or a marble put back at
+    once): shown provisionally, then gone; the record never had it."""
     feeder = referee(table(players=3))
-    [update] = feeder.play(pick(0, R), frames=1)
-    assert feeder.tracker.provisional is None and not update.provisional
+    t, before = feeder.tracker, feeder.state
+    feeder.play(pick(0, R), frames=1)
+    assert t.provisional is not None
+    back, *_ = feeder.show(before, frames=3)
+    assert back.provisional and t.provisional is None
+    assert t.log == [] and t.warnings == [] and t.state == before
 
 
-def test_a_reading_that_breaks_a_rule_is_not_shown_from_two_frames() -> None:
+def test_only_the_steps_before_a_rule_break_are_shown_and_only_once_read_twice() -> None:
     feeder = referee(table(players=3))
-    feeder.play(pick(0, R), frames=6)
-    feeder.play(pick(0, B), frames=2)  # a second marble: only a broken rule explains it
-    assert feeder.tracker.provisional is None and feeder.tracker.warnings == []
+    t = feeder.tracker
+    feeder.play(pick(0, R), pick(0, B), frames=1)  # two marbles at once: the second breaks a rule
+    assert t.provisional is None  # one reading that only a broken rule explains: nothing
+    feeder.show(frames=1)
+    shown = t.provisional
+    assert shown is not None and shown.why == BEFORE_A_BREAK
+    assert shown.lines == ("Ana picks a red marble from the Energy Row",)  # the first Pick alone
+    assert shown.breaks == () and shown.warnings == ()  # never a warning from two readings
+    assert t.warnings == [] and t.log == []
+    feeder.show(frames=6)
+    [w] = t.warnings
+    assert (w.code, w.player) == ("SECOND_MAIN_ACTION", 0) and t.provisional is None
 
 
 def test_a_build_seen_underpaid_is_shown_provisionally_until_it_is_paid() -> None:
@@ -95,13 +112,13 @@ def test_the_dashboard_shows_the_provisional_reading_and_drops_it_once_accepted(
         color = next(c for c, n in enumerate(tracker.state.row) if n)
     seqs = []
     for read in (lambda: feeder.play(pick(0, color), frames=2), lambda: feeder.show(frames=1)):
-        with game.locked():  # read twice, then the third time
+        with game.locked():  # seen (twice), then the third time
             read()
         view = game.snapshot.view
         validate(VIEW, view, "view")
         seqs.append((game.snapshot.seq, view["provisional"]))
     (first, shown), (second, gone) = seqs
-    assert shown is not None and shown["why"] == READ_TWICE and shown["turn"] == 0
+    assert shown is not None and shown["why"] == READ_ONCE and shown["turn"] == 0
     assert shown["lines"][0].startswith("Ana picks a") and shown["steps"][0]["kind"] == "pick"
     assert game.tracker.log[0].step == shown["steps"][0]  # now in the move log, as shown
     assert gone is None and second > first

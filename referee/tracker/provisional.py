@@ -8,10 +8,12 @@ underpaid Build waits for the next player's move. So the tracker also keeps its 
 reading*, never recorded, shown on the dashboard as such until it is accepted (it then moves to
 the move log) or dropped (the table read otherwise):
 
-* a table read the same in the last two observed frames (not yet three) that legal play alone
-  explains as exactly one table, with no rule broken and no turn that left no trace;
-* a rule break seen steadily whose verdict waits for the end of the turn: its steps and the
-  rules they break, "unless the turn goes on to mend it".
+* the complete table of the last observed frame, not yet read three times, where legal play
+  alone explains it as exactly one table, with no rule broken, no turn that left no trace and
+  (camera only) the players' arms bearing it out; read the same in two frames and explained only
+  with a rule broken, the steps before that break (never the break itself);
+* a rule break seen steadily (three readings) whose verdict waits for the end of the turn: its
+  steps and the warnings they would give, "the turn may still mend it".
 
 Nothing here changes what is accepted or warned, or when.
 """
@@ -26,12 +28,14 @@ from referee.gizmos import IllegalStep, State, Step, apply, force
 from referee.tracker.explain import Explanation
 from referee.tracker.verdicts import describe_violation
 
-#: Observed frames a table must read the same in to be shown provisionally (the record needs
+#: Observed frames a table must read the same in before the steps ahead of a rule break in its
+#: reading are shown (one for a reading legal play alone explains; the record needs
 #: :attr:`TrackerSettings.frames`, three).
 PROVISIONAL_FRAMES = 2
 
 #: Why a reading is provisional.
-READ_TWICE = "read in two frames so far, not yet confirmed"
+READ_ONCE = "seen, not yet read the three times the record needs"
+BEFORE_A_BREAK = "seen twice, before a step that looks like a rule break (not yet judged)"
 AWAITING_VERDICT = "a rule break awaiting the end of the turn (the turn may still mend it)"
 
 

@@ -64,8 +64,9 @@ from referee.tracker.corrections import adopted_table, corrected, reread, swap_c
 from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
 from referee.tracker.provisional import (
     AWAITING_VERDICT,
+    BEFORE_A_BREAK,
     PROVISIONAL_FRAMES,
-    READ_TWICE,
+    READ_ONCE,
     Provisional,
     provisional,
 )
@@ -190,9 +191,9 @@ class Tracker:
         # The last table searched while a hand covered part of it, and the state searched from.
         self._tried_past_hands: tuple[tuple[object, ...], State] | None = None
         # The reading shown provisionally on the dashboard (referee.tracker.provisional), and the
-        # last table read twice that was searched for one: its key, the state, what it gave.
+        # last table searched for one: its key, the state, whether read twice, what it gave.
         self.provisional: Provisional | None = None
-        self._read_twice: tuple[tuple[object, ...], State, Provisional | None] | None = None
+        self._read_last: tuple[tuple[object, ...], State, bool, Provisional | None] | None = None
         self._last_obs: Observation | None = None
         self._suspect: _Suspect | None = None
         self._quiet = 0  # frames left before the next search after a table nothing explained
@@ -586,24 +587,36 @@ class Tracker:
         self._last_key = None  # the next clear view is explained from here, even if seen before
         return True
 
-    def _legal_reading(self, view: TableView) -> tuple[Explanation, int | None] | None:
+    def _legal_reading(
+        self, view: TableView, violations: int = 0, arms: bool = False
+    ) -> tuple[Explanation, int | None] | None:
         """What legal play alone reads ``view`` as, where nothing about it is in doubt: exactly one
         table, no rule broken, no step forced and (camera only) no turn that left no trace (what
         follows may read better); with the turns it ended (camera only, else None). None
-        otherwise. The shortcuts past the tracker's usual wait rest on this."""
+        otherwise. The shortcuts past the tracker's usual wait rest on this. ``violations``: rule
+        breaks the search may take (then the reading may break rules: its caller shows only what
+        comes before them); ``arms`` (camera only): the players' arms weigh the reading too, and
+        one they do not bear out (:meth:`ArmLog.cost`) is no reading."""
         s = self.settings
         urgent = bool(self._ends)
         ends: int | None = None
         if not self._signalled and not self._ends:
-            legal_only = dataclasses.replace(s, max_violations=0)
+            bound = dataclasses.replace(s, max_violations=violations)
             hints_for = functools.partial(self._hints, view, urgent, False)
-            reading = explain_from_table(self.state, view, hints_for, False, None, legal_only)
+            log = (self._arms, self._frame) if arms else (None, 0)
+            reading = explain_from_table(self.state, view, hints_for, False, None, bound, *log)
             found, ends = reading.found, reading.ends
-            if found is not None and weight(found):
-                return None
+            if found is not None:
+                charged = VIOLATION_WEIGHT * len(found.violations)
+                if weight(found) > charged:
+                    return None  # turns that left no trace, or a move out of turn taken as seen
+                if arms and (reading.cost or 0.0) > weight(found):
+                    return None  # the arms seen do not bear it out
         else:
-            found = explain(self.state, view, self._hints(view, urgent), 0, s.limits)
-        if found is None or not found.legal or found.tables != 1 or any(found.forced):
+            found = explain(self.state, view, self._hints(view, urgent), violations, s.limits)
+        if found is None or found.tables != 1:
+            return None
+        if not violations and (not found.legal or any(found.forced)):
             return None
         return found, ends
 
@@ -619,12 +632,14 @@ class Tracker:
             self._emit("provisional", {} if now is None else now.to_json(self.game))
 
     def _provisional_reading(self) -> Provisional | None:
-        """A rule break seen steadily whose verdict waits (its steps and warnings), else a table
-        read the same in the last ``PROVISIONAL_FRAMES`` observed frames, not yet the three the
-        record needs, that legal play alone reads surely (:meth:`_legal_reading`) with no turn
-        ended: the same guards as the look past a hand (nothing awaiting a verdict, no break
-        accepted this turn; camera only with arms, only the current player's seen). Never
-        anything the tracker has accepted or is about to decide from three readings."""
+        """A rule break seen steadily whose verdict waits (its steps and warnings), else the
+        complete table of the last observed frame, not yet read the three times the record
+        needs, as legal play alone reads it surely (:meth:`_legal_reading`, camera only with the
+        arms weighed: none they do not bear out), or, read the same in ``PROVISIONAL_FRAMES``
+        frames, the steps before the first rule broken in the reading the tracker would give it.
+        Never while a reading awaits its verdict or after a break accepted this turn (the same
+        guards as the look past a hand), never a warning from fewer than three readings, never
+        anything the tracker has accepted or decides from three readings."""
         s = self.state
         if s.game_over:
             return None
@@ -634,7 +649,7 @@ class Tracker:
             if found is None or suspect.doubtful or not found.violations or misread_cards(s, found):
                 return None  # a person will be asked, or the reading is unsure: nothing to show
             return provisional(self.game, s, found, self.names, AWAITING_VERDICT)
-        view = self.stabilizer.stable(PROVISIONAL_FRAMES)
+        view = self.stabilizer.stable(1)
         if not view.complete() or view.key() == self._last_key or matches(s, view):
             return None  # the three readings decide this table (or nothing changed)
         if (
@@ -646,17 +661,28 @@ class Tracker:
             or self._turn_forced
         ):
             return None
-        if self._arms.reported and not self._signalled and not self._own_arms_only(view):
-            return None
         key = view.key()
-        tried = self._read_twice
-        if tried is not None and tried[0] == key and tried[1] is s:
-            return tried[2]
-        reading = self._legal_reading(view)
+        twice = self.stabilizer.stable(PROVISIONAL_FRAMES).key() == key
+        tried = self._read_last
+        if tried is not None and tried[:3] == (key, s, twice):
+            return tried[3]
+        armed = self._arms.reported and not self._signalled
         shown = None
-        if reading is not None and not reading[1]:
-            shown = provisional(self.game, s, reading[0], self.names, READ_TWICE)
-        self._read_twice = (key, s, shown)
+        reading = self._legal_reading(view, arms=armed)
+        if reading is not None:
+            shown = provisional(self.game, s, reading[0], self.names, READ_ONCE)
+        elif twice:  # a rule broken: what comes before it
+            reading = self._legal_reading(view, self.settings.max_violations, armed)
+            if reading is not None and reading[0].violations:
+                found = reading[0]
+                first = min(i for i, _ in found.violations)
+                first = min([first, *(i for i, forced in enumerate(found.forced) if forced)])
+                before = dataclasses.replace(
+                    found, steps=found.steps[:first], violations=(), forced=found.forced[:first]
+                )
+                if any(not st.is_chance for st in before.steps):
+                    shown = provisional(self.game, s, before, self.names, BEFORE_A_BREAK)
+        self._read_last = (key, s, twice, shown)
         return shown
 
     def _own_arms_only(self, view: TableView) -> bool:
