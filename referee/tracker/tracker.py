@@ -191,9 +191,11 @@ class Tracker:
         # The last table searched while a hand covered part of it, and the state searched from.
         self._tried_past_hands: tuple[tuple[object, ...], State] | None = None
         # The reading shown provisionally on the dashboard (referee.tracker.provisional), and the
-        # last table searched for one: its key, the state, whether read twice, what it gave.
+        # tables searched for one from the state ``_readings_from`` (by key and whether read
+        # twice): a reading that flickers between two tables is searched once for each.
         self.provisional: Provisional | None = None
-        self._read_last: tuple[tuple[object, ...], State, bool, Provisional | None] | None = None
+        self._readings: dict[tuple[tuple[object, ...], bool], Provisional | None] = {}
+        self._readings_from: State | None = None
         self._last_obs: Observation | None = None
         self._suspect: _Suspect | None = None
         self._quiet = 0  # frames left before the next search after a table nothing explained
@@ -594,9 +596,10 @@ class Tracker:
         table, no rule broken, no step forced and (camera only) no turn that left no trace (what
         follows may read better); with the turns it ended (camera only, else None). None
         otherwise. The shortcuts past the tracker's usual wait rest on this. ``violations``: rule
-        breaks the search may take (then the reading may break rules: its caller shows only what
-        comes before them); ``arms`` (camera only): the players' arms weigh the reading too, and
-        one they do not bear out (:meth:`ArmLog.cost`) is no reading."""
+        breaks the search may take (then it is the reading the tracker itself would give the
+        table, and may break rules: its caller shows only what comes before them); ``arms``
+        (camera only): the players' arms weigh the reading too, and a legal-only one they do not
+        bear out (:meth:`ArmLog.cost`: the full search might read a move out of turn) is none."""
         s = self.settings
         urgent = bool(self._ends)
         ends: int | None = None
@@ -610,8 +613,8 @@ class Tracker:
                 charged = VIOLATION_WEIGHT * len(found.violations)
                 if weight(found) > charged:
                     return None  # turns that left no trace, or a move out of turn taken as seen
-                if arms and (reading.cost or 0.0) > weight(found):
-                    return None  # the arms seen do not bear it out
+                if arms and not violations and (reading.cost or 0.0) > weight(found):
+                    return None  # legal play alone, where the arms seen would read it otherwise
         else:
             found = explain(self.state, view, self._hints(view, urgent), violations, s.limits)
         if found is None or found.tables != 1:
@@ -663,16 +666,18 @@ class Tracker:
             return None
         key = view.key()
         twice = self.stabilizer.stable(PROVISIONAL_FRAMES).key() == key
-        tried = self._read_last
-        if tried is not None and tried[:3] == (key, s, twice):
-            return tried[3]
+        if self._readings_from is not s:
+            self._readings, self._readings_from = {}, s
+        if (key, twice) in self._readings:
+            return self._readings[key, twice]
         armed = self._arms.reported and not self._signalled
-        shown = None
-        reading = self._legal_reading(view, arms=armed)
-        if reading is not None:
-            shown = provisional(self.game, s, reading[0], self.names, READ_ONCE)
-        elif twice:  # a rule broken: what comes before it
-            reading = self._legal_reading(view, self.settings.max_violations, armed)
+        if (key, False) not in self._readings:
+            reading = self._legal_reading(view, arms=armed)
+            once = None if reading is None else provisional(self.game, s, reading[0], self.names, READ_ONCE)
+            self._readings[key, False] = once
+        shown = self._readings[key, False]
+        if shown is None and twice:  # a rule broken: what comes before it (one break is enough)
+            reading = self._legal_reading(view, min(1, self.settings.max_violations), armed)
             if reading is not None and reading[0].violations:
                 found = reading[0]
                 first = min(i for i, _ in found.violations)
@@ -682,7 +687,7 @@ class Tracker:
                 )
                 if any(not st.is_chance for st in before.steps):
                     shown = provisional(self.game, s, before, self.names, BEFORE_A_BREAK)
-        self._read_last = (key, s, twice, shown)
+        self._readings[key, twice] = shown
         return shown
 
     def _own_arms_only(self, view: TableView) -> bool:
