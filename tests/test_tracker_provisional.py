@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+import referee.tracker.tracker as tracker_module
 from referee.gizmos import Step
 from referee.simulation.synthetic import Feeder, tables_of
 from referee.tracker.provisional import AWAITING_VERDICT, BEFORE_A_BREAK, READ_ONCE
 from tests.tables import table
 from tests.test_tracker import build, pick, referee
+from tests.test_tracker_camera_only import seen_arms
 from tests.web_testing import ApiClient, hub_of, make_app
 from web.api_schemas import VIEW
 from web.schemas import validate
@@ -124,3 +129,42 @@ def test_the_dashboard_shows_the_provisional_reading_and_drops_it_once_accepted(
     assert gone is None and second > first
     page = api.get(f"/games/{game.id}").get_data(as_text=True)
     assert 'id="provisional-panel"' in page and "hidden" in page.split('id="provisional-panel"')[1][:40]
+
+
+def test_with_the_arms_the_steps_before_a_break_are_those_of_the_tracker_s_own_reading() -> None:
+    """Camera only with the arms: Ben's arm seen over the Row (no step of the reading explains
+    it, so the arms weigh against it), then Ana's two marbles. The steps before the break are
+    shown all the same: the reading they come from is the one the tracker itself gives the table,
+    the arms weighed in it; the arms turn down only a legal-only reading they would read
+    otherwise."""
+    feeder = seen_arms(referee(table(players=3)))
+    t = feeder.tracker
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(0, R), pick(0, B), frames=2)
+    shown = t.provisional
+    assert shown is not None and shown.why == BEFORE_A_BREAK
+    assert shown.lines == ("Ana picks a red marble from the Energy Row",) and shown.warnings == ()
+    feeder.show(frames=6)
+    [w] = t.warnings
+    assert (w.code, w.player) == ("SECOND_MAIN_ACTION", 0) and t.provisional is None
+
+
+def test_a_reading_that_flickers_between_two_tables_is_searched_once_for_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    feeder = referee(table(players=3))
+    before = feeder.state
+    searched: list[object] = []
+    search = tracker_module.explain_from_table
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        searched.append(args[1].key())
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(tracker_module, "explain_from_table", counting)
+    [red] = tables_of(before, [pick(0, R)], random.Random(0))[-1:]
+    [blue] = tables_of(before, [pick(0, B)], random.Random(0))[-1:]
+    for state in (red, blue, red, blue, red):  # one frame each: never read three times
+        feeder.show(state, frames=1)
+    assert feeder.tracker.log == [] and feeder.tracker.provisional is not None
+    assert len(searched) == len(set(searched)) == 2
