@@ -191,11 +191,12 @@ class Tracker:
         # The last table searched while a hand covered part of it, and the state searched from.
         self._tried_past_hands: tuple[tuple[object, ...], State] | None = None
         # The reading shown provisionally on the dashboard (referee.tracker.provisional), and the
-        # tables searched for one from the state ``_readings_from`` (by key and whether read
-        # twice): a reading that flickers between two tables is searched once for each.
+        # tables searched for one from the state and with the arms of ``_readings_from`` (by key
+        # and whether read twice): a reading that flickers between two tables is searched once
+        # for each.
         self.provisional: Provisional | None = None
         self._readings: dict[tuple[tuple[object, ...], bool], Provisional | None] = {}
-        self._readings_from: State | None = None
+        self._readings_from: tuple[State, ArmLog] | None = None
         self._last_obs: Observation | None = None
         self._suspect: _Suspect | None = None
         self._quiet = 0  # frames left before the next search after a table nothing explained
@@ -666,8 +667,9 @@ class Tracker:
             return None
         key = view.key()
         twice = self.stabilizer.stable(PROVISIONAL_FRAMES).key() == key
-        if self._readings_from is not s:
-            self._readings, self._readings_from = {}, s
+        since = self._readings_from
+        if since is None or since[0] is not s or since[1] is not self._arms:
+            self._readings, self._readings_from = {}, (s, self._arms)
         if (key, twice) in self._readings:
             return self._readings[key, twice]
         armed = self._arms.reported and not self._signalled
