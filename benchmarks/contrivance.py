@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from referee.app.percentiles import p99
 from referee.contrivance import State, apply, legal_steps, new_game, resolve_chance, score
 
 
@@ -64,10 +65,6 @@ def time_scoring(finals: list[State]) -> list[float]:
             best = min(best, time.perf_counter_ns() - t0)
         out.append(best / 1000)
     return out
-
-
-def p99(values: list[float]) -> float:
-    return statistics.quantiles(values, n=100)[98]
 
 
 def main(argv: list[str] | None = None) -> int:

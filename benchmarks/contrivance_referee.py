@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from referee.app.percentiles import p99
 from referee.observation import WorkbenchObservation
 from referee.simulation.workbench import (
     Noise,
@@ -37,11 +38,6 @@ from referee.simulation.workbench import (
     play_recording,
 )
 from referee.tracker.workbench import WorkbenchTracker
-
-
-def _p99(xs: list[float]) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(0.99 * len(xs)))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"other warnings: {sum(others.values())} {dict(others) if others else ''}")
     print(
         f"tracker time per frame: median {1e3 * statistics.median(per_frame):.2f} ms, "
-        f"p99 {1e3 * _p99(per_frame):.2f} ms; "
+        f"p99 {1e3 * p99(per_frame):.2f} ms; "
         f"per end-of-turn signal: median {1e3 * statistics.median(per_signal):.2f} ms, "
-        f"p99 {1e3 * _p99(per_signal):.2f} ms"
+        f"p99 {1e3 * p99(per_signal):.2f} ms"
     )
     return 0
 

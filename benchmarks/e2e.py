@@ -38,6 +38,7 @@ import bisect
 import itertools
 import json
 import logging
+import math
 import statistics
 import sys
 import tempfile
@@ -65,6 +66,7 @@ from referee.app.live import (  # noqa: E402
     RunStats,
     replay_settings,
 )
+from referee.app.percentiles import p99  # noqa: E402
 from referee.tracker import Tracker  # noqa: E402
 from vision.training.recording import Recording, ensure_recording  # noqa: E402
 
@@ -81,13 +83,15 @@ def throughput(
     camera_only: bool = False,
     arms_every: int = ARMS_EVERY,
     settle: int = SETTLE,
+    slowest: float = 0.0,
 ) -> RunStats:
     """Every frame, in order, as fast as possible (deterministic). Also the referee's own wait:
     the recording's time from each move's completion to the frame whose pass accepted it, as if
     the pipeline took no time (the delay's floor on a machine fast enough for every frame; it does
     not move with the load). ``camera_only``: no dispenser board; ``arms_every``: the players'
     arms read on every k-th frame the gate drops (0: the table alone); ``settle``: the gate's
-    still frames before it opens."""
+    still frames before it opens; ``slowest``: list that share (%) of the moves, slowest first,
+    each with the frames it waited on (:func:`print_slowest`)."""
     changes: list[Change] = []
     observed: list[int] = []  # the frames the pipeline observed (the gate let through)
     process = pipeline.process
@@ -138,6 +142,16 @@ def throughput(
             f"{statistics.median(own):.2f} s, p99 {p99(own):.2f} s, max {own[-1]:.2f} s"
         )
         print_waits(waits(moves, observed, recording), recording.fps)
+        sure, _ = matched_moves(changes, recording, provisional=False)
+        early = sum(a[0] is not b[0] for a, b in zip(moves, sure, strict=True))
+        shown_, dropped = taken_back(changes)
+        print(
+            f"  shown provisionally before the record accepted them: {early} moves; counted to the "
+            f"call that accepted them instead: "
+            f"{spread([max(0, c.frame - done) / recording.fps for c, _, done, _ in sure])}\n"
+            f"  provisional readings: {shown_} player steps shown, {dropped} of them never accepted "
+            f"(taken back)"
+        )
         recorded, _ = matched_moves(changes, recording, shown=False)
         ends = [max(0, c.frame - done) / recording.fps for c, what, done, _ in recorded if what == "end_turn"]
         print(f"  ends of turn to the call that recorded them (the move log's line): {spread(ends)}")
@@ -148,17 +162,21 @@ def throughput(
         slow = sorted(moves, key=lambda m: m[0].frame - m[2], reverse=True)[:5]
         shown = ", ".join(f"{what} {done}->{c.frame}" for c, what, done, _ in slow)
         print(f"  the slowest (frames complete -> shown): {shown}")
+        if slowest:
+            print_slowest(waits(moves, observed, recording), recording, slowest, observed)
     return stats
 
 
 def matched_moves(
-    changes: list[Change], recording: Recording, shown: bool = True
+    changes: list[Change], recording: Recording, shown: bool = True, provisional: bool = True
 ) -> tuple[list[tuple[Change, str, int, bool]], int]:
     """Each accepted player step and each warning of a rule broken on purpose, matched in order to
     the recording's script: (the change that brought it to the dashboard, the step's kind or the
     warning's code, the frame where it was complete, whether a warning); and how many accepted
     steps matched nothing. ``shown``: an end of turn is brought by the change since which the
-    dashboard showed that turn over (:func:`shown_over`), else by the call that recorded it."""
+    dashboard showed that turn over (:func:`shown_over`), else by the call that recorded it; and
+    (``provisional`` too) a step or warning by the change since which the dashboard showed it
+    marked provisional (:func:`shown_before`)."""
     steps, broken = moments(recording)
     cursor = 0
     out: list[tuple[Change, str, int, bool]] = []
@@ -184,12 +202,62 @@ def matched_moves(
             by = change
             if shown and raw["kind"] == "end_turn" and players == 1:
                 by = shown_over(changes, n)
+            elif shown and provisional:
+                by = shown_before(changes, n, lambda p, raw=raw: raw in p["steps"])
             out.append((by, raw["kind"], steps[hit][2], False))
         for w in change.warnings:
-            frame = broken.get((w["turn"], w.get("code") or ""))
+            code = w.get("code") or ""
+            frame = broken.get((w["turn"], code))
             if frame is not None:
-                out.append((change, w.get("code") or "", frame, True))
+                by = change
+                if shown and provisional:
+                    turn = w["turn"]
+                    by = shown_before(
+                        changes,
+                        n,
+                        lambda p, c=code, t=turn: p["turn"] == t and any(b["code"] == c for b in p["breaks"]),
+                    )
+                out.append((by, code, frame, True))
     return out, unmatched
+
+
+def taken_back(changes: list[Change]) -> tuple[int, int]:
+    """How many distinct player steps (by turn) the dashboard showed provisionally, and how many
+    of them the record never accepted in that turn (shown, then taken back)."""
+    accepted: set[tuple[int, str]] = set()
+    turn = 0
+    for change in changes:
+        for raw in change.steps:
+            accepted.add((turn, json.dumps(raw, sort_keys=True)))
+            if raw["kind"] == "end_turn":
+                turn += 1
+    shown: set[tuple[int, str]] = set()
+    for change in changes:
+        if change.provisional is None:
+            continue
+        turn = change.provisional["turn"]
+        for raw in change.provisional["steps"]:
+            if raw["kind"] == "end_turn":
+                turn += 1
+            elif raw["kind"] not in ("reveal", "dispense"):
+                shown.add((turn, json.dumps(raw, sort_keys=True)))
+    chance = ("reveal", "dispense")
+    accepted = {(turn, raw) for turn, raw in accepted if json.loads(raw)["kind"] not in chance}
+    return len(shown), len(shown - accepted)
+
+
+def shown_before(changes: list[Change], n: int, shows: Callable[[dict[str, Any]], bool]) -> Change:
+    """The change from which the dashboard showed, marked provisional, what change ``n`` accepted
+    (a step, or a warning): the first of an unbroken run of changes just before ``n`` whose
+    provisional reading (:attr:`Change.provisional`) ``shows`` it; change ``n`` itself if the one
+    before it did not."""
+    first = n
+    while first > 0:
+        reading = changes[first - 1].provisional
+        if reading is None or not shows(reading):
+            break
+        first -= 1
+    return changes[first]
 
 
 def shown_over(changes: list[Change], n: int) -> Change:
@@ -207,12 +275,6 @@ def shown_over(changes: list[Change], n: int) -> Change:
         if any(raw["kind"] not in ("reveal", "dispense") for raw in before.steps):
             break  # the player's step that left nothing but ending the turn
     return changes[first]
-
-
-def p99(values: list[float]) -> float:
-    """The 99th percentile of ``values`` (nearest rank, as every figure of this script)."""
-    values = sorted(values)
-    return values[min(len(values) - 1, round(0.99 * (len(values) - 1)))]
 
 
 def spread(values: list[float]) -> str:
@@ -287,6 +349,37 @@ def print_waits(split: list[Wait], fps: float) -> None:
             f"  {kind} ({len(mine)}; {said}): {spread(shown)}\n"
             f"    complete -> first observed frame (the still-frame gate): {spread(gate)}\n"
             f"    first observed frame -> accepted (the tracker's wait): {spread(track)}"
+        )
+
+
+def frames_between(wait: Wait, recording: Any, observed: set[int]) -> str:
+    """The frames from a move's completion to its acceptance, one character each: ``.`` the table
+    in full view, ``h`` a hand over it (the recording's truth); upper case (``O``, ``H``) where the
+    pipeline observed the frame (the still-frame gate let it through)."""
+    out = []
+    for n in range(wait.done, max(wait.done, wait.accepted) + 1):
+        c = "h" if recording.hand(n) else "."
+        out.append(("O" if c == "." else "H") if n in observed else c)
+    return "".join(out)
+
+
+def print_slowest(split: list[Wait], recording: Any, share: float, observed: list[int] | None = None) -> None:
+    """``--slowest``: the slowest ``share`` % of the moves (at least one), each with its wait split
+    (the still-frame gate, then the tracker), whether its turn was over when accepted, and the
+    frames it waited through (:func:`frames_between`): what the cause was."""
+    ranked = sorted(split, key=lambda w: (w.accepted - w.done, w.done), reverse=True)
+    n = max(1, math.ceil(share / 100 * len(ranked)))
+    seen = set(observed or ())
+    fps = recording.fps
+    print(f"  the slowest {share:g} % ({n} of {len(ranked)}; frames from complete to shown, O/H observed):")
+    for w in ranked[:n]:
+        gate = "-" if w.seen is None else f"{(w.seen - w.done) / fps:.1f} s"
+        track = "-" if w.seen is None else f"{(w.accepted - w.seen) / fps:.1f} s"
+        over = ", its turn over" if w.late else ""
+        wait = max(0, w.accepted - w.done) / fps
+        print(
+            f"    {wait:.1f} s {w.what} ({w.kind}{over}) {w.done}->{w.accepted}: "
+            f"gate {gate}, tracker {track}; {frames_between(w, recording, seen)}"
         )
 
 
@@ -721,7 +814,16 @@ def main() -> int:
         default=SETTLE,
         help=f"the throughput run: still frames before the gate opens (default {SETTLE})",
     )
+    p.add_argument(
+        "--slowest",
+        type=float,
+        default=0.0,
+        metavar="PCT",
+        help="the throughput run: list the slowest PCT %% of the moves and what they waited on (e.g. 2)",
+    )
     args = p.parse_args()
+    if not 0 <= args.slowest <= 100:
+        p.error("--slowest: expected a share from 0 to 100")
     if args.settle < 1:
         p.error("--settle: expected at least 1")
     if args.arms_every < 0:
@@ -738,7 +840,14 @@ def main() -> int:
         f"{len(recording) / recording.fps:.0f} s at {recording.fps} frames/s"
     )
     if not args.skip_fast:
-        throughput(recording, pipeline_for(args, recording), args.camera_only, args.arms_every, args.settle)
+        throughput(
+            recording,
+            pipeline_for(args, recording),
+            args.camera_only,
+            args.arms_every,
+            args.settle,
+            args.slowest,
+        )
     if not args.skip_paced:
         stream = (args.seconds or True) if args.stream or args.phone else False
         delays(recording, pipeline_for(args, recording), args.speed, stream, args.phone, args.stages)

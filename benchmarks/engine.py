@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import referee.gizmos.rules as rules
+from referee.app.percentiles import p99
 from referee.gizmos import apply, legal_steps, new_game, resolve_chance
 from referee.gizmos.payments import payments
 
@@ -99,10 +100,6 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.machine()
-
-
-def p99(values: list[float]) -> float:
-    return statistics.quantiles(values, n=100)[98]
 
 
 def main(argv: list[str] | None = None) -> int:

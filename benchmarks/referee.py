@@ -44,6 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from referee.app.percentiles import p99
 from referee.gizmos import State
 from referee.simulation.breaks import VIOLATIONS
 from referee.simulation.synthetic import Camera, Feeder, Noise, ReachNoise, TurnScript, simulated_game
@@ -420,9 +421,9 @@ def report(res: Result, label: str) -> None:
 
 def _spread(seconds: list[float], digits: int = 1) -> str:
     ms = sorted(1000 * s for s in seconds)
-    p99 = ms[min(len(ms) - 1, int(0.99 * len(ms)))]
     return (
-        f"median {statistics.median(ms):.{digits}f} ms, p99 {p99:.{digits}f} ms, max {ms[-1]:.{digits}f} ms"
+        f"median {statistics.median(ms):.{digits}f} ms, p99 {p99(ms):.{digits}f} ms, "
+        f"max {ms[-1]:.{digits}f} ms"
     )
 
 

@@ -27,6 +27,7 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 from hardware.driver import DispenserDriver  # noqa: E402
 from hardware.protocol import Button  # noqa: E402
 from hardware.simulator import Simulator, VirtualBoard  # noqa: E402
+from referee.app.percentiles import p99  # noqa: E402
 from referee.events import DispenserEvent  # noqa: E402
 
 
@@ -101,12 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     parsed = parse_only(args.events)
     rate, lat = through_pty(args.events, args.latency_lines)
-    q = statistics.quantiles(lat, n=100, method="inclusive")
     print(f"parse only: {parsed:,.0f} events/s ({args.events} events)")
     print(f"through pty: {rate:,.0f} events/s ({args.events} events, none lost)")
     print(
         f"latency write->event over {len(lat)} lines: median {statistics.median(lat) * 1e3:.3f} ms, "
-        f"p99 {q[98] * 1e3:.3f} ms, max {max(lat) * 1e3:.3f} ms"
+        f"p99 {p99(lat) * 1e3:.3f} ms, max {max(lat) * 1e3:.3f} ms"
     )
     return 0
 

@@ -3,12 +3,14 @@ moves make the tail, and where each waited (the still-frame gate, then the track
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 
-from benchmarks.e2e import KINDS, matched_moves, p99, print_waits, shown_over, waits
+from benchmarks.e2e import KINDS, matched_moves, print_slowest, print_waits, shown_over, taken_back, waits
 from referee.app.live import Change
+from referee.app.percentiles import nearest_rank, p99
 
 
 class Script:
@@ -33,9 +35,19 @@ def change(
     *steps: tuple[str, int | None],
     warnings: tuple[dict[str, Any], ...] = (),
     over: bool = False,
+    provisional: dict[str, Any] | None = None,
 ) -> Change:
     raw = [{"kind": k, "player": p} for k, p in steps]
-    return Change(0.0, frame, frame / 10, raw, list(warnings), turn, [], over)
+    return Change(0.0, frame, frame / 10, raw, list(warnings), turn, [], over, provisional)
+
+
+def reading(turn: int, *steps: tuple[str, int], breaks: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A provisional reading as a change carries it (``Provisional.to_json``, the parts read)."""
+    return {
+        "turn": turn,
+        "steps": [{"kind": k, "player": p} for k, p in steps],
+        "breaks": [{"step": 0, "code": code} for code in breaks],
+    }
 
 
 # Ana picks (complete at frame 20), ends her turn (the button's frame 30); Ben picks (frame 45,
@@ -103,6 +115,32 @@ def test_the_split_is_printed_per_kind(capsys: pytest.CaptureFixture[str]) -> No
 def test_p99_is_the_nearest_rank() -> None:
     assert p99([float(i) for i in range(101)]) == 99.0
     assert p99([3.0, 1.0, 2.0]) == 3.0
+    # 171 moves (the recording's): the 170th smallest, so at most one lies above the p99 (the
+    # benchmark's old round(0.99 * (n - 1)) index took the 169th)
+    assert p99([float(i) for i in range(171)]) == 169.0
+    # 100 values: the 99th smallest (the old int(0.99 * n) index of benchmarks/referee.py took the max)
+    assert p99([float(i) for i in range(100)]) == 98.0
+    assert nearest_rank([5.0, 1.0, 3.0, 2.0], 0.5) == 2.0
+    assert nearest_rank([7.0], 0.99) == 7.0
+    assert nearest_rank([float(i) for i in range(100)], 0.07) == 6.0  # 0.07 * 100 is not above 7
+    with pytest.raises(ValueError):
+        p99([])
+
+
+def test_every_benchmark_takes_its_p99_from_the_one_helper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No benchmark (nor the network source's frame age) computes a percentile its own way."""
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the scripts put the repository first on it
+    import benchmarks.contrivance
+    import benchmarks.contrivance_referee
+    import benchmarks.e2e
+    import benchmarks.engine
+    import benchmarks.referee
+    import benchmarks.serial
+    import referee.app.streams
+
+    modules = (benchmarks.e2e, benchmarks.referee, benchmarks.contrivance_referee, benchmarks.engine)
+    for module in (*modules, benchmarks.contrivance, benchmarks.serial, referee.app.streams):
+        assert module.p99 is p99, module.__name__
 
 
 def test_an_end_of_turn_counts_from_when_the_dashboard_showed_the_turn_over() -> None:
@@ -143,3 +181,75 @@ def test_an_end_counts_from_its_own_call_where_the_turn_was_not_shown_over() -> 
         change(50, 1, ("end_turn", 0), ("pick", 1)),
     ]
     assert shown_over(other, 2) is other[1]
+
+
+class Filmed(Script):
+    """A script whose frames 40-49 have a hand over the table (the recording's truth), else none."""
+
+    def hand(self, index: int) -> tuple[float, float, float, float] | None:
+        return (0.0, 0.0, 10.0, 10.0) if 40 <= index < 50 else None
+
+
+def test_the_slowest_moves_are_listed_with_the_frames_they_waited_through(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--slowest``: the slowest share of the moves, slowest first, each with its wait split and
+    the frames from complete to shown (a hand over the table, and which frames were observed)."""
+    filmed = Filmed(SCRIPT._steps)
+    changes = [change(23, 0, ("pick", 0)), change(52, 1, ("end_turn", 0), ("pick", 1))]
+    moves, _ = matched_moves(changes, filmed)  # type: ignore[arg-type]
+    observed = [22, 23, 51, 52]
+    print_slowest(waits(moves, observed, filmed), filmed, 50.0, observed)  # type: ignore[arg-type]
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "  the slowest 50 % (2 of 3; frames from complete to shown, O/H observed):"
+    # Ana's end (the button at 30) shown with Ben's Pick at 52; Ben's Pick complete at 45, a hand
+    # over the table until 49
+    ended = "    2.2 s end_turn (ends of turn, its turn over) 30->52: gate 2.1 s, tracker 0.1 s; "
+    assert out[1].startswith(ended)
+    assert out[1].endswith("." * 10 + "h" * 10 + ".OO")
+    assert out[2] == "    0.7 s pick (player steps) 45->52: gate 0.6 s, tracker 0.1 s; hhhhh.OO"
+    assert len(out) == 3
+
+
+def test_a_move_counts_from_when_the_dashboard_showed_it_provisionally() -> None:
+    """Ana's Pick (complete at 20) shown provisionally from frame 22, after a reading of frame 21
+    that showed another step; accepted at 23: it counts from 22. Ben's second marble (the break,
+    complete at 60) shown awaiting its verdict from 62, warned at 70: from 62. Without the
+    provisional readings, each counts from the call that accepted it."""
+    changes = [
+        change(21, 0, provisional=reading(0, ("file", 0))),
+        change(22, 0, provisional=reading(0, ("pick", 0))),
+        change(23, 0, ("pick", 0)),
+        change(50, 1, ("end_turn", 0), ("pick", 1)),
+        change(62, 1, provisional=reading(1, ("pick", 1), breaks=("SECOND_MAIN_ACTION",))),
+        change(64, 1, provisional=reading(1, ("pick", 1), breaks=("SECOND_MAIN_ACTION",))),
+        change(70, 1, ("pick", 1), warnings=({"turn": 1, "code": "SECOND_MAIN_ACTION"},)),
+    ]
+    moves, unmatched = matched_moves(changes, SCRIPT)  # type: ignore[arg-type]
+    assert unmatched == 0
+    by = {(what, done): c.frame for c, what, done, _ in moves}
+    assert by[("pick", 20)] == 22 and by[("pick", 60)] == 62 and by[("SECOND_MAIN_ACTION", 60)] == 62
+    assert by[("pick", 45)] == 50  # never shown provisionally
+    sure, _ = matched_moves(changes, SCRIPT, provisional=False)  # type: ignore[arg-type]
+    by = {(what, done): c.frame for c, what, done, _ in sure}
+    assert by[("pick", 20)] == 23 and by[("pick", 60)] == 70 and by[("SECOND_MAIN_ACTION", 60)] == 70
+
+
+def test_a_provisional_reading_of_another_turn_does_not_count_for_a_warning() -> None:
+    changes = [
+        change(62, 1, provisional=reading(2, ("pick", 1), breaks=("SECOND_MAIN_ACTION",))),
+        change(70, 1, ("pick", 1), warnings=({"turn": 1, "code": "SECOND_MAIN_ACTION"},)),
+    ]
+    moves, _ = matched_moves(changes, SCRIPT)  # type: ignore[arg-type]
+    assert [(what, c.frame) for c, what, _, warning in moves if warning] == [("SECOND_MAIN_ACTION", 70)]
+
+
+def test_steps_shown_provisionally_and_never_accepted_are_counted() -> None:
+    changes = [
+        change(21, 0, provisional=reading(0, ("file", 0))),  # a misreading, taken back
+        change(22, 0, provisional=reading(0, ("pick", 0))),
+        change(23, 0, ("pick", 0)),
+        change(40, 0, provisional=reading(0, ("end_turn", 0), ("pick", 1))),  # Ben's, in turn 1
+        change(50, 1, ("end_turn", 0), ("pick", 1)),
+    ]
+    assert taken_back(changes) == (3, 1)

@@ -253,6 +253,31 @@ def test_the_dashboard_in_chromium(server: dict[str, Any], browser: Any, tmp_pat
     assert "Setting up: 15 card(s)" in browser.find_element("id", "log").text
 
 
+def test_the_provisional_panel_in_chromium(server: dict[str, Any], browser: Any) -> None:
+    """A table seen but not yet read the three times the record needs shows in its own panel,
+    marked provisional, not in the move log; once the record accepts it the panel goes."""
+    from referee.gizmos import Step
+    from referee.simulation.synthetic import Feeder
+
+    game = hub_of(server["app"]).create(["Ana", "Ben", "Cy"], seed=3, deal=True)
+    with game.locked() as tracker:
+        feeder = Feeder(tracker, state=tracker.state, signals=False)
+        feeder.show(frames=4)
+        color = next(c for c, n in enumerate(tracker.state.row) if n)
+    browser.get(f"{server['url']}/games/{game.id}")
+    wait(browser, lambda d: d.find_element("id", "conn").text == "live", message="the stream never opened")
+    panel = browser.find_element("id", "provisional-panel")
+    assert not panel.is_displayed()
+    with game.locked():
+        feeder.play(Step("pick", 0, color=color), frames=1)
+    wait(browser, lambda d: panel.is_displayed(), message="the provisional reading never showed")
+    assert "Provisional: seen, not yet read the three times" in panel.text and "Ana picks a" in panel.text
+    with game.locked():
+        feeder.show(frames=2)
+    wait(browser, lambda d: not panel.is_displayed(), message="the accepted reading stayed provisional")
+    assert game.tracker.log[0].step["kind"] == "pick"
+
+
 def test_setup_page_follows_the_camera_status(tmp_path: Path, browser: Any) -> None:
     from web.live import FrameBuffer
 

@@ -251,6 +251,20 @@ VIEW = obj(
         "warnings": WARNINGS,
         "legal": LEGAL,
         "game_id": STR,
+        "provisional": {
+            "type": ["object", "null"],
+            "description": "the tracker's reading not yet accepted, shown marked provisional "
+            "(read in two frames so far, or a rule break awaiting the turn's end); null: none",
+            "required": ["turn", "steps", "breaks", "lines", "warnings", "why"],
+            "properties": {
+                "turn": INT,
+                "steps": {"type": "array", "items": OBJ},
+                "breaks": {"type": "array", "items": obj(["step", "code"], {"step": INT, "code": STR})},
+                "lines": STR_LIST,
+                "warnings": STR_LIST,
+                "why": STR,
+            },
+        },
         "evidence": {
             "type": "object",
             "description": "per warning id: the camera crops kept (moments) and the zones they show",

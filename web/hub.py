@@ -159,6 +159,8 @@ class LiveGame:
         revised = self.narrator.take_revised()
         view = table_view(self.tracker)
         view["game_id"] = self.id
+        shown = self.tracker.provisional  # not yet accepted: the page marks it provisional
+        view["provisional"] = None if shown is None else shown.to_json(self.tracker.game)
         view["evidence"] = {str(k): v for k, v in self.tracker.record.evidence_index().items()}
         with self._cond:
             seq = self._snapshot.seq + 1

@@ -165,6 +165,22 @@ class Change:
     #: shows the turn over from now on (:func:`referee.tracker.turns.turn_over`), before the record
     #: ends it (camera only: when the next player's change is seen).
     turn_over: bool = False
+    #: The tracker's provisional reading after the change (:mod:`referee.tracker.provisional`,
+    #: :meth:`Provisional.to_json`): what the dashboard shows, marked provisional, before the
+    #: record accepts it; None: nothing. A change may bring only this.
+    provisional: dict[str, Any] | None = None
+
+
+def shown_after(tracker: Tracker) -> tuple[int, bool, dict[str, Any] | None]:
+    """What the dashboard shows after a tracker call besides the move log: the game's turn,
+    whether that turn is over (:func:`referee.tracker.turns.turn_over`) and the provisional
+    reading (JSON, or None)."""
+    shown = tracker.provisional
+    return (
+        tracker.state.turn,
+        turn_over(tracker.state),
+        None if shown is None else shown.to_json(tracker.game),
+    )
 
 
 @dataclass(slots=True)
@@ -378,13 +394,13 @@ class LiveReferee:
                                     if self.evidence is not None:
                                         self.evidence.observed(tracker, warned)
                                     lines = [line.to_json() for line in tracker.log[logged:]]
-                                    turn, over = tracker.state.turn, turn_over(tracker.state)
+                                    turn, over, reading = shown_after(tracker)
                             except RecordWriteError as exc:
                                 self._unwritten = events[i:]  # handed over again at the next frame
                                 self._record_down(exc)
                                 break
                             self._record_up()
-                            self._changed(update, frame, turn, lines, over)
+                            self._changed(update, frame, turn, lines, over, reading)
                 if (
                     self.frame_buffer is not None
                     and opt.framing_every > 0
@@ -483,14 +499,14 @@ class LiveReferee:
                 if self.evidence is not None:
                     self.evidence.observed(tracker, warned, frame.image, h, obs)
                 lines = [line.to_json() for line in tracker.log[logged:]]
-                turn, over = tracker.state.turn, turn_over(tracker.state)
+                turn, over, reading = shown_after(tracker)
                 if saver is not None:
                     saver.offer(frame.image, h, detections, obs, tracker.state)
         except RecordWriteError as exc:  # nothing was kept: the next still frame tries again
             self._record_down(exc)
             return
         self._record_up()
-        self._changed(update, frame, turn, lines, over)
+        self._changed(update, frame, turn, lines, over, reading)
         if self.frame_buffer is not None:
             self.frame_buffer.set_status(
                 True, f"markers {notes.get('markers')}, calibration {notes.get('calibration')}"
@@ -512,9 +528,15 @@ class LiveReferee:
             sys.stderr.write("run: the game record is being written again\n")
 
     def _changed(
-        self, update: Update, frame: Frame, turn: int, lines: list[dict[str, Any]], over: bool
+        self,
+        update: Update,
+        frame: Frame,
+        turn: int,
+        lines: list[dict[str, Any]],
+        over: bool,
+        reading: dict[str, Any] | None = None,
     ) -> None:
-        if not update.changed:
+        if not (update.changed or update.provisional):
             return
         change = Change(
             time.time(),
@@ -525,6 +547,7 @@ class LiveReferee:
             turn,
             lines,
             over,
+            reading,
         )
         self.stats.changes.append(change)
         if self.on_change is not None:

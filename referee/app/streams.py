@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 
 from referee.app.errors import LiveError
+from referee.app.percentiles import p99
 from referee.app.sources import Frame
 
 #: URL schemes a network camera may use; http(s) is read as MJPEG here, the rest by FFmpeg.
@@ -257,7 +258,7 @@ class NewestFrames:
             ages = sorted(self.ages)
         if len(ages) < 2:
             return None
-        return statistics.median(ages), ages[min(len(ages) - 1, round(0.99 * (len(ages) - 1)))]
+        return statistics.median(ages), p99(ages)
 
     def link_status(self) -> str:
         """One line for the dashboard: the link's state and how far behind live the frames are."""

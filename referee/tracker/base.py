@@ -40,6 +40,9 @@ class Update:
     steps: list[Step] = field(default_factory=list)
     warnings: list[RefereeWarning] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The tracker's provisional reading (:mod:`referee.tracker.provisional`) changed: the
+    #: dashboard has something new to show, though nothing was accepted.
+    provisional: bool = False
 
     @property
     def changed(self) -> bool:

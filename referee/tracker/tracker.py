@@ -62,6 +62,14 @@ from referee.observation import Observation, ReachSighting
 from referee.tracker.base import Listener, LogLine, TrackerError, TrackerSettings, Update
 from referee.tracker.corrections import adopted_table, corrected, reread, swap_cards, undo_target
 from referee.tracker.explain import Explanation, Hints, explain, fold_research, zones_moved
+from referee.tracker.provisional import (
+    AWAITING_VERDICT,
+    BEFORE_A_BREAK,
+    PROVISIONAL_FRAMES,
+    READ_ONCE,
+    Provisional,
+    provisional,
+)
 from referee.tracker.reaching import PAUSE_FRAMES, ArmLog
 from referee.tracker.record import GameRecord, RecordError, arms_entry, arms_replayed, writable
 from referee.tracker.sensors import Sensors
@@ -182,6 +190,13 @@ class Tracker:
         self._last_partial: tuple[object, ...] | None = None
         # The last table searched while a hand covered part of it, and the state searched from.
         self._tried_past_hands: tuple[tuple[object, ...], State] | None = None
+        # The reading shown provisionally on the dashboard (referee.tracker.provisional), and the
+        # tables searched for one from the state and with the arms of ``_readings_from`` (by key
+        # and whether read twice): a reading that flickers between two tables is searched once
+        # for each.
+        self.provisional: Provisional | None = None
+        self._readings: dict[tuple[tuple[object, ...], bool], Provisional | None] = {}
+        self._readings_from: tuple[State, ArmLog] | None = None
         self._last_obs: Observation | None = None
         self._suspect: _Suspect | None = None
         self._quiet = 0  # frames left before the next search after a table nothing explained
@@ -422,6 +437,7 @@ class Tracker:
         self._see(view, update)
         if not update.changed and view.complete():
             self._close_last_turn(view, update)
+        self._show_provisional(update)
         return update
 
     def _table_moved(self, view: TableView) -> None:
@@ -560,22 +576,12 @@ class Tracker:
         if tried is not None and tried[0] == filled.key() and tried[1] is self.state:
             return False  # searched already, found nothing to accept
         self._tried_past_hands = (filled.key(), self.state)
-        s = self.settings
-        urgent = bool(self._ends)
-        ends: int | None = None
-        if not self._signalled and not self._ends:
-            legal_only = dataclasses.replace(s, max_violations=0)
-            hints_for = functools.partial(self._hints, filled, urgent, False)
-            reading = explain_from_table(self.state, filled, hints_for, False, None, legal_only)
-            found, ends = reading.found, reading.ends
-            if found is not None and weight(found):
-                return False  # turns that left no trace: what follows may read better
-            if armed and ends:
-                return False  # a turn ended: the arms tell whose moves these were
-        else:
-            found = explain(self.state, filled, self._hints(filled, urgent), 0, s.limits)
-        if found is None or not found.legal or found.tables != 1 or any(found.forced):
+        reading = self._legal_reading(filled)
+        if reading is None:
             return False
+        found, ends = reading
+        if armed and ends:
+            return False  # a turn ended: the arms tell whose moves these were
         if zones_moved(self.state, found) & set(view.unknown()):
             return False  # it acts on a zone out of view: what is there is not known yet
         if ends is not None:
@@ -583,6 +589,108 @@ class Tracker:
         self._accept(found, update)
         self._last_key = None  # the next clear view is explained from here, even if seen before
         return True
+
+    def _legal_reading(
+        self, view: TableView, violations: int = 0, arms: bool = False
+    ) -> tuple[Explanation, int | None] | None:
+        """What legal play alone reads ``view`` as, where nothing about it is in doubt: exactly one
+        table, no rule broken, no step forced and (camera only) no turn that left no trace (what
+        follows may read better); with the turns it ended (camera only, else None). None
+        otherwise. The shortcuts past the tracker's usual wait rest on this. ``violations``: rule
+        breaks the search may take (then it is the reading the tracker itself would give the
+        table, and may break rules: its caller shows only what comes before them); ``arms``
+        (camera only): the players' arms weigh the reading too, and a legal-only one they do not
+        bear out (:meth:`ArmLog.cost`: the full search might read a move out of turn) is none."""
+        s = self.settings
+        urgent = bool(self._ends)
+        ends: int | None = None
+        if not self._signalled and not self._ends:
+            bound = dataclasses.replace(s, max_violations=violations)
+            hints_for = functools.partial(self._hints, view, urgent, False)
+            log = (self._arms, self._frame) if arms else (None, 0)
+            reading = explain_from_table(self.state, view, hints_for, False, None, bound, *log)
+            found, ends = reading.found, reading.ends
+            if found is not None:
+                charged = VIOLATION_WEIGHT * len(found.violations)
+                if weight(found) > charged:
+                    return None  # turns that left no trace, or a move out of turn taken as seen
+                if arms and not violations and (reading.cost or 0.0) > weight(found):
+                    return None  # legal play alone, where the arms seen would read it otherwise
+        else:
+            found = explain(self.state, view, self._hints(view, urgent), violations, s.limits)
+        if found is None or found.tables != 1:
+            return None
+        if not violations and (not found.legal or any(found.forced)):
+            return None
+        return found, ends
+
+    # -- what the dashboard shows before it is accepted (referee.tracker.provisional) ------------
+
+    def _show_provisional(self, update: Update) -> None:
+        """At the end of each call: the provisional reading as it now stands; a change of it is
+        news for the dashboard (``update.provisional``)."""
+        now = self._provisional_reading()
+        if now != self.provisional:
+            self.provisional = now
+            update.provisional = True
+            self._emit("provisional", {} if now is None else now.to_json(self.game))
+
+    def _provisional_reading(self) -> Provisional | None:
+        """A rule break seen steadily whose verdict waits (its steps and warnings), else the
+        complete table of the last observed frame, not yet read the three times the record
+        needs, as legal play alone reads it surely (:meth:`_legal_reading`, camera only with the
+        arms weighed: none they do not bear out), or, read the same in ``PROVISIONAL_FRAMES``
+        frames, the steps before the first rule broken in the reading the tracker would give it.
+        Never while a reading awaits its verdict or after a break accepted this turn (the same
+        guards as the look past a hand), never a warning from fewer than three readings, never
+        anything the tracker has accepted or decides from three readings."""
+        s = self.state
+        if s.game_over:
+            return None
+        suspect = self._suspect
+        if suspect is not None and suspect.key == self._last_key:
+            found = suspect.found
+            if found is None or suspect.doubtful or not found.violations or misread_cards(s, found):
+                return None  # a person will be asked, or the reading is unsure: nothing to show
+            return provisional(self.game, s, found, self.names, AWAITING_VERDICT)
+        view = self.stabilizer.stable(1)
+        if not view.complete() or view.key() == self._last_key or matches(s, view):
+            return None  # the three readings decide this table (or nothing changed)
+        if (
+            suspect is not None
+            or self._waypoints
+            or self._quiet_mark is not None
+            or self._lost is not None
+            or self._quiet
+            or self._turn_forced
+        ):
+            return None
+        key = view.key()
+        twice = self.stabilizer.stable(PROVISIONAL_FRAMES).key() == key
+        since = self._readings_from
+        if since is None or since[0] is not s or since[1] is not self._arms:
+            self._readings, self._readings_from = {}, (s, self._arms)
+        if (key, twice) in self._readings:
+            return self._readings[key, twice]
+        armed = self._arms.reported and not self._signalled
+        if (key, False) not in self._readings:
+            reading = self._legal_reading(view, arms=armed)
+            once = None if reading is None else provisional(self.game, s, reading[0], self.names, READ_ONCE)
+            self._readings[key, False] = once
+        shown = self._readings[key, False]
+        if shown is None and twice:  # a rule broken: what comes before it (one break is enough)
+            reading = self._legal_reading(view, min(1, self.settings.max_violations), armed)
+            if reading is not None and reading[0].violations:
+                found = reading[0]
+                first = min(i for i, _ in found.violations)
+                first = min([first, *(i for i, forced in enumerate(found.forced) if forced)])
+                before = dataclasses.replace(
+                    found, steps=found.steps[:first], violations=(), forced=found.forced[:first]
+                )
+                if any(not st.is_chance for st in before.steps):
+                    shown = provisional(self.game, s, before, self.names, BEFORE_A_BREAK)
+        self._readings[key, twice] = shown
+        return shown
 
     def _own_arms_only(self, view: TableView) -> bool:
         """Camera only, with the players' arms seen: every arm seen since the last accepted table
@@ -680,6 +788,7 @@ class Tracker:
         elif not self._see_past_hands(view, update):
             hidden = ", ".join(zone_text(z, self.names) for z in view.unknown()[:3])
             update.notes.append(f"end of turn noted; waiting for a clear view ({hidden} not seen)")
+        self._show_provisional(update)
         return update
 
     def _explainable(self, view: TableView) -> bool:

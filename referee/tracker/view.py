@@ -355,10 +355,12 @@ class Stabilizer:
         row = _known_or(now.row, fresh.get("row"))
         return replace(now, display=display, row=row, seats=seats)
 
-    def stable(self) -> TableView:
-        """The zones that read the same (and known) in each of the last ``frames`` views."""
-        hist = list(self._history)
-        if len(hist) < self.frames:
+    def stable(self, frames: int | None = None) -> TableView:
+        """The zones that read the same (and known) in each of the last ``frames`` views (by
+        default the stabiliser's own number; fewer: what a provisional reading rests on)."""
+        frames = self.frames if frames is None else min(frames, self.frames)
+        hist = list(self._history)[-frames:]
+        if len(hist) < frames:
             return TableView(seats=tuple(SeatView() for _ in range(self.players)))
         last = hist[-1]
         display = {

@@ -141,6 +141,19 @@
     } catch (err) { fail(err); }
   }
 
+  // The tracker's reading not yet accepted (read twice, or a rule break awaiting the turn's end):
+  // shown apart from the move log and the warnings, marked provisional, gone once accepted.
+  function renderProvisional() {
+    const p = view.provisional;
+    const panel = document.getElementById("provisional-panel");
+    panel.hidden = !p;
+    if (!p) return;
+    document.getElementById("provisional-why").textContent = `Provisional: ${p.why}.`;
+    document.getElementById("provisional").replaceChildren(
+      ...p.lines.map((line) => h("li", {}, line)),
+      ...p.warnings.map((text) => h("li", { class: "warning-text" }, `Rule broken? ${text}`)));
+  }
+
   // ------------------------------------------------------------------ manual mode
 
   function renderLegal() {
@@ -270,6 +283,7 @@
     renderDisplay();
     renderPlayers();
     renderWarnings();
+    renderProvisional();
     renderLegal();
     renderLog();
   }
