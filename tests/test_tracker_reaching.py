@@ -97,6 +97,19 @@ def test_a_reading_accepted_in_part_spends_only_its_own_arms() -> None:
     assert ArmLog(True).cost(start, [Step("end_turn", 0), pick(1, R)], 5) == 2 * W_MISSED
 
 
+def test_a_reading_accepted_in_part_leaves_its_players_arms_over_other_places() -> None:
+    # Ben has played; Cy's arm goes to a deck three times (a Research declined), then to the
+    # Row (a marble out of turn in Ana's turn, its verdict still to come). Accepting Cy's
+    # traceless turn spends the arms over the deck, not those over the Row: they are the move's
+    # (spent, the rest of the reading would see no arm at all and read Ana's turn as traceless).
+    start = table(players=3, current=1, main_done=True)
+    log = ArmLog()
+    for frame, zone in enumerate(["deck/1", "deck/1", "deck/1", "energy_row", "energy_row"]):
+        log = log.add(frame, (ReachSighting(2, zone, 0.9),))
+    part = log.consume_steps(start, [Step("end_turn", 1), Step("end_turn", 2)])  # Ben's, Cy's
+    assert part.spent == ((2, "deck"),) * 3 and part.sightings(100) == ((2, "row"), (2, "row"))
+
+
 def test_an_arm_seen_over_another_place_than_the_reading_says_is_weighed_as_stray() -> None:
     start = table(players=3)
     pick_now = [pick(0, K), Step("end_turn", 0), pick(1, R)]  # Ana picks, then Ben

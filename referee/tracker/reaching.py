@@ -235,20 +235,22 @@ class ArmLog:
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
         verdict): the arms its players account for, first in order (a single stray sighting
-        among them too), are spent; the rest wait."""
-        expected, k, used = actors(start, steps), 0, 0
-        seats = [seat for _, seat, _ in self.seen]
+        among them too), are spent; the rest wait. An arm accounts for a step only over a place
+        its hand goes to (or no place told): the same player's arm over the Row after their
+        Research declined is the move out of turn still awaiting its verdict, not that turn's."""
+        expected, k, used = _runs(m for _, moves in _turns(start, steps) for m in moves), 0, 0
+        seen = [(seat, cls) for _, seat, cls in self.seen]
 
         def fits(j: int) -> int | None:
-            if k < len(expected) and seats[j] == expected[k]:
-                return k
-            if k + 1 < len(expected) and seats[j] == expected[k + 1]:
-                return k + 1
+            seat, cls = seen[j]
+            for at in (k, k + 1):
+                if at < len(expected) and seat == expected[at][0] and cls in expected[at][1] | {"table"}:
+                    return at
             return None
 
-        while used < len(seats):
+        while used < len(seen):
             at = fits(used)
-            if at is None and used + 1 < len(seats) and fits(used + 1) is not None:
+            if at is None and used + 1 < len(seen) and fits(used + 1) is not None:
                 used += 1  # a stray sighting between the reading's arms
                 continue
             if at is None:
