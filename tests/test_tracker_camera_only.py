@@ -785,3 +785,31 @@ def test_a_table_never_seen_whole_is_read_zone_by_zone() -> None:
         ("GAME_OVER", 1, 30),
     ]
     assert t.state.game_over
+
+
+def test_a_marble_taken_after_ones_declined_research_and_a_pause_by_an_arm_not_told() -> None:
+    # Ana has taken her marble. Ben's arm goes to the deck again and again (a Research declined;
+    # one frame read over the Row), his table stands eight frames, nobody reaching in, then the
+    # Row and his ring change under an arm whose side the camera cannot tell, and Cy takes a
+    # marble. Ben was done at the pause (ArmLog.paused_before_change): his marble is out of turn
+    # in Cy's turn, not his own Pick, which leaves seven frames of his arm over a deck
+    # unexplained (one frame over the Row no longer excuses them). Once his declined Research is
+    # accepted, with his arms, the rest is asked for with Cy's turn not over (the reading's rest).
+    ana = apply(table(players=3, deck_order={1: [20, 21, 22]}), pick(0, R))
+    start = apply(ana, Step("dispense", color=B))
+    feeder = seen_arms(referee(start))
+    for zone, frames in (("deck/1", 2), ("deck/1", 2), ("energy_row", 1), ("deck/1", 3)):
+        feeder.reach(1, zone, frames)
+        feeder.show(frames=1)
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=8)
+    feeder.show(None, 1, (1, "energy_row"), seen=False)
+    feeder.play(pick(1, Y), frames=6)
+    feeder.reach(2, "energy_row")
+    feeder.play(pick(2, K), frames=8)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 2)]
+    assert [k for k in turns_of(feeder) if k[2] in ("pick", "research")] == [
+        (1, 1, "research"),
+        (2, 1, "pick"),
+        (2, 2, "pick"),
+    ]

@@ -206,6 +206,9 @@ class Tracker:
         self._waypoints: list[tuple[TableView, bool]] = []
         self._table_ends: int | None = None  # camera only: the turns the last explanation ended
         self._table_view: TableView | None = None  # ... and the table it explained
+        # ... and where only the turns before its rule break were accepted, the turns it ends
+        # after them: the rest of it is asked for with as many (turns.explain_from_table)
+        self._rest_ends: int | None = None
         # Camera only: the last accepted explanation let turns pass without a trace (legal):
         # the state it started from, the table it explained, its weight (see turns.weight) and
         # how many move-log lines stood before it. What is seen next may make a move out of turn
@@ -788,6 +791,7 @@ class Tracker:
                 s,
                 self._arms,
                 self._view_from,
+                self._rest_ends,
             )
             found, hints = reading.found, reading.hints
             self._table_cost = reading.cost
@@ -1025,8 +1029,13 @@ class Tracker:
             # turn is known to have begun when the next player's change comes.
             done = turns_before_break(self.state, found)
             if done is not None:
+                rest = self._table_ends
                 self._accept(done, update)
                 self._last_key = None  # the rest is explained again from there, next frame
+                if rest is not None and not self._signalled:
+                    # ... with as many turns ended as the reading left (the arms that told them
+                    # are spent: a move out of turn before the turn's player acts is asked for)
+                    self._rest_ends = rest - sum(st.kind == "end_turn" for st in done.steps)
 
     def _after_game(self, view: TableView, update: Update) -> None:
         """The game is over: changes on the table are warned about (once per player), never scored."""
@@ -1108,6 +1117,7 @@ class Tracker:
                     update,
                 )
         self._suspect = None
+        self._rest_ends = None
         self._last_partial = None
         self._waypoints.clear()
         self._lost = None
