@@ -97,6 +97,19 @@ def test_a_reading_accepted_in_part_spends_only_its_own_arms() -> None:
     assert ArmLog(True).cost(start, [Step("end_turn", 0), pick(1, R)], 5) == 2 * W_MISSED
 
 
+def test_a_reading_accepted_in_part_leaves_its_players_arms_over_other_places() -> None:
+    # Ben has played; Cy's arm goes to a deck three times (a Research declined), then to the
+    # Row (a marble out of turn in Ana's turn, its verdict still to come). Accepting Cy's
+    # traceless turn spends the arms over the deck, not those over the Row: they are the move's
+    # (spent, the rest of the reading would see no arm at all and read Ana's turn as traceless).
+    start = table(players=3, current=1, main_done=True)
+    log = ArmLog()
+    for frame, zone in enumerate(["deck/1", "deck/1", "deck/1", "energy_row", "energy_row"]):
+        log = log.add(frame, (ReachSighting(2, zone, 0.9),))
+    part = log.consume_steps(start, [Step("end_turn", 1), Step("end_turn", 2)])  # Ben's, Cy's
+    assert part.spent == ((2, "deck"),) * 3 and part.sightings(100) == ((2, "row"), (2, "row"))
+
+
 def test_an_arm_seen_over_another_place_than_the_reading_says_is_weighed_as_stray() -> None:
     start = table(players=3)
     pick_now = [pick(0, K), Step("end_turn", 0), pick(1, R)]  # Ana picks, then Ben
@@ -199,10 +212,10 @@ def test_a_pause_between_two_arms_splits_them_and_ends_the_turn_of_the_player_wh
     assert log.cost(start, after_research, 20) == 0
     # the table changing in between is no stillness, and neither are shorter gaps: no pause
     assert PAUSE not in log.moved(7).marked(20)
-    quick = ArmLog(True, deck + ((3 + PAUSE_FRAMES, 1, "row"),))
+    quick = ArmLog(True, deck + ((3 + PAUSE_FRAMES, 1, "row"), (4 + PAUSE_FRAMES, 1, "row")))
     assert PAUSE not in quick.marked(20) and quick.turns(start, 20) is None
     assert not quick.across_pause(1, 20)
-    assert quick.cost(start, own_pick, 20) == 0
+    assert quick.cost(start, own_pick, 20) == 0  # one run, as many frames over the Row as not
 
 
 def test_a_reading_that_changes_the_areas_in_another_order_than_they_were_read_weighs_more() -> None:
@@ -271,3 +284,39 @@ def test_the_accepted_table_stands_from_the_last_arm_over_it_if_that_came_after_
     accepted = log.consume(17, start, [pick(0, R)])
     assert accepted.spent == ((0, "row"),) and accepted.still_from == 15
     assert accepted.stood(20) == 6 and not accepted.paused(20, start)
+
+
+def test_a_run_mostly_over_places_the_reading_does_not_send_the_hand_to_is_a_stray() -> None:
+    # One frame over the Row in a run of eight over a deck is a misread zone, not a Pick's
+    # gesture (before, any one frame over a right place excused the whole run); a misread frame
+    # in a run mostly over the Row stays free.
+    pick_places = (1, frozenset({"row", "area"}))
+    assert reach_cost([pick_places], [(1, "deck")] * 7 + [(1, "row")]) == stray(7)
+    assert reach_cost([pick_places], [(1, "row")] * 3 + [(1, "deck")]) == 0
+    assert reach_cost([pick_places], [(1, "deck"), (1, "row")]) == 0  # as many: not told apart
+
+
+def test_a_player_done_before_a_pause_that_ended_with_the_tables_change() -> None:
+    # Ben's arm over a deck (frames 1-3), then the table stands until it changes at frame 12
+    # (his marble, his arm unseen): he was done at the pause, and the change came after it.
+    deck = tuple((f, 1, "deck") for f in (1, 2, 3))
+    assert ArmLog(True, deck, changes=(12,)).paused_before_change(1, 13)
+    assert not ArmLog(True, deck, changes=(3 + PAUSE_FRAMES,)).paused_before_change(1, 13)  # no pause
+    assert not ArmLog(True, deck[:1], changes=(12,)).paused_before_change(1, 13)  # one frame: a stray?
+    assert not ArmLog(True, deck, changes=(12,)).paused_before_change(2, 13)  # not Cy's
+
+
+def test_an_arm_seen_before_the_table_began_to_change_is_weighed_with_the_reading() -> None:
+    # Cy's arm over a deck while Ben's turn goes on: seen after the table began to change (at
+    # frame 10), it is the next player reaching in while the table settled, left for the next
+    # reading; seen before it, it came before what the reading explains, and weighs as a stray
+    # (Cy's Research declined, then Ana's marble after the game's end: read as Ana's marble out
+    # of turn in Cy's turn, his arms were set aside).
+    start = table(players=3, current=1, main_done=True)
+    reading = [pick(1, R)]
+    before = ArmLog(True, tuple((f, 2, "deck") for f in (1, 2, 3)), changes=(10,))
+    after = ArmLog(True, tuple((f, 2, "deck") for f in (11, 12, 13)), changes=(10,))
+    assert after.cost(start, reading, 20) == W_MISSED  # Ben's arm unseen; Cy's left for later
+    assert before.cost(start, reading, 20) == W_MISSED + stray(3)
+    assert after.consume(20, start, reading).before(100) == (2, 2, 2)
+    assert before.consume(20, start, reading).before(100) == ()

@@ -15,6 +15,7 @@ with the arm over a deck).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
@@ -181,6 +182,30 @@ class ArmLog:
             since = i + 1
         return False
 
+    def paused_before_change(self, seat: int, frame: int) -> bool:
+        """Whether ``seat``'s arm was seen (before ``frame``) in :data:`DONE_FRAMES` frames or more
+        since any pause, and the table then stood still, no arm seen, for :data:`PAUSE_FRAMES`
+        before it changed (the change the table now explained shows, by an arm unseen or not
+        told): that player was done at the pause, and the change came after it."""
+        last = max((f for f, _, _ in self.seen if f < frame), default=None)
+        if last is None:
+            return False
+        change = min([frame, *(c for c in self.changes if c > last)])
+        if change - last - 1 < PAUSE_FRAMES:
+            return False
+        marked = self.marked(frame)
+        pauses = [i for i, m in enumerate(marked) if m == PAUSE]
+        stretch = marked[pauses[-1] + 1 :] if pauses else marked
+        return [s for s, _ in stretch].count(seat) >= DONE_FRAMES
+
+    def _settling(self, frame: int) -> int | None:
+        """How many arms were seen before ``frame`` once the table had begun to change since the
+        last accepted table (``None``: it was not seen change)."""
+        if not self.changes:
+            return None
+        began = min(self.changes)
+        return sum(began <= f < frame for f, _, _ in self.seen)
+
     def before(self, frame: int) -> tuple[int, ...]:
         """The seats seen reaching before ``frame``, in order."""
         return tuple(seat for f, seat, _ in self.seen if f < frame)
@@ -215,7 +240,7 @@ class ArmLog:
         read (``TrackerSettings.frames``), which dates a refill no steady read saw land."""
         cut = len(self.sightings(frame))
         if start is not None:
-            cut -= _deferred(self.sightings(frame), set(actors(start, steps)))
+            cut -= _deferred(self.sightings(frame), set(actors(start, steps)), self._settling(frame))
         spent = tuple((s, c) for _, s, c in self.seen[:cut])
         # the table stands from its last change: a zone unchanged but read late (a dip, a
         # misread frame) holds up the whole view's first frame, not the table's
@@ -235,20 +260,22 @@ class ArmLog:
     def consume_steps(self, start: State, steps: Sequence[Step]) -> ArmLog:
         """Part of a reading was accepted (the turns before a rule break that awaits its
         verdict): the arms its players account for, first in order (a single stray sighting
-        among them too), are spent; the rest wait."""
-        expected, k, used = actors(start, steps), 0, 0
-        seats = [seat for _, seat, _ in self.seen]
+        among them too), are spent; the rest wait. An arm accounts for a step only over a place
+        its hand goes to (or no place told): the same player's arm over the Row after their
+        Research declined is the move out of turn still awaiting its verdict, not that turn's."""
+        expected, k, used = _runs(m for _, moves in _turns(start, steps) for m in moves), 0, 0
+        seen = [(seat, cls) for _, seat, cls in self.seen]
 
         def fits(j: int) -> int | None:
-            if k < len(expected) and seats[j] == expected[k]:
-                return k
-            if k + 1 < len(expected) and seats[j] == expected[k + 1]:
-                return k + 1
+            seat, cls = seen[j]
+            for at in (k, k + 1):
+                if at < len(expected) and seat == expected[at][0] and cls in expected[at][1] | {"table"}:
+                    return at
             return None
 
-        while used < len(seats):
+        while used < len(seen):
             at = fits(used)
-            if at is None and used + 1 < len(seats) and fits(used + 1) is not None:
+            if at is None and used + 1 < len(seen) and fits(used + 1) is not None:
                 used += 1  # a stray sighting between the reading's arms
                 continue
             if at is None:
@@ -348,7 +375,7 @@ class ArmLog:
         if not self.reported:
             return 0.0
         now = self.marked(frame)
-        now = now[: len(now) - _deferred(now, set(actors(start, steps)))]
+        now = now[: len(now) - _deferred(now, set(actors(start, steps)), self._settling(frame))]
         seen = (self.spent if again else ()) + now
         # the current player's arm, seen earlier this turn, stands for a main action no camera
         # saw (a Research declined) when the reading ends the turn without one
@@ -443,12 +470,17 @@ def goes_on(steps: Sequence[Step]) -> bool:
     return False
 
 
-def _deferred(seen: Sequence[Sighting], involved: set[int]) -> int:
+def _deferred(seen: Sequence[Sighting], involved: set[int], settling: int | None = None) -> int:
     """How many of the last arms seen belong to players a reading does not involve: the next
     player reaching in while the table the reading explains was still settling (a hand over a
-    deck hides nothing). They are left for the next reading rather than weighed as strays."""
-    k = 0
+    deck hides nothing). They are left for the next reading rather than weighed as strays.
+    ``settling``: how many arms were seen once the table had begun to change (``None``: not
+    known); an arm before that came before what the reading explains, and is weighed with it."""
+    k = arms = 0
     while k < len(seen) and seen[len(seen) - 1 - k][0] not in involved:
+        arms += seen[len(seen) - 1 - k] != PAUSE
+        if settling is not None and arms > settling:
+            break
         k += 1
     return k
 
@@ -526,6 +558,18 @@ def stray(frames: int) -> float:
     return min(W_STRAY + W_LINGER * (frames - 1), W_STRAY_MAX)
 
 
+def _off(where: Counter[str], places: frozenset[str]) -> float:
+    """The weight of the frames of one run of an arm over places no step of the reading sends
+    its hand to (``places``), when they outnumber the frames over those places: a stray run
+    (:func:`stray`) if none was over them, and so if most were not (one frame over the Row in a
+    run of eight over a deck is a misread zone, not a Pick's gesture: before, any one frame
+    over a right place excused the rest). A hand over no place the camera can tell
+    (``table``) says nothing either way."""
+    right = sum(count for cls, count in where.items() if cls in places)
+    wrong = sum(where.values()) - right - where["table"]
+    return stray(wrong) if wrong > right else 0.0
+
+
 def reach_cost(
     expected: Sequence[int | Actor], seen: Sequence[int | Sighting], free_first: bool = False
 ) -> float:
@@ -538,35 +582,32 @@ def reach_cost(
     player accounts for any number of runs of their own arm (one gesture seen in several
     frames, or several gestures), even with a stray arm between them. The cheapest alignment."""
     want = [(e, ANY) if isinstance(e, int) else e for e in expected]
-    runs: list[tuple[int, int, set[str], int]] = []  # (seat, frames, where, frames over a told place)
+    runs: list[tuple[int, int, Counter[str]]] = []  # (seat, frames, frames over each place)
     split = True
     for s in seen:
         seat, cls = (s, "table") if isinstance(s, int) else s
         if (seat, cls) == PAUSE:
             split = True
             continue
-        told = int(cls != "table")
         if runs and runs[-1][0] == seat and not split:
-            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2] | {cls}, runs[-1][3] + told)
+            runs[-1][2][cls] += 1
+            runs[-1] = (seat, runs[-1][1] + 1, runs[-1][2])
         else:
-            runs.append((seat, 1, {cls}, told))
+            runs.append((seat, 1, Counter({cls: 1})))
         split = False
     n = len(want)
     # state: (how many expected players were reached, whether the last of them was seen) -> cost
     best: dict[tuple[int, bool], float] = {(0, False): 0.0}
-    for seat, frames, where, told in runs:
-        # the frames over a place no step of the reading sends the hand to: a hand over no place
-        # the camera can tell says nothing either way
-        off = stray(told) if told else 0.0
+    for seat, frames, where in runs:
         nxt: dict[tuple[int, bool], float] = {}
         for (i, hit), cost in best.items():
             options = [((i, hit), cost + stray(frames))]
             if i and want[i - 1][0] == seat:  # the same player's arm again
-                options.append(((i, True), cost + (0.0 if where & want[i - 1][1] else off)))
+                options.append(((i, True), cost + _off(where, want[i - 1][1])))
             missed = W_MISSED * (i > 0 and not hit and not (free_first and i == 1))
             for k in range(i, n):  # the next players, those skipped missed
                 if want[k][0] == seat:
-                    fit = 0.0 if where & want[k][1] else off
+                    fit = _off(where, want[k][1])
                     skipped = k - i - (free_first and i == 0 and k > 0)
                     options.append(((k + 1, True), cost + missed + W_MISSED * skipped + fit))
             for key, c in options:

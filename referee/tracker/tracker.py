@@ -221,6 +221,9 @@ class Tracker:
         self._waypoints: list[tuple[TableView, bool]] = []
         self._table_ends: int | None = None  # camera only: the turns the last explanation ended
         self._table_view: TableView | None = None  # ... and the table it explained
+        # ... and where only the turns before its rule break were accepted, the turns it ends
+        # after them: the rest of it is asked for with as many (turns.explain_from_table)
+        self._rest_ends: int | None = None
         # Camera only: the last accepted explanation let turns pass without a trace (legal):
         # the state it started from, the table it explained, its weight (see turns.weight) and
         # how many move-log lines stood before it. What is seen next may make a move out of turn
@@ -506,6 +509,8 @@ class Tracker:
         """Explain a new stable view (or wait for it to settle, or for a clear view)."""
         if self._ends:
             self._waited += 1
+        if not view.complete() and (whole := self._read_in_pieces(view)) is not None:
+            view = whole  # every zone read since the table last changed: the table as it stands
         if not view.complete():
             if self._see_past_hands(view, update):
                 return
@@ -543,6 +548,22 @@ class Tracker:
             self._suspect = None
             return
         self._explain(view, update, urgent=bool(self._ends))
+
+    def _read_in_pieces(self, view: TableView) -> TableView | None:
+        """Camera only, with the players' arms seen: the table as it stands when no clear view
+        of it comes (each frame hides one zone or another: a glare, a dip, a hand), read zone by
+        zone (``_standing``), where every zone out of view now was last read steadily after the
+        table last changed (its value then is its value since: nothing was read changing after
+        it). A table read so is whole and explained like a clear view; before, a turn whose
+        tables never stood in full view was never explained, and the next turn's change was read
+        together with it. ``None`` where a zone out of view was last read before the last change
+        (it may have changed with it, under the hand that hid it), or nothing changed."""
+        if not self._arms.reported or self._signalled or self._ends or not self._arms.changes:
+            return None
+        last = max(self._arms.changes)
+        if any(self._unseen_from.get(zone, self._frame) - 1 < last for zone in view.unknown()):
+            return None
+        return self._standing if self._standing.complete() else None
 
     def _see_past_hands(self, view: TableView, update: Update) -> bool:
         """A view with zones unknown (a hand over them, or a reading still settling): accept a
@@ -586,6 +607,9 @@ class Tracker:
             return False  # it acts on a zone out of view: what is there is not known yet
         if ends is not None:
             self._table_ends, self._table_view = ends, filled
+        # the table accepted stands from its steady read, not from the last clear view's (a
+        # refill accepted here dates the stillness a pause is counted from: ArmLog.consume)
+        self._view_from = self._frame - s.frames + 1
         self._accept(found, update)
         self._last_key = None  # the next clear view is explained from here, even if seen before
         return True
@@ -724,13 +748,7 @@ class Tracker:
             self._still = 0
             return
         self._still += 1
-        done = turn_over(s)
-        wait, still = self.settings.final_wait if done else self.settings.eot_wait, self._still
-        if self._arms.reported and not self._signalled:
-            wait = min(wait, PAUSE_FRAMES)
-            if self._arms.still_from is not None:  # an arm is the player still acting
-                still = self._arms.stood(self._frame)
-        if still < wait:
+        if not self._last_turn_stood(s, self._still):
             return
         step = Step("end_turn", s.current)
         with self.record.transaction():
@@ -739,6 +757,32 @@ class Tracker:
         update.steps.append(step)
         self._still = 0
         self._emit("state", {"turn": self.state.turn})
+
+    def _last_turn_stood(self, state: State, frames: int) -> bool:
+        """Whether the game's last turn, at ``state`` (its player has taken the main action), has
+        stood long enough to be over, the table unchanged for ``frames`` frames: ``final_wait``
+        with nothing legal left but ending it, ``eot_wait`` with triggers unused; with the arms
+        reported (camera only) a pause at most, counted from when the table last moved or an arm
+        was last seen (:meth:`ArmLog.stood`), not from when it was first read."""
+        wait, still = self.settings.final_wait if turn_over(state) else self.settings.eot_wait, frames
+        if self._arms.reported and not self._signalled:
+            wait = min(wait, PAUSE_FRAMES)
+            if self._arms.still_from is not None:  # an arm is the player still acting
+                still = self._arms.stood(self._frame)
+        return still >= wait
+
+    def _last_turn_over(self, found: Explanation | None, frames: int) -> bool:
+        """Camera only: a reading of the game's last turn that breaks a rule awaiting the end of
+        the turn (``UNDERPAID``, ``NOT_TRIGGERED``) has no next player to show that end; once its
+        table has stood as long as ends that turn (:meth:`_last_turn_stood`), it is over and the
+        break certain (before: decided never, the game left open)."""
+        if found is None or not found.violations or self._signalled or self._ends:
+            return False
+        s = found.state
+        if s.game_over or s.chance or s.pending is not None or not s.main_done:
+            return False
+        last = s.end_triggered and s.current == s.num_players - 1
+        return last and self._last_turn_stood(s, frames)
 
     @_atomic
     def end_of_turn(self, event: EndOfTurn, who: str = "referee") -> Update:
@@ -856,6 +900,7 @@ class Tracker:
                 s,
                 self._arms,
                 self._view_from,
+                self._rest_ends,
             )
             found, hints = reading.found, reading.hints
             self._table_cost = reading.cost
@@ -1011,6 +1056,7 @@ class Tracker:
         s = self.settings
         persisted = suspect.frames >= s.confirm
         found = suspect.found
+        urgent = urgent or self._last_turn_over(found, suspect.frames)
         refilling = sum(view.row or ()) < 6 and any(self.state.dispenser)
         if urgent and found is None and refilling and self._waited < s.eot_wait:
             return  # the Row is still being refilled: wait for the table to settle
@@ -1092,8 +1138,13 @@ class Tracker:
             # turn is known to have begun when the next player's change comes.
             done = turns_before_break(self.state, found)
             if done is not None:
+                rest = self._table_ends
                 self._accept(done, update)
                 self._last_key = None  # the rest is explained again from there, next frame
+                if rest is not None and not self._signalled:
+                    # ... with as many turns ended as the reading left (the arms that told them
+                    # are spent: a move out of turn before the turn's player acts is asked for)
+                    self._rest_ends = rest - sum(st.kind == "end_turn" for st in done.steps)
 
     def _after_game(self, view: TableView, update: Update) -> None:
         """The game is over: changes on the table are warned about (once per player), never scored."""
@@ -1175,6 +1226,7 @@ class Tracker:
                     update,
                 )
         self._suspect = None
+        self._rest_ends = None
         self._last_partial = None
         self._waypoints.clear()
         self._lost = None

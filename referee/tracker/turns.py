@@ -142,7 +142,8 @@ def table_turns(s: State, view: TableView, arms: ArmLog | None = None, frame: in
         # Research declined), and the change came in the next player's turn
         for m in movers:
             d = (m - c) % n
-            if arms.across_pause(m, frame) and d + 1 not in out and d + 1 <= 2 * n:
+            done = arms.across_pause(m, frame) or arms.paused_before_change(m, frame)
+            if done and d + 1 not in out and d + 1 <= 2 * n:
                 out.append(d + 1)
         # the current player's own area changed after a pause that followed their main action:
         # their turn was over, and they moved out of turn before the next player moved
@@ -175,6 +176,7 @@ def explain_from_table(
     settings: TrackerSettings,
     arms: ArmLog | None = None,
     frame: int = 0,
+    rest: int | None = None,
 ) -> TableReading:
     """Camera only: explain the view under each hypothesis of :func:`table_turns` and take
     the likeliest: a broken rule weighs ``VIOLATION_WEIGHT`` turns that left no trace
@@ -184,7 +186,8 @@ def explain_from_table(
     ``loose``: some table seen on the way does not bind; ``mark``: the last explanation let turns
     pass without a trace; ``arms``: the players' arms seen reaching in, those before ``frame``
     weighed with each reading (:meth:`ArmLog.cost`: a player acting unseen, an arm no step
-    explains)."""
+    explains); ``rest``: the turns the rest of a reading ends, where only the turns before its
+    rule break were accepted (asked for too: the arms that told them are spent)."""
     s = settings
     arms = arms or ArmLog()
     best: tuple[float, int] | None = None
@@ -192,6 +195,8 @@ def explain_from_table(
     chosen = hints_for(table_ends=0)
     table_ends: int | None = None
     hypotheses = table_turns(state, view, arms, frame)
+    if rest is not None and rest not in hypotheses:  # the rest of a reading accepted in part
+        hypotheses.append(rest)
     least = min(hypotheses, default=0)
     for rank, ends in enumerate(hypotheses):
         if best is not None and best[0] == 0:
