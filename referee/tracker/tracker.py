@@ -609,7 +609,7 @@ class Tracker:
             self._table_ends, self._table_view = ends, filled
         # the table accepted stands from its steady read, not from the last clear view's (a
         # refill accepted here dates the stillness a pause is counted from: ArmLog.consume)
-        self._view_from = self._frame - s.frames + 1
+        self._view_from = self._frame - self.settings.frames + 1
         self._accept(found, update)
         self._last_key = None  # the next clear view is explained from here, even if seen before
         return True
