@@ -287,7 +287,7 @@ def tokens_seen_as_marbles(
         if disc is not None:
             (x, y), r = disc.center, disc.diameter / 2
             box = (x - r, y - r, x + r, y + r)
-        cls = "vp5" if token_size(frame, h_img, box) >= VP_SPLIT_MM else "vp1"
+        cls = "vp5" if box_size(box) >= VP_SPLIT_MM else "vp1"  # the value is read later, together
         tokens.append(Detection(cls, d.confidence, tuple(v * CANON_PX_PER_MM for v in box)))  # type: ignore[arg-type]
     return rest, tokens
 
