@@ -8,7 +8,8 @@ color model can never have seen it:
   wood), a lamp between 2700 K and 6500 K that the webcam's white balance only partly corrects,
   webcam processing (vignetting, softness, over-sharpening, luma and chroma noise, strong JPEG),
   cards placed by hand 4 mm and 5° off, ring marbles in touching heaps, VP tokens of another
-  printing;
+  printing (:data:`TOKEN_PRINT`: fills, a wide rim, digit color and lettering that no training
+  printing has);
 * :func:`other_deck` — a deck of different art (random abstract faces, not the project's
   drawings), and :func:`phone_photo`, the enrolment photo a user would take of such a card
   (keystone ~1 mm at the corners, ±6 % color cast, blur, glare, JPEG): the benchmark enrols
@@ -25,9 +26,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from benchmarks.workbench_heldout import draw_glyphs
 from referee.gizmos.cards import default_cards
 from vision.faces import BAND_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS
 from vision.training.evaluate import HELDOUT
+from vision.training.synth import TokenPrint
 
 #: Seeds of the held-out style's and the other deck's frames (inside the held-out range the
 #: dataset code refuses; the project's own held-out frames start at 9,000,000).
@@ -108,6 +111,15 @@ def webcam(rng: np.random.Generator, img: np.ndarray, kelvin: float | None = Non
     return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
 
 
+#: The held-out VP-token printing besides its fills: a wide cream ring (4 canvas px, 2.5 mm;
+#: training's rims are at most ``randomise.TOKEN_RIM_PX``, 3) and a dark red numeral (neither
+#: light nor dark in every channel, as training's digits are) in the held-out italic of
+#: ``workbench_heldout.GLYPHS`` (no OpenCV font: OpenCV's fonts are training fonts).
+#: ``tests/test_vision_randomise.py`` checks it lies outside what training draws.
+TOKEN_PRINT = TokenPrint(
+    rim=(150, 215, 240), rim_px=4, digits=(40, 50, 110), stroke=3, scale=0.8, lettering=draw_glyphs
+)
+
 #: The held-out style: on top of the held-out camera settings of ``vision.training.evaluate.HELDOUT``.
 STYLE = replace(
     HELDOUT,
@@ -116,6 +128,7 @@ STYLE = replace(
     texture=style_texture,
     camera=webcam,
     token_fills=((70, 150, 235), (150, 60, 120)),
+    token_print=TOKEN_PRINT,
     touching_marbles=True,
 )
 

@@ -142,3 +142,24 @@ def test_held_out_letters_and_figures_are_drawn_by_no_training_font_or_stroke_le
     for ch in "EMRCA0123456":
         old = _glyph_mask(font(ch, FONT))
         assert max(_iou(old, _glyph_mask(font(ch, f))) for f in TRAIN_FONTS) > 0.95, ch
+
+
+def test_held_out_token_numerals_are_drawn_by_no_training_font() -> None:
+    """The held-out VP tokens' 1 and 5 (``heldout.TOKEN_PRINT``: the held-out italic) differ
+    from the same numerals in every font a training token printing draws (``randomise.
+    TOKEN_FONTS``, the project's own among them), upright and slanted."""
+    from benchmarks.workbench_heldout import SLANT, draw_glyphs
+    from vision.training.randomise import TOKEN_FONTS
+    from vision.training.synth import TokenPrint
+    from vision.training.tiles import WHITE, _text
+
+    assert heldout.TOKEN_PRINT.lettering is draw_glyphs and TokenPrint().font in TOKEN_FONTS
+    for ch in "15":
+        held = _glyph_mask(partial(draw_glyphs, text=ch, c=(100, 100), height=100, weight=8, col=255))
+        seen = [
+            _glyph_mask(partial(_text, txt=ch, c=(100, 100), height=100, font=f, col=WHITE, weight=8), slant)
+            for f in TOKEN_FONTS
+            for slant in (0.0, SLANT)
+        ]
+        worst = max(_iou(held, s) for s in seen)
+        assert worst < 0.5, (ch, worst)

@@ -14,13 +14,25 @@ from vision.training.dataset import DatasetSpec, generate
 from vision.training.randomise import (
     _HELD_OUT_TOKENS,
     _MAT,
+    TOKEN_DIGITS_DARK,
+    TOKEN_DIGITS_LIGHT,
+    TOKEN_FONTS,
+    TOKEN_RIM_PX,
     marble_look,
     random_deck,
     randomised,
     same_color_texture,
+    token_print,
     with_distractors,
 )
-from vision.training.synth import MARBLE_MM, RenderSettings, TableLayout, marble_sprite, render_table
+from vision.training.synth import (
+    MARBLE_MM,
+    RenderSettings,
+    TableLayout,
+    TokenPrint,
+    marble_sprite,
+    render_table,
+)
 
 
 @pytest.mark.parametrize("look", [1, 2])
@@ -110,4 +122,31 @@ def test_distractors_lie_on_the_table_deterministically() -> None:
     assert any(
         randomised(seed, look=2)[0].texture.__name__ == "draw"  # type: ignore[union-attr]
         for seed in range(1_000_000, 1_000_010)
+    )
+
+
+def _trained_printing(tp: TokenPrint) -> bool:
+    """Whether a printing lies inside what training draws (:func:`token_print`'s ranges)."""
+    light = all(v >= TOKEN_DIGITS_LIGHT for v in tp.digits)
+    dark = all(v <= TOKEN_DIGITS_DARK for v in tp.digits)
+    return tp.lettering is None and tp.font in TOKEN_FONTS and tp.rim_px <= TOKEN_RIM_PX and (light or dark)
+
+
+def test_the_held_out_token_printing_is_one_no_training_draws() -> None:
+    """The held-out style's VP tokens are another printing, not the project's with new fills:
+    lettering of its own (no OpenCV font), a rim wider and digits of a color no training
+    printing has; every printing training draws (look 2's, and the project's own) lies inside
+    the ranges the held-out one is outside of."""
+    held = heldout.STYLE.token_print
+    assert held is heldout.TOKEN_PRINT and held is not None
+    assert held.lettering is not None and held.rim_px > TOKEN_RIM_PX
+    assert not all(v >= TOKEN_DIGITS_LIGHT for v in held.digits)
+    assert not all(v <= TOKEN_DIGITS_DARK for v in held.digits)
+    assert not _trained_printing(held)
+    assert _trained_printing(TokenPrint())
+    for seed in range(2_000):
+        assert _trained_printing(token_print(np.random.default_rng(seed))), seed
+    assert all(
+        _trained_printing(s.token_print or TokenPrint())
+        for s in (randomised(seed, look=look)[0] for seed in range(1_000_000, 1_000_008) for look in (1, 2))
     )

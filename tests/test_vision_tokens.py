@@ -22,6 +22,7 @@ from vision.tokens import (
     token_points,
     token_size,
     token_values,
+    tokens_seen_as_marbles,
     two_groups,
 )
 from vision.training.evaluate import Tally, scene_for_seed
@@ -178,3 +179,41 @@ def test_a_less_sure_token_box_is_kept_only_where_nothing_else_can_be() -> None:
     # two boxes on one token: the surer is kept, the other overlaps it
     twin = _det("vp1", 0.15, (61.0, 21.0), 19.0)
     assert missed_tokens(frame, H_TOP, kept, [twin, missed], [zone]) == [missed]
+
+
+def test_marble_boxes_in_a_vp_zone_are_tokens_read_by_their_disc() -> None:
+    """A printing the detector never saw is boxed as marbles at a marble's size (16-17 mm). In a
+    VP zone of a seat in play such a box is a token, its box the disc measured there, so a 5 boxed
+    like a marble is read a 5; marble boxes outside the zones stay marbles, a box on bare mat or on
+    a token kept is nothing, and kept objects other than those marbles are left as they were."""
+    zone = (0.0, 0.0, 150.0, 110.0)
+    frame = _printed(
+        [
+            ((20.0, 20.0), 18.0, TINTED_ONE),
+            ((60.0, 20.0), 24.0, PURPLE_FIVE),
+            ((100.0, 20.0), 24.0, PURPLE_FIVE),
+            ((130.0, 90.0), 18.0, TINTED_ONE),
+        ]
+    )
+    one = _det("marble_yellow", 0.8, (20.0, 20.0), 16.5)
+    five = _det("marble_black", 0.6, (60.0, 20.0), 17.0)
+    five_kept = _det("vp5", 0.9, (100.0, 20.0), 24.0)
+    outside = _det("marble_red", 0.9, (20.0, 116.0), 16.0)  # in no VP zone given
+    kept = [one, five, five_kept, _det("marble_blue", 0.7, (101.0, 21.0), 16.0), outside]
+    low = [
+        _det("marble_yellow", 0.2, (130.0, 90.0), 16.0),  # a less sure marble box on a 1
+        _det("marble_red", 0.3, (60.0, 80.0), 16.0),  # bare mat
+        _det("marble_red", 0.05, (20.0, 21.0), 16.0),  # too unsure
+    ]
+    rest, tokens = tokens_seen_as_marbles(frame, H_TOP, kept, low, [zone])
+    assert rest == [five_kept, outside]
+    assert [t.cls for t in tokens] == ["vp1", "vp5", "vp1"]
+    assert [round(t.confidence, 2) for t in tokens] == [0.8, 0.6, 0.2]
+    assert [token_values(frame, H_TOP, [t.box_mm for t in tokens])] == [[1, 5, 1]]
+    for t, (c, d) in zip(
+        tokens, [((20.0, 20.0), 18.0), ((60.0, 20.0), 24.0), ((130.0, 90.0), 18.0)], strict=True
+    ):
+        assert abs(t.center_mm[0] - c[0]) < 1 and abs(t.center_mm[1] - c[1]) < 1
+        assert abs(box_size(t.box_mm) - d) < 1.5, (t, d)
+    # no VP zone in play: nothing changes
+    assert tokens_seen_as_marbles(frame, H_TOP, kept, low, []) == (kept, [])

@@ -59,7 +59,13 @@ from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
 from vision.plausible import plausible
 from vision.reaches import reaches_of
-from vision.tokens import LOW_TOKEN_CONF, missed_tokens, token_points, token_values
+from vision.tokens import (
+    LOW_TOKEN_CONF,
+    missed_tokens,
+    token_points,
+    token_values,
+    tokens_seen_as_marbles,
+)
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -478,6 +484,11 @@ class Observer:
         self.low_tokens = self.detector is not None
         #: The tokens that stage added to the last frame's detections.
         self.last_low_tokens: list[Detection] = []
+        #: Marble boxes in the VP zones of the seats in play taken for VP tokens (a printing the
+        #: detector never saw; vision/tokens.py: tokens_seen_as_marbles); False: left as marbles.
+        self.marble_tokens = self.detector is not None
+        #: The tokens that stage made of the last frame's marble boxes.
+        self.last_marble_tokens: list[Detection] = []
         self._reaches = False
         self.reaches = reaches
         #: The homography (table mm -> frame px) and frame size of the last frame calibrated:
@@ -569,7 +580,7 @@ class Observer:
         # One decoding at the lowest confidence any stage needs; greedy NMS lets no less sure box
         # suppress a surer one, so the boxes kept at the pipeline's confidence are the same.
         floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
-        if self.low_tokens:
+        if self.low_tokens or self.marble_tokens:
             floor = min(floor, LOW_TOKEN_CONF)
         if self.hands is None:
             floor = min(floor, self.hand_conf)
@@ -595,13 +606,20 @@ class Observer:
             self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
             dets += self.last_heap_marbles
             self.timings["heaps"] = time.perf_counter() - t4
-        self.last_low_tokens = []
-        if self.low_tokens:
+        self.last_low_tokens, self.last_marble_tokens = [], []
+        if self.low_tokens or self.marble_tokens:
             t6 = time.perf_counter()
-            low = [d for d in raw if d.cls in ("vp1", "vp5") and d.confidence < self.conf]
             vp_zones = [self.zones.seat(s).vp for s in in_play]
-            self.last_low_tokens = missed_tokens(frame, cal.homography, dets, low, vp_zones)
-            dets += self.last_low_tokens
+            if self.marble_tokens:
+                low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
+                dets, self.last_marble_tokens = tokens_seen_as_marbles(
+                    frame, cal.homography, dets, low, vp_zones
+                )
+                dets += self.last_marble_tokens
+            if self.low_tokens:
+                low = [d for d in raw if d.cls in ("vp1", "vp5") and d.confidence < self.conf]
+                self.last_low_tokens = missed_tokens(frame, cal.homography, dets, low, vp_zones)
+                dets += self.last_low_tokens
             self.timings["tokens"] = time.perf_counter() - t6
         if mask is not None:
             t5 = time.perf_counter()

@@ -15,9 +15,11 @@ cloth). Look 1 is the first round's, kept so that its training set re-renders ex
 
 Leave-one-style-out: the benchmark's held-out style (``benchmarks/heldout.py``: slate, check
 cloth, red-stained and planked wood, black-body lamps with fall-off, webcam sharpening, its own
-token colors, its own deck generator) is never imported here, and token colors near the
-held-out ones are redrawn (``tests/test_vision_heldout.py`` checks that no project code
-imports the benchmarks).
+token colors and printing, its own deck generator) is never imported here, token colors near
+the held-out ones are redrawn, and the token printings drawn here (:data:`TOKEN_FONTS`, rims,
+digits) leave out the held-out printing's lettering, rim width and digit color
+(``tests/test_vision_heldout.py`` checks that no project code imports the benchmarks,
+``tests/test_vision_randomise.py`` that the printings stay apart).
 """
 
 from __future__ import annotations
@@ -216,24 +218,30 @@ def marble_look(rng: np.random.Generator) -> Callable[[str, np.ndarray], tuple[n
     return make
 
 
+#: What the token printings of training span (:func:`token_print`, and the project's own,
+#: ``TokenPrint()``): these OpenCV fonts, rims up to this width (canvas px), digits light (every
+#: channel at least ``TOKEN_DIGITS_LIGHT``) or dark (every channel at most ``TOKEN_DIGITS_DARK``).
+#: The benchmark's held-out printing lies outside all three (``tests/test_vision_randomise.py``).
+TOKEN_FONTS: tuple[int, ...] = (
+    cv2.FONT_HERSHEY_SIMPLEX,
+    cv2.FONT_HERSHEY_DUPLEX,
+    cv2.FONT_HERSHEY_TRIPLEX,
+    cv2.FONT_HERSHEY_COMPLEX,
+)
+TOKEN_RIM_PX = 3
+TOKEN_DIGITS_LIGHT = 200
+TOKEN_DIGITS_DARK = 70
+
+
 def token_print(rng: np.random.Generator) -> TokenPrint:
     """A random printing of the VP tokens besides the fill: rim color and width (or none),
     light or dark digits, another font, stroke and size."""
     light = rng.random() < 0.6
     return TokenPrint(
         rim=_color(rng, 180, 255) if rng.random() < 0.6 else _color(rng),
-        rim_px=int(rng.integers(0, 4)),
-        digits=_color(rng, 200, 255) if light else _color(rng, 0, 70),
-        font=int(
-            rng.choice(
-                [
-                    cv2.FONT_HERSHEY_SIMPLEX,
-                    cv2.FONT_HERSHEY_DUPLEX,
-                    cv2.FONT_HERSHEY_TRIPLEX,
-                    cv2.FONT_HERSHEY_COMPLEX,
-                ]
-            )
-        ),
+        rim_px=int(rng.integers(0, TOKEN_RIM_PX + 1)),
+        digits=_color(rng, TOKEN_DIGITS_LIGHT, 255) if light else _color(rng, 0, TOKEN_DIGITS_DARK),
+        font=int(rng.choice(list(TOKEN_FONTS))),
         stroke=int(rng.integers(1, 4)),
         scale=float(rng.uniform(0.75, 1.25)),
     )

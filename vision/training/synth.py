@@ -106,10 +106,19 @@ class RenderSettings:
     empty_table: bool = False
 
 
+#: Draws a token's value: (image, text, centre px, height px, stroke px, color).
+Lettering = Callable[[np.ndarray, str, tuple[float, float], float, int, tuple[int, int, int]], None]
+
+
 @dataclass(frozen=True, slots=True)
 class TokenPrint:
     """How a VP token is printed besides its fill: rim color and width, digits' color, font,
-    stroke and size (``None`` in :class:`RenderSettings`: white rim and digits, the project's)."""
+    stroke and size (``None`` in :class:`RenderSettings`: white rim and digits, the project's).
+
+    ``lettering`` draws the value instead of the OpenCV ``font`` (``lettering(image, text,
+    centre px, height px, stroke px, color)``, the height that of the font's digits): a printing
+    in lettering of its own, which no OpenCV font draws (every OpenCV font is a training font;
+    the benchmark's held-out printing, ``benchmarks/heldout.py``, uses it)."""
 
     rim: tuple[int, int, int] = (245, 245, 245)
     rim_px: int = 2
@@ -117,6 +126,7 @@ class TokenPrint:
     font: int = cv2.FONT_HERSHEY_DUPLEX
     stroke: int = 2
     scale: float = 1.0
+    lettering: Lettering | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,6 +380,9 @@ class _Canvas:
         if tp.rim_px > 0:
             cv2.circle(self.img, c, rp - tp.rim_px, tp.rim, tp.rim_px, cv2.LINE_AA)
         txt = str(points)
+        if tp.lettering is not None:  # a Hershey digit at this scale is 1.9 radii tall
+            tp.lettering(self.img, txt, (float(c[0]), float(c[1])), 1.9 * rp * tp.scale, tp.stroke, tp.digits)
+            return
         (tw, th), _ = cv2.getTextSize(txt, tp.font, rp / 14 * tp.scale, tp.stroke)
         cv2.putText(
             self.img,
