@@ -6,8 +6,9 @@ user's enrolment folder: each Builder's single tile at every dial value 0-6 and 
 6 only (48 photos; the Double's other values are what ``enrol`` must manage without), each a
 phone's photo (``benchmarks/heldout.phone_photo``, as the Gizmos deck is enrolled: keystone,
 colour cast, a ramp of light, glare, its own blur, size, noise and JPEG, none of them the
-benchmark scenes' camera), plus one photo of an empty mat. ``enrol`` fine-tunes the committed
-model on scenes drawn with them (``vision.training.workbench.enrol``), and the conditions of
+benchmark scenes' camera), plus one photo of an empty mat (1000-1400 px wide). ``enrol``
+fine-tunes the committed model on scenes drawn with them (``vision.training.workbench.enrol``),
+and the conditions of
 ``benchmarks/workbench.py`` (the same held-out frames) are read by the committed and the
 enrolled model; ``own`` shows what enrolling costs the project's own tiles.
 
@@ -38,6 +39,9 @@ from vision.workbench import WorkbenchReader
 
 #: The photos' random stream (their keystone, light, glare, blur, size, noise and JPEG).
 PHOTO_SEED = 31
+#: The mat photo's width (px): a phone's photo of a 350 mm mat, about 3-4 px/mm (the tiles'
+#: are 3-5 px/mm).
+MAT_WIDTH = (1000, 1400)
 
 
 def write_photos(folder: Path, seed: int = PHOTO_SEED) -> Path:
@@ -50,7 +54,7 @@ def write_photos(folder: Path, seed: int = PHOTO_SEED) -> Path:
         cv2.imwrite(str(folder / f"{b}{'-double' if double else ''}-{v}.jpg"), photo)
     w = 1400  # the mat at 4 px/mm, as the tiles (and phone_photo's keystone) are drawn
     mat = art.mat(rng, w, round(w / MAT_ASPECT), w / 5.3, w * 10 / 350)
-    cv2.imwrite(str(folder / "mat.jpg"), phone_photo(mat, rng))
+    cv2.imwrite(str(folder / "mat.jpg"), phone_photo(mat, rng, MAT_WIDTH))
     return folder
 
 

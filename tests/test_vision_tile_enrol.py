@@ -132,8 +132,8 @@ def test_dial_values_not_photographed_are_composed_from_the_photographed_dial(tm
 
 
 def test_a_photo_is_laid_each_time_as_another_photo_of_the_tile() -> None:
-    """PhotoArt with a random stream lays the photo a little otherwise each time (crop, light,
-    softness), still the same tile; without one, the photo as it is."""
+    """PhotoArt with a random stream lays the photo (and the mat photo) a little otherwise each
+    time (crop, light, softness), still the same tile; without one, the photo as it is."""
     photo = LOOK.tile("Mechanic", False, 2)[..., :3]
     plain = PhotoArt({("Mechanic", False, 2): photo}, None, own_art())
     assert np.array_equal(plain.tile("Mechanic", False, 2), plain.tile("Mechanic", False, 2))
@@ -141,6 +141,10 @@ def test_a_photo_is_laid_each_time_as_another_photo_of_the_tile() -> None:
     a, b = art.tile("Mechanic", False, 2), art.tile("Mechanic", False, 2)
     assert a.shape == photo.shape and not np.array_equal(a, b)
     assert _ncc(a, photo) > 0.85 and _ncc(b, photo) > 0.85
+    mat = LOOK.mat(np.random.default_rng(1), 560, round(560 / MAT_ASPECT), 105.6, 16)
+    art = PhotoArt({}, mat, own_art(), rng=np.random.default_rng(0))
+    m1, m2 = (art.mat(np.random.default_rng(2), 560, 349, 105.6, 16) for _ in range(2))
+    assert m1.shape == (349, 560, 3) and not np.array_equal(m1, m2) and _ncc(m1, m2) > 0.85
 
 
 def test_cli_checks_a_folder_and_answers_help(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1127,8 +1127,8 @@ class PhotoArt:
     """A table's enrolled tile photos (:mod:`vision.tile_enrol`) as an :class:`Art`: a tile
     enrolled for this Builder, Double and value is the photo (with a slight change of light per
     scene), any other is drawn by ``fallback``; the mat is the enrolled mat photo, or the
-    fallback's. With ``rng``, each tile laid is the photo seen afresh (:meth:`retake`), so that
-    the network learns the tile, not the photo's pixels."""
+    fallback's. With ``rng``, each tile and mat laid is the photo seen afresh (:meth:`retake`),
+    so that the network learns the tile, not the photo's pixels."""
 
     tiles: dict[tuple[str, bool, int], np.ndarray]
     mat_photo: np.ndarray | None
@@ -1151,14 +1151,14 @@ class PhotoArt:
         """The photo as another photo of the tile might have it: cropped up to 1.2 mm otherwise at
         each corner, a ramp of light of up to ±8 %, a colour cast of up to ±6 %, softened (half
         of the time) by up to 0.9 px."""
-        n = img.shape[0]
-        src = np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32)
+        h, w = img.shape[:2]
+        src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
         dst = src + rng.uniform(-1.2, 1.2, (4, 2)).astype(np.float32) * TILE_PX_PER_MM
         out = cv2.warpPerspective(
-            img, cv2.getPerspectiveTransform(src, dst), (n, n), borderMode=cv2.BORDER_REPLICATE
+            img, cv2.getPerspectiveTransform(src, dst), (w, h), borderMode=cv2.BORDER_REPLICATE
         )
-        yy, xx = np.mgrid[0:n, 0:n].astype(np.float32) / n - 0.5
-        ramp = 1 + rng.uniform(-0.16, 0.16) * xx + rng.uniform(-0.16, 0.16) * yy
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        ramp = 1 + rng.uniform(-0.16, 0.16) * (xx / w - 0.5) + rng.uniform(-0.16, 0.16) * (yy / h - 0.5)
         out = out * ramp[..., None] * rng.uniform(0.94, 1.06, 3).astype(np.float32)
         if rng.random() < 0.5:
             out = cv2.GaussianBlur(out, (0, 0), rng.uniform(0.3, 0.9))
@@ -1168,6 +1168,8 @@ class PhotoArt:
         if self.mat_photo is None:
             return self.fallback.mat(rng, w, h, pitch_px, border_px)
         img = cv2.resize(self.mat_photo, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+        if self.rng is not None:  # the mat seen afresh too, from the art's own stream
+            img = self.retake(img, self.rng)
         return np.clip(img * rng.uniform(0.85, 1.15), 0, 255).astype(np.uint8)
 
 

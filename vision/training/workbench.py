@@ -86,7 +86,7 @@ ENROLLED_SHARE = 0.7
 #: In an enrolled scene, the share of its tiles that are enrolled photos.
 PHOTO_TILE_SHARE = 0.8
 #: The enrolment recipe's defaults: scenes rendered, validation scenes, epochs from the model.
-ENROL_SCENES, ENROL_VAL, ENROL_EPOCHS = 300, 30, 3
+ENROL_SCENES, ENROL_VAL, ENROL_EPOCHS = 600, 20, 8
 
 
 @dataclass(frozen=True, slots=True)
