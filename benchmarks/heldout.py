@@ -200,9 +200,12 @@ def other_deck(seed: int = DECK_ART_SEED) -> tuple[np.ndarray, ...]:
     return tuple(random_face(rng, c.color) for c in default_cards())
 
 
-def phone_photo(face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def phone_photo(
+    face: np.ndarray, rng: np.random.Generator, width: tuple[int, int] = (180, 320)
+) -> np.ndarray:
     """A phone's enrolment photo of one card, cropped to where the user thinks its edges are:
-    keystone (each corner up to 1 mm off), ±6 % color cast, blur, glare, JPEG, 180-320 px wide."""
+    keystone (each corner up to 1 mm off), ±6 % color cast, blur, glare, JPEG, ``width`` px wide
+    (at random between the two, both included)."""
     h, w = face.shape[:2]
     src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     dst = src + rng.uniform(-1, 1, (4, 2)).astype(np.float32) * FACE_PX_PER_MM
@@ -221,7 +224,7 @@ def phone_photo(face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         img += (rng.uniform(30, 80) * np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * r * r)))[..., None]
     img = np.clip(img, 0, 255).astype(np.uint8)
     img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.6, 1.6))
-    out_w = int(rng.integers(180, 321))
+    out_w = int(rng.integers(width[0], width[1] + 1))
     img = cv2.resize(img, (out_w, round(out_w * h / w)), interpolation=cv2.INTER_AREA)
     img = np.clip(img + rng.normal(0, 2.5, img.shape), 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])

@@ -20,13 +20,13 @@ import cv2
 import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PER_MAT
-from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, DamageStyle
+from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, DamageStyle, subpixel_line
 
 BGR = tuple[int, int, int]
-#: The Damage token's font (drawn by ``tiles.damage_token``, which takes an OpenCV font only).
-#: NB: OpenCV 5 draws COMPLEX with the same pixels as the training fonts DUPLEX and TRIPLEX, and
-#: ignores FONT_ITALIC, so the held-out Damage digits are NOT an unseen font (see
-#: docs/contrivance_vision.md); the tiles' initials and dial values are drawn in :data:`GLYPHS`.
+#: The font the held-out art drew its letters and numbers in until 2026-11-24 (kept for the test
+#: that shows why it went): OpenCV 5 draws COMPLEX with the same pixels as the training fonts
+#: DUPLEX and TRIPLEX and ignores FONT_ITALIC, so it was no unseen font (see
+#: docs/contrivance_vision.md). The tiles and the Damage token now draw :data:`GLYPHS`.
 FONT = cv2.FONT_HERSHEY_COMPLEX | cv2.FONT_ITALIC
 FRAMES: tuple[BGR, ...] = (
     (30, 30, 150),
@@ -147,6 +147,23 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
             ),
         ),
     ),
+    "7": (
+        0.62,
+        (((0.0, 0.14), (0.1, 0.0), (0.62, 0.0), (0.4, 0.4), (0.28, 1.0)), ((0.22, 0.5), (0.56, 0.5))),
+    ),
+    "8": (
+        0.6,
+        (
+            (
+                *_arc((0.32, 0.24), 0.22, 0.24, 20, -200, 12),
+                *_arc((0.28, 0.72), 0.28, 0.28, -90, 270, 16)[1:],
+            ),
+        ),
+    ),
+    "9": (
+        0.6,
+        ((*_arc((0.32, 0.3), 0.26, 0.3, 0, 360, 14), (0.52, 0.62), (0.36, 0.92), (0.06, 1.0)),),
+    ),
 }
 #: The slant of the held-out italic (x moves right by this share of the height above the base).
 SLANT = 0.24
@@ -170,15 +187,7 @@ def draw_glyphs(
             for a, b in itertools.pairwise(pts):
                 d = math.atan2(b[1] - a[1], b[0] - a[0])
                 across = abs(math.sin(d - pen))
-                cv2.line(
-                    img,
-                    (round(a[0] * 16), round(a[1] * 16)),
-                    (round(b[0] * 16), round(b[1] * 16)),
-                    col,
-                    max(1, round(weight * (0.45 + 0.55 * across))),
-                    cv2.LINE_AA,
-                    4,
-                )
+                subpixel_line(img, a, b, col, max(1, round(weight * (0.45 + 0.55 * across))))
         x += (w + gap) * height
 
 
@@ -332,7 +341,8 @@ class HeldOutArt:
 
 
 #: The held-out look of the Contrivance tile and its Damage token: a cream token with a dark
-#: red rim, numbers in the held-out italic serif underlined by a dot, on a ringed dark-green back.
+#: red rim, numbers in the held-out italic (:func:`draw_glyphs`) marked by a dot, on a ringed
+#: dark-green back.
 HELD_OUT_DAMAGE = DamageStyle(
     back=(40, 70, 30),
     back_ink=(150, 190, 170),
@@ -341,8 +351,8 @@ HELD_OUT_DAMAGE = DamageStyle(
     rim=(30, 30, 140),
     rim_mm=2.5,
     digits=(30, 30, 40),
-    font=FONT,
-    digit_mm=15.0,
-    weight_mm=1.6,
+    font=draw_glyphs,
+    digit_mm=12.0,  # about 14 mm tall with the pen (the old font 11 mm), 0.93 of its ink
+    weight_mm=2.4,
     underline="dot",
 )

@@ -115,7 +115,7 @@ def test_held_out_letters_and_figures_are_drawn_by_no_training_font_or_stroke_le
     def font(ch: str, f: int) -> Callable[[np.ndarray], object]:
         return partial(_text, txt=ch, c=(100, 100), height=100, font=f, col=WHITE, weight=8)
 
-    assert set(GLYPHS) >= {b[0] for b in BUILDERS} | {str(v) for v in range(7)}
+    assert set(GLYPHS) >= {b[0] for b in BUILDERS} | {str(v) for v in range(10)}  # dials, Damage
     for ch in sorted(GLYPHS):
         held = _glyph_mask(partial(draw_glyphs, text=ch, c=(100, 100), height=100, weight=8, col=255))
         seen = [_glyph_mask(font(ch, f), slant) for f in TRAIN_FONTS for slant in (0.0, SLANT)]
@@ -163,3 +163,19 @@ def test_held_out_token_numerals_are_drawn_by_no_training_font() -> None:
         ]
         worst = max(_iou(held, s) for s in seen)
         assert worst < 0.5, (ch, worst)
+
+
+def test_the_held_out_damage_token_prints_the_held_out_glyphs() -> None:
+    """The held-out Damage token draws its numbers with ``draw_glyphs`` (no OpenCV font, which
+    training draws), every value 0-10 differently, a turned 6 still not a 9; the same token
+    drawn with the old font is another picture."""
+    from benchmarks.workbench_heldout import FONT, HELD_OUT_DAMAGE, draw_glyphs
+    from vision.training.tiles import DAMAGE_VALUES, damage_token
+
+    assert HELD_OUT_DAMAGE.font is draw_glyphs
+    tokens = [damage_token(HELD_OUT_DAMAGE, v) for v in DAMAGE_VALUES]
+    assert len({t.tobytes() for t in tokens}) == len(DAMAGE_VALUES)
+    assert np.abs(np.rot90(tokens[6][..., :3], 2).astype(int) - tokens[9][..., :3]).mean() > 2.0
+    for v in (0, 4, 10):
+        old = damage_token(replace(HELD_OUT_DAMAGE, font=FONT), v)
+        assert np.abs(old[..., :3].astype(int) - tokens[v][..., :3]).mean() > 2.0

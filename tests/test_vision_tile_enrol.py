@@ -107,6 +107,46 @@ def test_scenes_show_the_enrolled_photos(tmp_path: Path) -> None:
     assert keys & set(got.tiles)  # most tiles of an enrolled scene are the photos
 
 
+def test_dial_values_not_photographed_are_composed_from_the_photographed_dial(tmp_path: Path) -> None:
+    """Engineer photographed at every value and its Double at 6 only: the Double at 0-5 is
+    composed (its photo with the dial of the Engineer photo showing that value), and each
+    composed tile looks most like the drawn Double at its own value; three photos of three
+    tiles show no dial, so nothing is composed from them. (The own look: one print per tile,
+    only its dial changes, as on a real table.)"""
+    folder = tmp_path / "dials"
+    folder.mkdir()
+    rng, own = np.random.default_rng(3), own_art()
+    keys = [("Engineer", False, v) for v in range(7)] + [("Engineer", True, 6)]
+    for b, d, v in keys:  # each photo cropped a little otherwise, under its own light
+        photo = np.clip(PhotoArt.retake(own.tile(b, d, v)[..., :3].astype(np.float32), rng), 0, 255)
+        cv2.imwrite(str(folder / f"{b}{'-double' if d else ''}-{v}.png"), photo.astype(np.uint8))
+    got = load_tiles(folder)
+    assert set(got.composed) == {("Engineer", True, v) for v in range(6)}
+    assert "6 more composed" in got.summary()
+    assert set(got.shown()) == set(got.tiles) | set(got.composed)
+    truth = {v: own.tile("Engineer", True, v)[..., :3] for v in range(7)}
+    for v in range(6):
+        like = {u: _ncc(got.composed[("Engineer", True, v)], truth[u]) for u in range(7)}
+        assert max(like, key=like.__getitem__) == v, (v, like)
+    assert load_tiles(_photos(tmp_path / "few")).composed == {}
+
+
+def test_a_photo_is_laid_each_time_as_another_photo_of_the_tile() -> None:
+    """PhotoArt with a random stream lays the photo (and the mat photo) a little otherwise each
+    time (crop, light, softness), still the same tile; without one, the photo as it is."""
+    photo = LOOK.tile("Mechanic", False, 2)[..., :3]
+    plain = PhotoArt({("Mechanic", False, 2): photo}, None, own_art())
+    assert np.array_equal(plain.tile("Mechanic", False, 2), plain.tile("Mechanic", False, 2))
+    art = PhotoArt({("Mechanic", False, 2): photo}, None, own_art(), rng=np.random.default_rng(0))
+    a, b = art.tile("Mechanic", False, 2), art.tile("Mechanic", False, 2)
+    assert a.shape == photo.shape and not np.array_equal(a, b)
+    assert _ncc(a, photo) > 0.85 and _ncc(b, photo) > 0.85
+    mat = LOOK.mat(np.random.default_rng(1), 560, round(560 / MAT_ASPECT), 105.6, 16)
+    art = PhotoArt({}, mat, own_art(), rng=np.random.default_rng(0))
+    m1, m2 = (art.mat(np.random.default_rng(2), 560, 349, 105.6, 16) for _ in range(2))
+    assert m1.shape == (349, 560, 3) and not np.array_equal(m1, m2) and _ncc(m1, m2) > 0.85
+
+
 def test_cli_checks_a_folder_and_answers_help(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["enrol-check", str(_photos(tmp_path / "mine"))]) == 0
     assert "3 tile photos" in capsys.readouterr().out

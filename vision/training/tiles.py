@@ -39,8 +39,11 @@ from referee.observation import MAX_DAMAGE
 BGR = tuple[int, int, int]
 TILE_PX_PER_MM = 4.0
 TILE_MM = 60.0
-#: OpenCV fonts the training styles may use (slanted, when at all, by a shear of their own: never
-#: ``FONT_ITALIC``, never the COMPLEX serif); the held-out art uses another.
+#: OpenCV fonts the training styles may use (slanted, when at all, by a shear of their own). With
+#: OpenCV 5 (this venv) SIMPLEX, PLAIN, DUPLEX and TRIPLEX are one built-in sans in three weights
+#: and SCRIPT_SIMPLEX its italic; COMPLEX draws DUPLEX's very pixels and FONT_ITALIC changes
+#: nothing, so no OpenCV font is unseen: the held-out art draws its letters and figures from
+#: polylines of its own (``benchmarks/workbench_heldout.py``; docs/contrivance_vision.md).
 TRAIN_FONTS: tuple[int, ...] = (
     cv2.FONT_HERSHEY_SIMPLEX,
     cv2.FONT_HERSHEY_DUPLEX,
@@ -576,6 +579,22 @@ def _label(
     )
 
 
+def subpixel_line(
+    img: np.ndarray, a: tuple[float, float], b: tuple[float, float], col: BGR | int, weight: int
+) -> None:
+    """An anti-aliased line between points at fractions of a pixel (OpenCV's 4 bits of sub-pixel
+    shift): letters a few pixels tall drawn from polylines keep their shape."""
+    cv2.line(
+        img,
+        (round(a[0] * 16), round(a[1] * 16)),
+        (round(b[0] * 16), round(b[1] * 16)),
+        col,
+        weight,
+        cv2.LINE_AA,
+        4,
+    )
+
+
 #: The project's stroke letters: each initial as polylines in a box one unit tall (x right,
 #: y down; width as the letter's); drawn with jittered points, any stroke width, optional
 #: serifs and thin horizontals (``draw_initial``). No font is involved.
@@ -634,15 +653,7 @@ def draw_initial(
         return (x0 + (p[0] + d[0]) * height, y0 + (p[1] + d[1]) * height)
 
     def line(a: tuple[float, float], b: tuple[float, float], w: int) -> None:
-        cv2.line(
-            img,
-            (round(a[0] * 16), round(a[1] * 16)),
-            (round(b[0] * 16), round(b[1] * 16)),
-            WHITE,
-            w,
-            cv2.LINE_AA,
-            4,
-        )
+        subpixel_line(img, a, b, WHITE, w)
 
     for stroke in strokes:
         pts = [at(p) for p in stroke]
@@ -1116,25 +1127,49 @@ class PhotoArt:
     """A table's enrolled tile photos (:mod:`vision.tile_enrol`) as an :class:`Art`: a tile
     enrolled for this Builder, Double and value is the photo (with a slight change of light per
     scene), any other is drawn by ``fallback``; the mat is the enrolled mat photo, or the
-    fallback's."""
+    fallback's. With ``rng``, each tile and mat laid is the photo seen afresh (:meth:`retake`),
+    so that the network learns the tile, not the photo's pixels."""
 
     tiles: dict[tuple[str, bool, int], np.ndarray]
     mat_photo: np.ndarray | None
     fallback: DrawnArt
     gain: float = 1.0
+    rng: np.random.Generator | None = None
 
     def tile(self, builder: str, double: bool, value: int) -> np.ndarray:
         photo = self.tiles.get((builder, double, value))
         if photo is None:
             return self.fallback.tile(builder, double, value)
         n = round(TILE_MM * TILE_PX_PER_MM)
-        img = cv2.resize(photo, (n, n), interpolation=cv2.INTER_AREA)
-        return np.clip(img.astype(np.float32) * self.gain, 0, 255).astype(np.uint8)
+        img = cv2.resize(photo, (n, n), interpolation=cv2.INTER_AREA).astype(np.float32)
+        if self.rng is not None:
+            img = self.retake(img, self.rng)
+        return np.clip(img * self.gain, 0, 255).astype(np.uint8)
+
+    @staticmethod
+    def retake(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The photo as another photo of the tile might have it: cropped up to 1.2 mm otherwise at
+        each corner, a ramp of light of up to ±8 %, a colour cast of up to ±6 %, softened (half
+        of the time) by up to 0.9 px."""
+        h, w = img.shape[:2]
+        src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+        dst = src + rng.uniform(-1.2, 1.2, (4, 2)).astype(np.float32) * TILE_PX_PER_MM
+        out = cv2.warpPerspective(
+            img, cv2.getPerspectiveTransform(src, dst), (w, h), borderMode=cv2.BORDER_REPLICATE
+        )
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        ramp = 1 + rng.uniform(-0.16, 0.16) * (xx / w - 0.5) + rng.uniform(-0.16, 0.16) * (yy / h - 0.5)
+        out = out * ramp[..., None] * rng.uniform(0.94, 1.06, 3).astype(np.float32)
+        if rng.random() < 0.5:
+            out = cv2.GaussianBlur(out, (0, 0), rng.uniform(0.3, 0.9))
+        return out
 
     def mat(self, rng: np.random.Generator, w: int, h: int, pitch_px: float, border_px: float) -> np.ndarray:
         if self.mat_photo is None:
             return self.fallback.mat(rng, w, h, pitch_px, border_px)
         img = cv2.resize(self.mat_photo, (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+        if self.rng is not None:  # the mat seen afresh too, from the art's own stream
+            img = self.retake(img, self.rng)
         return np.clip(img * rng.uniform(0.85, 1.15), 0, 255).astype(np.uint8)
 
 
@@ -1166,6 +1201,11 @@ BACKS: tuple[str, ...] = ("plain", "rings", "grid", "gear")
 UNDERLINES: tuple[str, ...] = ("bar", "dot")
 
 
+#: Text drawn in a face of its own, not an OpenCV font: ``draw(img, text, centre, height_px,
+#: weight_px, colour)`` (a :class:`DamageStyle`'s ``font`` may be one).
+Lettering = Callable[[np.ndarray, str, tuple[float, float], float, int, BGR], None]
+
+
 @dataclass(frozen=True, slots=True)
 class DamageStyle:
     """A look of the Contrivance tile's back and the round Damage token (seed 004, setup step 2:
@@ -1178,7 +1218,7 @@ class DamageStyle:
     rim: BGR
     rim_mm: float  # 0: no rim
     digits: BGR
-    font: int
+    font: int | Lettering  # an OpenCV font, or a function drawing the number in a face of its own
     digit_mm: float  # the number's height
     weight_mm: float  # its stroke
     underline: str  # one of UNDERLINES, drawn under 6 and 9 (the numbers a turn confuses)
@@ -1258,7 +1298,11 @@ def damage_token(style: DamageStyle, value: int) -> np.ndarray:
         )
     text, h, w = str(value), style.digit_mm * k, max(1, round(style.weight_mm * k))
     centre = (c[0], c[1] - (0.12 * h if value in (6, 9) else 0.0))
-    draw = lambda mk, cc: _text(mk, text, cc, h, style.font, WHITE, w)  # noqa: E731
+    font = style.font
+    if isinstance(font, int):
+        draw = lambda mk, cc: _text(mk, text, cc, h, font, WHITE, w)  # noqa: E731
+    else:
+        draw = lambda mk, cc: font(mk, text, cc, h, w, WHITE)  # noqa: E731
     _stamp(img, draw, centre, 1.2 * h, style.digits, shear=style.slant)
     if value in (6, 9):
         y = centre[1] + 0.68 * h

@@ -85,6 +85,8 @@ ENROL_VAL_SEED_BASE = 5_950_000
 ENROLLED_SHARE = 0.7
 #: In an enrolled scene, the share of its tiles that are enrolled photos.
 PHOTO_TILE_SHARE = 0.8
+#: The enrolment recipe's defaults: scenes rendered, validation scenes, epochs from the model.
+ENROL_SCENES, ENROL_VAL, ENROL_EPOCHS = 600, 20, 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +377,8 @@ def enrolled_scene(seed: int, settings: RenderSettings, enrolled: EnrolledTiles)
     are enrolled photos (Builder, Double and value as photographed, turned at random), the others
     and the mat (unless a mat photo is enrolled) drawn in the own or a random look."""
     rng = np.random.default_rng([seed, 7])
-    keys = sorted(enrolled.tiles)
+    shown = enrolled.shown()
+    keys = sorted(shown)
     layout = random_workbench(rng)
     tiles = []
     for sq, t in layout.tiles:
@@ -384,7 +387,9 @@ def enrolled_scene(seed: int, settings: RenderSettings, enrolled: EnrolledTiles)
             t = TileLayout(b, d, t.facing, v)
         tiles.append((sq, t))
     fallback = own_art() if rng.random() < 0.5 else random_art(seed)
-    art = PhotoArt(enrolled.tiles, enrolled.mat, fallback, float(rng.uniform(0.85, 1.15)))
+    art = PhotoArt(
+        shown, enrolled.mat, fallback, float(rng.uniform(0.85, 1.15)), np.random.default_rng([seed, 11])
+    )
     from dataclasses import replace
 
     from vision.training.randomise import random_camera
@@ -948,9 +953,9 @@ def export(weights: Path, out: Path = LOCATIONS.workbench, task: Task = SQUARES)
 def enrol(
     folder: Path,
     out: Path,
-    scenes: int = 300,
-    val: int = 30,
-    epochs: int = 3,
+    scenes: int = ENROL_SCENES,
+    val: int = ENROL_VAL,
+    epochs: int = ENROL_EPOCHS,
     lr: float = 1e-3,
     threads: int = 1,
     init: Path = LOCATIONS.workbench,
@@ -1027,9 +1032,9 @@ def main(argv: list[str] | None = None) -> int:
     en.add_argument(
         "--out", type=Path, default=LOCATIONS.runs / "workbench-enrol", help="dataset and run folder"
     )
-    en.add_argument("--scenes", type=int, default=300)
-    en.add_argument("--val", type=int, default=30)
-    en.add_argument("--epochs", type=int, default=3)
+    en.add_argument("--scenes", type=int, default=ENROL_SCENES)
+    en.add_argument("--val", type=int, default=ENROL_VAL)
+    en.add_argument("--epochs", type=int, default=ENROL_EPOCHS)
     en.add_argument("--lr", type=float, default=1e-3)
     en.add_argument("--threads", type=int, default=1)
     en.add_argument("--init", type=Path, default=LOCATIONS.workbench, help="the model to start from")
