@@ -813,3 +813,28 @@ def test_a_marble_taken_after_ones_declined_research_and_a_pause_by_an_arm_not_t
         (2, 1, "pick"),
         (2, 2, "pick"),
     ]
+
+
+def test_arms_before_a_pause_the_table_stood_through_are_no_step_after_it() -> None:
+    # Ben's turn: his arm reaches to a deck, two frames of it read over his own area (where a
+    # Pick's marble goes), then the table stands still as it was, nobody reaching in; then his
+    # arm takes a marble, and Cy files a card. Nothing on the table changed before the pause
+    # ended: the marble came after it, so his arms before it are no Pick's but his Research
+    # declined, and the marble is out of turn in Cy's turn (read as his own Pick, his frames over
+    # his area made the run fit it as well as the deck).
+    feeder = seen_arms(referee(table(players=3, current=1, turn=1, deck_order={1: [20, 21, 22]})))
+    feeder.reach(1, "deck/1", 2)
+    feeder.show(frames=2)
+    feeder.reach(1, "1/gizmos", 2)
+    feeder.show(declined(feeder.state), frames=10)
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, B), frames=4)
+    feeder.reach(2, "display/1/0")
+    feeder.play(file(2, feeder.state.display[0][0]), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 2)]
+    assert [k for k in turns_of(feeder) if k[2] in ("pick", "file", "research")] == [
+        (1, 1, "research"),
+        (2, 1, "pick"),
+        (2, 2, "file"),
+    ]

@@ -208,7 +208,9 @@ def test_a_pause_between_two_arms_splits_them_and_ends_the_turn_of_the_player_wh
     assert log.across_pause(1, 20) and not log.across_pause(1, 5) and not log.across_pause(0, 20)
     own_pick = [pick(1, R)]
     after_research = [Step("end_turn", 1), pick(1, R)]
-    assert log.cost(start, own_pick, 20) == stray(2)
+    # the table stood as accepted through the pause: the Pick came after it, and the arm before
+    # it (three frames) is no step's
+    assert log.cost(start, own_pick, 20) == stray(3)
     assert log.cost(start, after_research, 20) == 0
     # the table changing in between is no stillness, and neither are shorter gaps: no pause
     assert PAUSE not in log.moved(7).marked(20)

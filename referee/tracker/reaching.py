@@ -371,7 +371,10 @@ class ArmLog:
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
         ``again``: and those the last accepted explanation accounted for, for a reading from
-        before it). 0 when the camera does not report hands."""
+        before it). 0 when the camera does not report hands. Before the current player's main
+        action, where the table stood as accepted until the last pause among the arms ended, the
+        arms before that pause are weighed against the reading's steps before its first change
+        of an area, those after it against the rest (:meth:`_still_till_pause`)."""
         if not self.reported:
             return 0.0
         now = self.marked(frame)
@@ -391,15 +394,34 @@ class ArmLog:
         misordered = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
         # ... and so were they read with a pause between two players' changes
         across = 0.0 if again else W_PAUSE * self.pauses_within(start, steps)
-        return (
-            pause
-            + misordered
-            + across
-            + min(
+        cut = None if again or lead else self._still_till_pause(frame)
+        if cut is not None and len(now) == len(self.marked(frame)):
+            # the table stood as accepted until the last pause ended: every step that changes
+            # it came after the pause, and its arm too; the arms before it are the reading's
+            # steps before its first such step (a Research declined), or none
+            k = next((i for i, st in enumerate(steps) if st.kind in AREA_STEPS), len(steps))
+            moves = [m for _, ms in _turns(start, steps, earlier) for m in ms]
+            early = len([m for _, ms in _turns(start, steps[:k], earlier) for m in ms])
+            before, after = _runs(moves[:early]), _runs(moves[early:])
+            fit = reach_cost(before, now[:cut]) + reach_cost(after, now[cut + 1 :])
+        else:
+            fit = min(
                 reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
                 for order in orders(start, steps, earlier)
             )
-        )
+        return pause + misordered + across + fit
+
+    def _still_till_pause(self, frame: int) -> int | None:
+        """Where the last pause among the arms seen before ``frame`` is (its index in
+        :meth:`marked`), if the table did not change before that pause ended; else ``None``."""
+        marked = self.marked(frame)
+        if PAUSE not in marked:
+            return None
+        cut = len(marked) - 1 - marked[::-1].index(PAUSE)
+        after = [f for f, _, _ in self.seen if f < frame][cut - marked[:cut].count(PAUSE)]
+        if any(c < after for c in self.changes):
+            return None
+        return cut
 
     def turns(self, start: State, frame: int, skip_first: bool = False) -> int | None:
         """How many turns the arms seen before ``frame`` say ended, if every arm reached in its
