@@ -23,7 +23,7 @@ import pytest
 
 from referee.app.broadcast import QOS, Broadcaster, entries_topic, summary_topic
 from referee.app.broker import Mosquitto, find_mosquitto
-from referee.app.tournament import Receiver
+from referee.app.tournament import Receiver, percentiles
 from tests.postgres_server import PostgresServer
 from tests.tournament_net import Cable, PlayingTable
 from web.tournament.board import Board
@@ -364,3 +364,10 @@ def test_tls_broker_with_a_self_signed_certificate(tmp_path: Path) -> None:
             assert answers == []
         finally:
             hub.close()
+
+
+def test_receiver_lags_use_the_projects_one_percentile() -> None:
+    """The hub's lag figures are nearest-rank, as every benchmark's: the median of four lags is
+    the second smallest, not the third."""
+    assert percentiles([0.4, 0.1, 0.3, 0.2]) == {"n": 4, "median": 0.2, "p99": 0.4}
+    assert percentiles([]) == {"n": 0, "median": None, "p99": None}

@@ -45,6 +45,7 @@ from referee.app.broadcast import (
     close_client,
 )
 from referee.app.broker import BrokerError, Mosquitto
+from referee.app.percentiles import nearest_rank, p99
 from referee.game import registered_games
 from web.security import PinError, check_pin_format, random_pin
 from web.serve import PIN_ENV
@@ -56,11 +57,10 @@ LAGS_KEPT = 50_000
 
 def percentiles(values: Any) -> dict[str, float | int | None]:
     """Median and 99th percentile (nearest rank) of some lags, in seconds."""
-    ordered = sorted(values)
+    ordered = list(values)
     if not ordered:
         return {"n": 0, "median": None, "p99": None}
-    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return {"n": len(ordered), "median": at(0.5), "p99": at(0.99)}
+    return {"n": len(ordered), "median": nearest_rank(ordered, 0.5), "p99": p99(ordered)}
 
 
 @dataclass(slots=True)
