@@ -41,6 +41,15 @@ FULL_SHIFT_MM = 6.0
 #: halves held to each other's shift under keystone, loose crops and everything at once; one
 #: rigid template wins only where the reference is exact or a colour cast is the one fault.
 BAND_PARTS = 2
+#: A top band's score is lowered by this much of its reference's *hubness* (how well that
+#: reference's band matches other cards' bands, as the matcher scores them: the mean of its
+#: :data:`HUB_NEIGHBOURS` best matches among the other references' bands, less the deck's mean).
+#: A blurred band at ~1 px/mm is mostly its frame-to-paper edge, which every card of a deck
+#: shares; the reference with the strongest such edge (a dark frame round light paper) then
+#: out-scores the right card on many bands (a "hub"). Chosen on development decks (docs/vision.md,
+#: "Top bands and the deck's hubs"): 0.3-1.0 all helped, 0.7 most; no change on the drawn faces.
+HUB_WEIGHT = 0.7
+HUB_NEIGHBOURS = 10
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -195,7 +204,8 @@ class Identifier:
     millimetre); ``angles`` are the card rotations searched (degrees); ``gradients`` correlates
     edge strength instead of color; ``band_ppm`` is the top band's resolution (px/mm);
     ``band_parts`` the number of parts the band is matched in (:data:`BAND_PARTS`; 1: one rigid
-    template, the matcher before issue 14's fifth round).
+    template, the matcher before issue 14's fifth round); ``hub_weight`` how much of each band
+    reference's hubness its band scores lose (:data:`HUB_WEIGHT`; 0: none, the matcher before).
     """
 
     def __init__(
@@ -209,6 +219,7 @@ class Identifier:
         gradients: bool = False,
         band_ppm: float = BAND_PPM,
         band_parts: int = BAND_PARTS,
+        hub_weight: float = HUB_WEIGHT,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -233,6 +244,54 @@ class Identifier:
         #: One array of references per band part (rows by card id), and the whole cards'.
         self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(band_parts))
         self.full_refs = np.concatenate([f for _, f in refs])
+        self.hub_weight = hub_weight
+        #: ``band_sims[j, i]``: card ``j``'s reference band scored against reference ``i`` (see
+        #: :meth:`_band_sims`); ``hubness``: per reference, what its band scores lose.
+        self.band_sims = self._band_sims(faces, range(len(faces)), self.band_refs) if hub_weight else None
+        self.hubness = self._hubness(self.band_sims)
+
+    def _padded_band(self, face: np.ndarray) -> np.ndarray:
+        """A face's top band as the matcher cuts a patch: at the band's resolution, the search
+        margin round it (the band's own edge repeated), prepared like a patch."""
+        band_px = round(BAND_MM * FACE_PX_PER_MM)
+        band = cv2.resize(face[:band_px], self.band_size, interpolation=cv2.INTER_AREA)
+        m = round(SHIFT_MM * self.band_ppm)
+        return self._prep(cv2.copyMakeBorder(band, m, m, m, m, cv2.BORDER_REPLICATE), self.band_ppm)
+
+    def _band_sims(
+        self,
+        faces: Sequence[np.ndarray],
+        which: Sequence[int] | range,
+        band_refs: tuple[np.ndarray, ...],
+        among: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The band scores (the mean of the parts' best shifted correlations, as :meth:`scores`
+        gives a band) of the faces ``which`` against every reference of ``band_refs`` (or those
+        in ``among``)."""
+        matches = _Matches(self)
+        asked = []
+        for j in which:
+            patch = self._padded_band(faces[j])
+            shift = patch.shape[1] - self.band_size[0]
+            asked.append(
+                [
+                    matches.add(patch[:, x0 : x1 + shift], x1 - x0, self.band_size[1], refs, among)
+                    for (x0, x1), refs in zip(self.band_cols, band_refs, strict=True)
+                ]
+            )
+        got = matches.run()
+        return np.stack([sum(got[k] for k in parts) / len(parts) for parts in asked]).astype(np.float32)
+
+    def _hubness(self, sims: np.ndarray | None) -> np.ndarray:
+        """Each reference's hubness times :attr:`hub_weight`, centred on the deck's mean (so the
+        scores keep their level): the mean of its :data:`HUB_NEIGHBOURS` best scores as another
+        card's band."""
+        if sims is None or len(sims) <= HUB_NEIGHBOURS:
+            return np.zeros(len(self.faces), np.float32)
+        others = sims.copy()
+        np.fill_diagonal(others, -np.inf)
+        hub = np.sort(others, axis=0)[-HUB_NEIGHBOURS:].mean(axis=0)
+        return (self.hub_weight * (hub - hub.mean())).astype(np.float32)
 
     def _references(self, face: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """One face's band parts and whole-card reference, as the matcher compares them."""
@@ -258,7 +317,15 @@ class Identifier:
         full_refs[card] = full[0]
         faces = list(self.faces)
         faces[card] = face
+        sims = None
+        if self.band_sims is not None:  # the card's row and column of band scores, afresh
+            sims = self.band_sims.copy()
+            sims[card] = self._band_sims(faces, [card], band_refs)[0]
+            only = np.zeros(len(faces), bool)
+            only[card] = True
+            sims[:, card] = self._band_sims(faces, range(len(faces)), band_refs, only)[:, card]
         self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
+        self.band_sims, self.hubness = sims, self._hubness(sims)
         self._subsets = {}  # of the old references: no longer used, let them go
 
     def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
@@ -363,7 +430,7 @@ class Identifier:
                 band = got[parts[0]]  # the mean of the band's parts, each shifted on its own
                 for more in parts[1:]:
                     band = band + got[more]
-                band = band / len(parts)
+                band = band / len(parts) - self.hubness
                 scored.append(band if full is None else 0.5 * got[full] + 0.5 * band)
             out.append(np.max(scored, axis=0))
         return out
@@ -400,7 +467,8 @@ class Identifier:
         among: np.ndarray | None = None,
     ) -> np.ndarray:
         """Correlation of a top band (centre in mm) with every reference band (or those in ``among``):
-        the mean of its parts' best correlations, each part shifted on its own."""
+        the mean of its parts' best correlations, each part shifted on its own, less the
+        reference's :attr:`hubness`."""
         return self.scores(frame, h_img, [(center_mm, rotation, among, False)])[0]
 
     def identify_band(
