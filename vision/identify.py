@@ -49,6 +49,15 @@ BAND_PARTS = 2
 #: out-scores the right card on many bands (a "hub"). Chosen on development decks (docs/vision.md,
 #: "Top bands and the deck's hubs"): 0.3-1.0 all helped, 0.7 most; no change on the drawn faces.
 HUB_WEIGHT = 0.7
+#: The top band is matched in two views, each in :data:`BAND_PARTS` parts, and scored by the mean
+#: of all: the whole band (20 mm) and its top 15 mm. A stacked card's lower edge is covered by
+#: the next card, placed by hand a few millimetres and degrees off, so the band's bottom strip
+#: shows that card's frame as often as its own; a deck whose bands differ up there (the drawn
+#: faces' collector code) still has it in the whole band's view. Chosen on development decks
+#: (docs/vision.md, "Top bands and the deck's hubs"): the top 15 mm alone read random decks'
+#: bands best (13-17 mm within a point) but lost the drawn faces' 6-8 points; both views
+#: averaged kept the drawn faces and most of the gain.
+BAND_VIEWS_MM = (BAND_MM, 15.0)
 HUB_NEIGHBOURS = 10
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
@@ -205,7 +214,9 @@ class Identifier:
     edge strength instead of color; ``band_ppm`` is the top band's resolution (px/mm);
     ``band_parts`` the number of parts the band is matched in (:data:`BAND_PARTS`; 1: one rigid
     template, the matcher before issue 14's fifth round); ``hub_weight`` how much of each band
-    reference's hubness its band scores lose (:data:`HUB_WEIGHT`; 0: none, the matcher before).
+    reference's hubness its band scores lose (:data:`HUB_WEIGHT`; 0: none, the matcher before);
+    ``band_views_mm`` the heights from the band's top of the views it is matched in
+    (:data:`BAND_VIEWS_MM`; ``(BAND_MM,)``: the whole band only, the matcher before).
     """
 
     def __init__(
@@ -220,6 +231,7 @@ class Identifier:
         band_ppm: float = BAND_PPM,
         band_parts: int = BAND_PARTS,
         hub_weight: float = HUB_WEIGHT,
+        band_views_mm: tuple[float, ...] = BAND_VIEWS_MM,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -237,12 +249,20 @@ class Identifier:
             raise ValueError(f"identification: band_parts must be 1-{w // 4}, not {band_parts}")
         #: The band's parts: template columns [x0, x1) of each (side by side, together the band).
         self.band_cols = tuple((w * j // band_parts, w * (j + 1) // band_parts) for j in range(band_parts))
+        if not all(4 <= v <= BAND_MM for v in band_views_mm) or not band_views_mm:
+            raise ValueError(f"identification: band views must be 4-{BAND_MM:g} mm high, not {band_views_mm}")
+        #: The band's windows: (rows from its top, first column, end column) of each view's parts.
+        self.band_windows = tuple(
+            (min(self.band_size[1], round(v * band_ppm)), x0, x1)
+            for v in band_views_mm
+            for x0, x1 in self.band_cols
+        )
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
         #: ``refs[among]`` by (id of the reference set, candidate mask): see :meth:`_among`.
         self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         refs = [self._references(f) for f in faces]
-        #: One array of references per band part (rows by card id), and the whole cards'.
-        self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(band_parts))
+        #: One array of references per band window (each view's parts; rows by card id), and the whole cards'.
+        self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(len(self.band_windows)))
         self.full_refs = np.concatenate([f for _, f in refs])
         self.hub_weight = hub_weight
         #: ``band_sims[j, i]``: card ``j``'s reference band scored against reference ``i`` (see
@@ -271,14 +291,7 @@ class Identifier:
         matches = _Matches(self)
         asked = []
         for j in which:
-            patch = self._padded_band(faces[j])
-            shift = patch.shape[1] - self.band_size[0]
-            asked.append(
-                [
-                    matches.add(patch[:, x0 : x1 + shift], x1 - x0, self.band_size[1], refs, among)
-                    for (x0, x1), refs in zip(self.band_cols, band_refs, strict=True)
-                ]
-            )
+            asked.append(self._band_parts(matches, self._padded_band(faces[j]), band_refs, among))
         got = matches.run()
         return np.stack([sum(got[k] for k in parts) / len(parts) for parts in asked]).astype(np.float32)
 
@@ -302,7 +315,7 @@ class Identifier:
         band = self._prep(band, self.band_ppm)
         full = cv2.resize(face, self.full_size, interpolation=cv2.INTER_AREA)
         return (
-            tuple(self._windows(band[:, x0:x1], x1 - x0, self.band_size[1]) for x0, x1 in self.band_cols),
+            tuple(self._windows(band[:th, x0:x1], x1 - x0, th) for th, x0, x1 in self.band_windows),
             self._windows(self._prep(full, FULL_PPM), *self.full_size),
         )
 
@@ -420,14 +433,16 @@ class Identifier:
                     up = CARD_MM[1] / 2 - BAND_MM / 2
                     t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
                     band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
-                per_angle.append((full, self._band(matches, frame, h_img, band_c, rotation, among, angle)))
+                per_angle.append(
+                    (full, self._band(matches, frame, h_img, band_c, rotation, among, angle, whole))
+                )
             asked.append(per_angle)
         got = matches.run()
         out = []
         for per_angle in asked:
             scored = []
             for full, parts in per_angle:
-                band = got[parts[0]]  # the mean of the band's parts, each shifted on its own
+                band = got[parts[0]]  # the mean of the band's views' parts, each shifted on its own
                 for more in parts[1:]:
                     band = band + got[more]
                 band = band / len(parts) - self.hubness
@@ -444,18 +459,33 @@ class Identifier:
         rotation: int,
         among: np.ndarray | None,
         angle: float,
+        whole: bool = False,
     ) -> list[int]:
-        """Add a top band's parts to ``matches``: their handles."""
+        """Add a top band's parts to ``matches``: their handles. The band of a card seen ``whole``
+        is not covered by another card: it is matched in the first view alone (the whole band)."""
         m = 2 * SHIFT_MM
         ppm = self.band_ppm
         patch = self._prep(
             self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle), ppm
         )
-        shift = patch.shape[1] - self.band_size[0]  # each part's windows: its columns and the margin
-        th = self.band_size[1]
+        return self._band_parts(matches, patch, self.band_refs, among, len(self.band_cols) if whole else None)
+
+    def _band_parts(
+        self,
+        matches: _Matches,
+        patch: np.ndarray,
+        band_refs: tuple[np.ndarray, ...],
+        among: np.ndarray | None,
+        first: int | None = None,
+    ) -> list[int]:
+        """Add the parts of a band patch (the band and the search margin round it) to ``matches``:
+        each view's rows from the band's top and each part's columns, with the margin (only the
+        ``first`` windows, when given)."""
+        shift = patch.shape[1] - self.band_size[0]
+        down = patch.shape[0] - self.band_size[1]
         return [
-            matches.add(patch[:, x0 : x1 + shift], x1 - x0, th, refs, among)
-            for (x0, x1), refs in zip(self.band_cols, self.band_refs, strict=True)
+            matches.add(patch[: th + down, x0 : x1 + shift], x1 - x0, th, refs, among)
+            for (th, x0, x1), refs in list(zip(self.band_windows, band_refs, strict=True))[:first]
         ]
 
     def band_scores(
