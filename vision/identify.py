@@ -46,8 +46,10 @@ BAND_PARTS = 2
 #: :data:`HUB_NEIGHBOURS` best matches among the other references' bands, less the deck's mean).
 #: A blurred band at ~1 px/mm is mostly its frame-to-paper edge, which every card of a deck
 #: shares; the reference with the strongest such edge (a dark frame round light paper) then
-#: out-scores the right card on many bands (a "hub"). Chosen on development decks (docs/vision.md,
-#: "Top bands and the deck's hubs"): 0.3-1.0 all helped, 0.7 most; no change on the drawn faces.
+#: out-scores the right card on many bands (a "hub"). Only a band seen alone (a stacked card) is
+#: corrected: a card seen whole is read by its face, and the correction on its band cost the
+#: drawn faces whole cards on development tables. Chosen on development decks (docs/vision.md,
+#: "Top bands and the deck's hubs"): 0.5-1.0 all helped, 0.7 most.
 HUB_WEIGHT = 0.7
 #: The top band is matched in two views, each in :data:`BAND_PARTS` parts, and scored by the mean
 #: of all: the whole band (20 mm) and its top 15 mm. A stacked card's lower edge is covered by
@@ -445,8 +447,9 @@ class Identifier:
                 band = got[parts[0]]  # the mean of the band's views' parts, each shifted on its own
                 for more in parts[1:]:
                     band = band + got[more]
-                band = band / len(parts) - self.hubness
-                scored.append(band if full is None else 0.5 * got[full] + 0.5 * band)
+                band = band / len(parts)
+                # A card seen whole is read by its face: only a band alone is corrected for hubs.
+                scored.append(band - self.hubness if full is None else 0.5 * got[full] + 0.5 * band)
             out.append(np.max(scored, axis=0))
         return out
 
