@@ -328,13 +328,13 @@ def test_a_deck_s_hub_does_not_take_other_cards_bands() -> None:
 
 
 def test_a_stacked_band_is_read_in_its_top_view_too() -> None:
-    """The band is matched as a whole and in its top 15 mm (BAND_VIEWS_MM): the next card of the
-    column, placed by hand, covers the band's bottom edge unevenly (this deck at 0.8 px/mm: 110 of
-    112 read right with the whole band alone, 112 with both views)."""
+    """The band can be matched as a whole and in its top 15 mm (``band_views_mm``, an option): the
+    next card of the column, placed by hand, covers the band's bottom edge unevenly (this deck at
+    0.8 px/mm: 110 of 112 read right with the whole band alone, 112 with both views)."""
     deck = random_deck(5_150_001)
     rng = np.random.default_rng(14)
     refs = tuple(_keystoned(f, rng, 1.5) for f in deck)
-    views, whole = Identifier(refs), Identifier(refs, band_views_mm=(BAND_MM,))
+    views, whole = Identifier(refs, band_views_mm=(BAND_MM, 15.0)), Identifier(refs)
     right = {"views": 0, "whole": 0}
     for card in range(N_CARDS):
         frame, h_img, centre = _stacked_band(deck[card], deck[(card * 37 + 5) % N_CARDS], rng, 0.8)

@@ -51,15 +51,13 @@ BAND_PARTS = 2
 #: drawn faces whole cards on development tables. Chosen on development decks (docs/vision.md,
 #: "Top bands and the deck's hubs"): 0.5-1.0 all helped, 0.7 most.
 HUB_WEIGHT = 0.7
-#: The top band is matched in two views, each in :data:`BAND_PARTS` parts, and scored by the mean
-#: of all: the whole band (20 mm) and its top 15 mm. A stacked card's lower edge is covered by
-#: the next card, placed by hand a few millimetres and degrees off, so the band's bottom strip
-#: shows that card's frame as often as its own; a deck whose bands differ up there (the drawn
-#: faces' collector code) still has it in the whole band's view. Chosen on development decks
-#: (docs/vision.md, "Top bands and the deck's hubs"): the top 15 mm alone read random decks'
-#: bands best (13-17 mm within a point) but lost the drawn faces' 6-8 points; both views
-#: averaged kept the drawn faces and most of the gain.
-BAND_VIEWS_MM = (BAND_MM, 15.0)
+#: The heights (mm from the band's top) of the views a band seen alone is matched in, each in
+#: :data:`BAND_PARTS` parts, scored by the mean of all. ``(BAND_MM, 15.0)`` (the whole band and
+#: its top 15 mm, which the next card of a column does not cover) read development decks' bands
+#: 2-6 points better but cost the benchmark's own faces 2 of 243 bands on true boxes and the
+#: held-out style 3 of 324 bands by the matcher alone (docs/vision.md, "Top bands and the deck's
+#: hubs"): measured, not shipped; the whole band alone is.
+BAND_VIEWS_MM: tuple[float, ...] = (BAND_MM,)
 HUB_NEIGHBOURS = 10
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
