@@ -467,13 +467,14 @@ def _spread_condition(args: argparse.Namespace, cond: str) -> None:
 
 DEVELOPMENT_DECKS = (5_170_001, 5_170_002, 5_170_003, 5_170_004)  # random_deck seeds (training side)
 DEVELOPMENT_TABLES = 7_970_000  # + 100 x deck + table: no frame of the benchmark
+TWO_VIEWS = (BAND_MM, 15.0)  # the whole band and its top 15 mm (an option: docs/vision.md)
 DEVELOPMENT_OPTIONS: dict[str, dict[str, Any]] = {
-    "shipped": {},
-    "no hubness": {"hub_weight": 0.0},
-    "whole band only": {"band_views_mm": (BAND_MM,)},
-    "neither (before)": {"hub_weight": 0.0, "band_views_mm": (BAND_MM,)},
-    "hubness 0.5": {"hub_weight": 0.5},
-    "hubness 1.0": {"hub_weight": 1.0},
+    "hubness and views": {"band_views_mm": TWO_VIEWS},
+    "views alone": {"hub_weight": 0.0, "band_views_mm": TWO_VIEWS},
+    "hubness (shipped)": {},
+    "neither (before)": {"hub_weight": 0.0},
+    "hubness 0.5, views": {"hub_weight": 0.5, "band_views_mm": TWO_VIEWS},
+    "hubness 1.0, views": {"hub_weight": 1.0, "band_views_mm": TWO_VIEWS},
     "views 20+13 mm": {"band_views_mm": (BAND_MM, 13.0)},
     "views 20+17 mm": {"band_views_mm": (BAND_MM, 17.0)},
     "views 20+15+10 mm": {"band_views_mm": (BAND_MM, 15.0, 10.0)},
@@ -524,7 +525,7 @@ def development(args: argparse.Namespace) -> None:
                 f"\n== development: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})"
             )
             for name in options:
-                print(f"  {name:18s} full faces {right[name]['card']}   top bands {right[name]['card_band']}")
+                print(f"  {name:19s} full faces {right[name]['card']}   top bands {right[name]['card_band']}")
 
 
 def main(argv: list[str] | None = None) -> int:
