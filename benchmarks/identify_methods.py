@@ -47,6 +47,16 @@ without and with the referee's memory.
     .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
     .venv/bin/python benchmarks/identify_methods.py --phone [--decks random,drawn,other] [--features]
     .venv/bin/python benchmarks/identify_methods.py --spread [--frames 12]
+    .venv/bin/python benchmarks/identify_methods.py --development [--frames 8]
+
+``--development`` is where the top band's matcher options are chosen, never on the benchmark's
+frames or deck: four random decks of the training side (``vision.training.randomise``), each
+enrolled from the benchmark's phone-photo model (:func:`benchmarks.heldout.phone_photo`, seeds
+of its own), on ``--frames`` tables each of two renders (the training side's randomised tables
+and the held-out style's settings, on the held-out cameras, no hand), and the drawn faces on
+the same tables (``own``: the project's renderer), through the shipped assembly on true boxes
+without the referee's memory: full faces and top bands per option (the hubness weight, the
+band's views).
 """
 
 from __future__ import annotations
@@ -86,9 +96,9 @@ from vision.observe import Assembler, rotation_at
 from vision.outline import rectify, white_patch
 from vision.progress import Progress
 from vision.spread import SpreadCard, find_spread
-from vision.training.evaluate import Tally, heldout_scenes, layout_memory, oracle_detections
-from vision.training.randomise import random_deck
-from vision.training.synth import RenderedScene, RenderSettings, TableLayout, render_table
+from vision.training.evaluate import HELDOUT, Tally, heldout_scenes, layout_memory, oracle_detections
+from vision.training.randomise import random_deck, randomised
+from vision.training.synth import RenderedScene, RenderSettings, TableLayout, random_layout, render_table
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, Zones, default_zones
 
@@ -453,6 +463,71 @@ def _spread_condition(args: argparse.Namespace, cond: str) -> None:
         )
 
 
+# ------------------------------------------------------------------ top bands: development decks
+
+DEVELOPMENT_DECKS = (5_170_001, 5_170_002, 5_170_003, 5_170_004)  # random_deck seeds (training side)
+DEVELOPMENT_TABLES = 7_970_000  # + 100 x deck + table: no frame of the benchmark
+TWO_VIEWS = (BAND_MM, 15.0)  # the whole band and its top 15 mm (an option: docs/vision.md)
+DEVELOPMENT_OPTIONS: dict[str, dict[str, Any]] = {
+    "hubness and views": {"band_views_mm": TWO_VIEWS},
+    "views alone": {"hub_weight": 0.0, "band_views_mm": TWO_VIEWS},
+    "hubness (shipped)": {},
+    "neither (before)": {"hub_weight": 0.0},
+    "hubness 0.5, views": {"hub_weight": 0.5, "band_views_mm": TWO_VIEWS},
+    "hubness 1.0, views": {"hub_weight": 1.0, "band_views_mm": TWO_VIEWS},
+    "views 20+13 mm": {"band_views_mm": (BAND_MM, 13.0)},
+    "views 20+17 mm": {"band_views_mm": (BAND_MM, 17.0)},
+    "views 20+15+10 mm": {"band_views_mm": (BAND_MM, 15.0, 10.0)},
+}
+
+
+def _development_photos(deck_seed: int, deck: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """A development deck enrolled from phone-like photos (the benchmark's model, its own seed)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"gizmos-dev-{deck_seed}-"))
+    rng = np.random.default_rng(deck_seed + 99)
+    for cid, face in enumerate(deck):
+        cv2.imwrite(str(folder / f"{cid}.jpg"), heldout.phone_photo(face, rng))
+    return face_set(folder)
+
+
+def development(args: argparse.Namespace) -> None:
+    """Top-band options on development decks and tables (see the module's docstring)."""
+    options = DEVELOPMENT_OPTIONS
+    if args.methods:
+        options = {k: v for k, v in options.items() if k in args.methods.split(",")}
+    renders: dict[str, Callable[[int], RenderSettings]] = {
+        "randomised": lambda seed: randomised(seed, HELDOUT)[0],
+        "held-out style": lambda _seed: heldout.STYLE,
+    }
+    for deck_name in ("random decks, phone photos", "drawn faces"):
+        for render, settings_of in renders.items():
+            right: dict[str, dict[str, Tally]] = defaultdict(lambda: {"card": Tally(), "card_band": Tally()})
+            prog = Progress(
+                f"development: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8
+            )
+            for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
+                drawn = deck_name == "drawn faces"
+                deck = drawn_faces() if drawn else random_deck(deck_seed)
+                refs = deck if drawn else _development_photos(deck_seed, deck)
+                runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
+                for t in range(args.frames):
+                    seed = DEVELOPMENT_TABLES + 100 * k + t
+                    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+                    layout = random_layout(np.random.default_rng(seed))
+                    settings = replace(settings_of(seed), size=size, hand_prob=0.0)
+                    scene = render_table(layout, seed, settings, faces=None if drawn else deck)
+                    seats = tuple(p.seat for p in scene.layout.players)
+                    for name, asm in runs.items():
+                        asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
+                        tally_cards(asm.last_cards, scene, right[name])
+                    prog.step()
+            print(
+                f"\n== development: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})"
+            )
+            for name in options:
+                print(f"  {name:19s} full faces {right[name]['card']}   top bands {right[name]['card_band']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the methods and print top-1 per condition, full faces and bands apart."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -474,6 +549,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--phone", action="store_true", help="phone-like degradations, one at a time, per deck")
     ap.add_argument("--spread", action="store_true", help="enrolment from a spread on held-out-style tables")
+    ap.add_argument(
+        "--development",
+        action="store_true",
+        help="top-band options on development decks and tables (where they are chosen)",
+    )
     ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")
     ap.add_argument("--degradations", default=",".join(DEGRADATIONS), help="--phone: which")
     args = ap.parse_args(argv)
@@ -485,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.assembled:
         assembled(args)
+        return 0
+    if args.development:
+        development(args)
         return 0
     zones = default_zones()
     for cond in args.conditions.split(","):

@@ -10,7 +10,9 @@ run with a saved file: byte-identical lines, or else every field equal except co
 may differ by at most ``--tolerance``; it prints which and exits 1 on any other difference.
 
     .venv/bin/python benchmarks/identity.py --save before.jsonl [--frames 10] [--conditions own,style]
-    .venv/bin/python benchmarks/identity.py --check before.jsonl
+    .venv/bin/python benchmarks/identity.py --check before.jsonl [--conditions deck]
+
+``--conditions`` limits a check to those of the saved conditions (default: all of them).
 """
 
 from __future__ import annotations
@@ -63,6 +65,20 @@ def observations(conditions: list[str], frames: int) -> list[str]:
     return out
 
 
+def saved_conditions(saved: list[str], conditions: list[str] | None) -> tuple[list[str], list[str]]:
+    """The conditions a check observes and the saved lines it compares: those of ``conditions``
+    (default: every condition in the file, in its order). ``ValueError`` names a condition asked
+    for that the file does not hold."""
+    heads = list(dict.fromkeys(line.split(" ", 1)[0] for line in saved))
+    if conditions is None:
+        return heads, saved
+    missing = [c for c in conditions if c not in heads]
+    if missing:
+        raise ValueError(f"condition {missing[0]!r} is not in the saved file (it holds {', '.join(heads)})")
+    chosen = [c for c in heads if c in conditions]
+    return chosen, [line for line in saved if line.split(" ", 1)[0] in chosen]
+
+
 def same_but_confidence(a: Any, b: Any, tolerance: float) -> bool:
     """Whether two parsed observations are equal in every field, confidences within ``tolerance``."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -87,11 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--save", type=Path, help="write the observations here")
     what.add_argument("--check", type=Path, help="compare with the observations saved here")
     ap.add_argument("--frames", type=int, default=10, help="frames per condition")
-    ap.add_argument("--conditions", default="own,style", help="comma-separated: own, style, deck")
+    ap.add_argument(
+        "--conditions",
+        help="comma-separated: own, style, deck (--save: default own,style; --check: default all saved)",
+    )
     ap.add_argument("--tolerance", type=float, default=1e-6, help="for confidences (--check)")
     args = ap.parse_args(argv)
-    conditions = args.conditions.split(",")
-    for name in conditions:
+    conditions = args.conditions.split(",") if args.conditions else None
+    for name in conditions or ():
         if name not in KNOWN:
             print(f"error: unknown condition {name!r} (choose from {', '.join(KNOWN)})")
             return 2
@@ -102,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.check.is_file():
             print(f"error: no saved observations at {args.check}")
             return 2
-        saved = args.check.read_text().splitlines()
-        heads = list(dict.fromkeys(line.split(" ", 1)[0] for line in saved))
+        try:
+            heads, saved = saved_conditions(args.check.read_text().splitlines(), conditions)
+        except ValueError as e:
+            print(f"error: {args.check}: {e}")
+            return 2
         lines = observations(heads, len(saved) // max(1, 2 * len(heads)))
         if len(lines) != len(saved):
             print(f"error: {len(saved)} saved lines, {len(lines)} observed")
@@ -124,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             f"identical but for confidences within {args.tolerance:g}"
         )
         return 0 if close == len(saved) else 1
-    lines = observations(conditions, args.frames)
+    lines = observations(conditions or ["own", "style"], args.frames)
     args.save.write_text("\n".join(lines) + "\n")
     print(f"identity: {len(lines)} observations saved to {args.save}")
     return 0

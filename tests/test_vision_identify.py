@@ -302,6 +302,69 @@ def test_a_hand_placed_band_is_read_against_a_photo_a_little_off_square() -> Non
     assert right["rigid"] < right["parts"], right  # the test shows what the halves are for
 
 
+def test_a_deck_s_hub_does_not_take_other_cards_bands() -> None:
+    """A band scored less its reference's hubness (HUB_WEIGHT): a blurred band at 0.8 px/mm is
+    mostly the frame-to-paper edge every card shares, and without the correction the references
+    with the strongest such edge take bands of other cards (this deck: 106 of 112 read right
+    without, 110 with)."""
+    deck = random_deck(5_150_001)  # a deck of the training side, not the project's faces
+    rng = np.random.default_rng(14)
+    refs = tuple(_keystoned(f, rng, 1.5) for f in deck)
+    whole_band = (BAND_MM,)  # the views are the next test's
+    ident, plain = (
+        Identifier(refs, band_views_mm=whole_band),
+        Identifier(refs, hub_weight=0, band_views_mm=whole_band),
+    )
+    assert not plain.hubness.any() and abs(float(ident.hubness.mean())) < 1e-6
+    right = {"hub": 0, "plain": 0}
+    for card in range(N_CARDS):
+        frame, h_img, centre = _stacked_band(deck[card], deck[(card * 37 + 5) % N_CARDS], rng, 0.8)
+        among = level_cards(int(LEVELS[card]))
+        for name, matcher in (("hub", ident), ("plain", plain)):
+            scores = matcher.band_scores(frame, h_img, centre, 0, among)
+            right[name] += int(np.argmax(np.where(among, scores, -np.inf))) == card
+    assert right["hub"] >= 109, right
+    assert right["plain"] < right["hub"], right
+
+
+def test_a_stacked_band_is_read_in_its_top_view_too() -> None:
+    """The band can be matched as a whole and in its top 15 mm (``band_views_mm``, an option): the
+    next card of the column, placed by hand, covers the band's bottom edge unevenly (this deck at
+    0.8 px/mm: 110 of 112 read right with the whole band alone, 112 with both views)."""
+    deck = random_deck(5_150_001)
+    rng = np.random.default_rng(14)
+    refs = tuple(_keystoned(f, rng, 1.5) for f in deck)
+    views, whole = Identifier(refs, band_views_mm=(BAND_MM, 15.0)), Identifier(refs)
+    right = {"views": 0, "whole": 0}
+    for card in range(N_CARDS):
+        frame, h_img, centre = _stacked_band(deck[card], deck[(card * 37 + 5) % N_CARDS], rng, 0.8)
+        among = level_cards(int(LEVELS[card]))
+        for name, matcher in (("views", views), ("whole", whole)):
+            scores = matcher.band_scores(frame, h_img, centre, 0, among)
+            right[name] += int(np.argmax(np.where(among, scores, -np.inf))) == card
+    assert right["views"] >= 111, right
+    assert right["whole"] < right["views"], right
+
+
+def test_enrolling_a_card_updates_the_hubness_as_a_new_identifier_would() -> None:
+    deck = list(random_deck(5_150_001))
+    ident = Identifier(tuple(deck))
+    photo = cv2.resize(deck[40], (FACE_W // 2, FACE_H // 2))  # card 40's art as card 7's photo
+    ident.enrol(7, photo)
+    deck[7] = cv2.resize(photo, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+    fresh = Identifier(tuple(deck))
+    assert ident.band_sims is not None and fresh.band_sims is not None
+    assert np.allclose(ident.band_sims, fresh.band_sims, atol=1e-5)
+    assert np.allclose(ident.hubness, fresh.hubness, atol=1e-5)
+
+
 def test_band_parts_out_of_range_is_an_error() -> None:
     with pytest.raises(ValueError, match="band_parts"):
         Identifier(band_parts=0)
+
+
+def test_band_views_out_of_range_are_an_error() -> None:
+    with pytest.raises(ValueError, match="band views"):
+        Identifier(band_views_mm=(BAND_MM, 2.0))
+    with pytest.raises(ValueError, match="band views"):
+        Identifier(band_views_mm=())

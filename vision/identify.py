@@ -41,6 +41,24 @@ FULL_SHIFT_MM = 6.0
 #: halves held to each other's shift under keystone, loose crops and everything at once; one
 #: rigid template wins only where the reference is exact or a colour cast is the one fault.
 BAND_PARTS = 2
+#: A top band's score is lowered by this much of its reference's *hubness* (how well that
+#: reference's band matches other cards' bands, as the matcher scores them: the mean of its
+#: :data:`HUB_NEIGHBOURS` best matches among the other references' bands, less the deck's mean).
+#: A blurred band at ~1 px/mm is mostly its frame-to-paper edge, which every card of a deck
+#: shares; the reference with the strongest such edge (a dark frame round light paper) then
+#: out-scores the right card on many bands (a "hub"). Only a band seen alone (a stacked card) is
+#: corrected: a card seen whole is read by its face, and the correction on its band cost the
+#: drawn faces whole cards on development tables. Chosen on development decks (docs/vision.md,
+#: "Top bands and the deck's hubs"): 0.5-1.0 all helped, 0.7 most.
+HUB_WEIGHT = 0.7
+#: The heights (mm from the band's top) of the views a band seen alone is matched in, each in
+#: :data:`BAND_PARTS` parts, scored by the mean of all. ``(BAND_MM, 15.0)`` (the whole band and
+#: its top 15 mm, which the next card of a column does not cover) read development decks' bands
+#: 2-6 points better but cost the benchmark's own faces 2 of 243 bands on true boxes and the
+#: held-out style 3 of 324 bands by the matcher alone (docs/vision.md, "Top bands and the deck's
+#: hubs"): measured, not shipped; the whole band alone is.
+BAND_VIEWS_MM: tuple[float, ...] = (BAND_MM,)
+HUB_NEIGHBOURS = 10
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -195,7 +213,10 @@ class Identifier:
     millimetre); ``angles`` are the card rotations searched (degrees); ``gradients`` correlates
     edge strength instead of color; ``band_ppm`` is the top band's resolution (px/mm);
     ``band_parts`` the number of parts the band is matched in (:data:`BAND_PARTS`; 1: one rigid
-    template, the matcher before issue 14's fifth round).
+    template, the matcher before issue 14's fifth round); ``hub_weight`` how much of each band
+    reference's hubness its band scores lose (:data:`HUB_WEIGHT`; 0: none, the matcher before);
+    ``band_views_mm`` the heights from the band's top of the views it is matched in
+    (:data:`BAND_VIEWS_MM`; ``(BAND_MM,)``: the whole band only, the matcher before).
     """
 
     def __init__(
@@ -209,6 +230,8 @@ class Identifier:
         gradients: bool = False,
         band_ppm: float = BAND_PPM,
         band_parts: int = BAND_PARTS,
+        hub_weight: float = HUB_WEIGHT,
+        band_views_mm: tuple[float, ...] = BAND_VIEWS_MM,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -226,13 +249,62 @@ class Identifier:
             raise ValueError(f"identification: band_parts must be 1-{w // 4}, not {band_parts}")
         #: The band's parts: template columns [x0, x1) of each (side by side, together the band).
         self.band_cols = tuple((w * j // band_parts, w * (j + 1) // band_parts) for j in range(band_parts))
+        if not all(4 <= v <= BAND_MM for v in band_views_mm) or not band_views_mm:
+            raise ValueError(f"identification: band views must be 4-{BAND_MM:g} mm high, not {band_views_mm}")
+        #: The band's windows: (rows from its top, first column, end column) of each view's parts.
+        self.band_windows = tuple(
+            (min(self.band_size[1], round(v * band_ppm)), x0, x1)
+            for v in band_views_mm
+            for x0, x1 in self.band_cols
+        )
         self.full_size = _size(CARD_MM[0], CARD_MM[1], FULL_PPM)
         #: ``refs[among]`` by (id of the reference set, candidate mask): see :meth:`_among`.
         self._subsets: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         refs = [self._references(f) for f in faces]
-        #: One array of references per band part (rows by card id), and the whole cards'.
-        self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(band_parts))
+        #: One array of references per band window (each view's parts; rows by card id), and the whole cards'.
+        self.band_refs = tuple(np.concatenate([b[j] for b, _ in refs]) for j in range(len(self.band_windows)))
         self.full_refs = np.concatenate([f for _, f in refs])
+        self.hub_weight = hub_weight
+        #: ``band_sims[j, i]``: card ``j``'s reference band scored against reference ``i`` (see
+        #: :meth:`_band_sims`); ``hubness``: per reference, what its band scores lose.
+        self.band_sims = self._band_sims(faces, range(len(faces)), self.band_refs) if hub_weight else None
+        self.hubness = self._hubness(self.band_sims)
+
+    def _padded_band(self, face: np.ndarray) -> np.ndarray:
+        """A face's top band as the matcher cuts a patch: at the band's resolution, the search
+        margin round it (the band's own edge repeated), prepared like a patch."""
+        band_px = round(BAND_MM * FACE_PX_PER_MM)
+        band = cv2.resize(face[:band_px], self.band_size, interpolation=cv2.INTER_AREA)
+        m = round(SHIFT_MM * self.band_ppm)
+        return self._prep(cv2.copyMakeBorder(band, m, m, m, m, cv2.BORDER_REPLICATE), self.band_ppm)
+
+    def _band_sims(
+        self,
+        faces: Sequence[np.ndarray],
+        which: Sequence[int] | range,
+        band_refs: tuple[np.ndarray, ...],
+        among: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The band scores (the mean of the parts' best shifted correlations, as :meth:`scores`
+        gives a band) of the faces ``which`` against every reference of ``band_refs`` (or those
+        in ``among``)."""
+        matches = _Matches(self)
+        asked = []
+        for j in which:
+            asked.append(self._band_parts(matches, self._padded_band(faces[j]), band_refs, among))
+        got = matches.run()
+        return np.stack([sum(got[k] for k in parts) / len(parts) for parts in asked]).astype(np.float32)
+
+    def _hubness(self, sims: np.ndarray | None) -> np.ndarray:
+        """Each reference's hubness times :attr:`hub_weight`, centred on the deck's mean (so the
+        scores keep their level): the mean of its :data:`HUB_NEIGHBOURS` best scores as another
+        card's band."""
+        if sims is None or len(sims) <= HUB_NEIGHBOURS:
+            return np.zeros(len(self.faces), np.float32)
+        others = sims.copy()
+        np.fill_diagonal(others, -np.inf)
+        hub = np.sort(others, axis=0)[-HUB_NEIGHBOURS:].mean(axis=0)
+        return (self.hub_weight * (hub - hub.mean())).astype(np.float32)
 
     def _references(self, face: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """One face's band parts and whole-card reference, as the matcher compares them."""
@@ -243,7 +315,7 @@ class Identifier:
         band = self._prep(band, self.band_ppm)
         full = cv2.resize(face, self.full_size, interpolation=cv2.INTER_AREA)
         return (
-            tuple(self._windows(band[:, x0:x1], x1 - x0, self.band_size[1]) for x0, x1 in self.band_cols),
+            tuple(self._windows(band[:th, x0:x1], x1 - x0, th) for th, x0, x1 in self.band_windows),
             self._windows(self._prep(full, FULL_PPM), *self.full_size),
         )
 
@@ -258,7 +330,15 @@ class Identifier:
         full_refs[card] = full[0]
         faces = list(self.faces)
         faces[card] = face
+        sims = None
+        if self.band_sims is not None:  # the card's row and column of band scores, afresh
+            sims = self.band_sims.copy()
+            sims[card] = self._band_sims(faces, [card], band_refs)[0]
+            only = np.zeros(len(faces), bool)
+            only[card] = True
+            sims[:, card] = self._band_sims(faces, range(len(faces)), band_refs, only)[:, card]
         self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
+        self.band_sims, self.hubness = sims, self._hubness(sims)
         self._subsets = {}  # of the old references: no longer used, let them go
 
     def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
@@ -353,18 +433,21 @@ class Identifier:
                     up = CARD_MM[1] / 2 - BAND_MM / 2
                     t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
                     band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
-                per_angle.append((full, self._band(matches, frame, h_img, band_c, rotation, among, angle)))
+                per_angle.append(
+                    (full, self._band(matches, frame, h_img, band_c, rotation, among, angle, whole))
+                )
             asked.append(per_angle)
         got = matches.run()
         out = []
         for per_angle in asked:
             scored = []
             for full, parts in per_angle:
-                band = got[parts[0]]  # the mean of the band's parts, each shifted on its own
+                band = got[parts[0]]  # the mean of the band's views' parts, each shifted on its own
                 for more in parts[1:]:
                     band = band + got[more]
                 band = band / len(parts)
-                scored.append(band if full is None else 0.5 * got[full] + 0.5 * band)
+                # A card seen whole is read by its face: only a band alone is corrected for hubs.
+                scored.append(band - self.hubness if full is None else 0.5 * got[full] + 0.5 * band)
             out.append(np.max(scored, axis=0))
         return out
 
@@ -377,18 +460,33 @@ class Identifier:
         rotation: int,
         among: np.ndarray | None,
         angle: float,
+        whole: bool = False,
     ) -> list[int]:
-        """Add a top band's parts to ``matches``: their handles."""
+        """Add a top band's parts to ``matches``: their handles. The band of a card seen ``whole``
+        is not covered by another card: it is matched in the first view alone (the whole band)."""
         m = 2 * SHIFT_MM
         ppm = self.band_ppm
         patch = self._prep(
             self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle), ppm
         )
-        shift = patch.shape[1] - self.band_size[0]  # each part's windows: its columns and the margin
-        th = self.band_size[1]
+        return self._band_parts(matches, patch, self.band_refs, among, len(self.band_cols) if whole else None)
+
+    def _band_parts(
+        self,
+        matches: _Matches,
+        patch: np.ndarray,
+        band_refs: tuple[np.ndarray, ...],
+        among: np.ndarray | None,
+        first: int | None = None,
+    ) -> list[int]:
+        """Add the parts of a band patch (the band and the search margin round it) to ``matches``:
+        each view's rows from the band's top and each part's columns, with the margin (only the
+        ``first`` windows, when given)."""
+        shift = patch.shape[1] - self.band_size[0]
+        down = patch.shape[0] - self.band_size[1]
         return [
-            matches.add(patch[:, x0 : x1 + shift], x1 - x0, th, refs, among)
-            for (x0, x1), refs in zip(self.band_cols, self.band_refs, strict=True)
+            matches.add(patch[: th + down, x0 : x1 + shift], x1 - x0, th, refs, among)
+            for (th, x0, x1), refs in list(zip(self.band_windows, band_refs, strict=True))[:first]
         ]
 
     def band_scores(
@@ -400,7 +498,8 @@ class Identifier:
         among: np.ndarray | None = None,
     ) -> np.ndarray:
         """Correlation of a top band (centre in mm) with every reference band (or those in ``among``):
-        the mean of its parts' best correlations, each part shifted on its own."""
+        the mean of its parts' best correlations, each part shifted on its own, less the
+        reference's :attr:`hubness`."""
         return self.scores(frame, h_img, [(center_mm, rotation, among, False)])[0]
 
     def identify_band(
