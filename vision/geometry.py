@@ -27,6 +27,8 @@ CLASSES: tuple[str, ...] = (
     "hand",
 )
 CLASS_INDEX: dict[str, int] = {c: i for i, c in enumerate(CLASSES)}
+#: The detector's energy-marble classes, one per colour.
+MARBLE_CLASSES: tuple[str, ...] = tuple(c for c in CLASSES if c.startswith("marble_"))
 MARBLE_MM = 16.0
 CANON_PX_PER_MM = 0.8
 CANON_SIZE: tuple[int, int] = (960, 608)  # width, height (multiples of 32) of the rectified table

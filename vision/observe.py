@@ -39,7 +39,14 @@ from vision.detect import DEFAULT_BACKEND, Detection, Detector
 from vision.errors import ModelFileError
 from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
 from vision.frames import SUPPORTED_SIZES, check_frame
-from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, MARBLE_MM, canonical_from_image, covered_zones
+from vision.geometry import (
+    CANON_PX_PER_MM,
+    CANON_SIZE,
+    MARBLE_CLASSES,
+    MARBLE_MM,
+    canonical_from_image,
+    covered_zones,
+)
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
 from vision.heaps import LOW_CONF, RING_CROP_PX, HeapFinder
 from vision.identify import (
@@ -70,7 +77,6 @@ from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
 CARD_CLASSES = ("card", "card_band")
-MARBLE_CLASSES = tuple(f"marble_{c}" for c in COLORS)
 ROUND_CLASSES = (*MARBLE_CLASSES, "vp1", "vp5")
 EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
 #: What hides the zones its box overlaps: a hand (the hand network's), or anything else the

@@ -46,7 +46,7 @@ import cv2
 import numpy as np
 
 from vision.detect import Detection
-from vision.geometry import CANON_PX_PER_MM
+from vision.geometry import CANON_PX_PER_MM, MARBLE_CLASSES
 from vision.zones import Rect, inside
 
 #: The tokens' diameters (mm).
@@ -224,12 +224,9 @@ def missed_tokens(
     them (:data:`TOKEN_CONTRAST`); surest first, each one kept counts as kept for the next.
     ``classes``: the boxes of ``low`` looked at (:func:`tokens_seen_as_marbles` passes marbles)."""
 
-    def centre(b: tuple[float, float, float, float]) -> tuple[float, float]:
-        return (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
-
     cards = [d.box_mm for d in kept if d.cls in ("card", "card_band")]
     round_things = [
-        (centre(d.box_mm), box_size(d.box_mm) / 2)
+        (d.center_mm, box_size(d.box_mm) / 2)
         for d in kept
         if d.cls.startswith("marble_") or d.cls in ("vp1", "vp5")
     ]
@@ -238,7 +235,7 @@ def missed_tokens(
         if d.cls not in classes or d.confidence < LOW_TOKEN_CONF:
             continue
         box = d.box_mm
-        c, r = centre(box), box_size(box) / 2
+        c, r = d.center_mm, box_size(box) / 2
         if not TOKEN_BOX_MM[0] <= 2 * r <= TOKEN_BOX_MM[1]:
             continue
         if not any(inside(zone, *c) for zone in rects):
@@ -279,9 +276,8 @@ def tokens_seen_as_marbles(
 
     rest = [d for d in kept if not in_vp(d)]
     candidates = [d for d in (*kept, *low) if in_vp(d)]
-    marbles = ("marble_red", "marble_blue", "marble_black", "marble_yellow")
     tokens = []
-    for d in missed_tokens(frame, h_img, rest, candidates, rects, classes=marbles):
+    for d in missed_tokens(frame, h_img, rest, candidates, rects, classes=MARBLE_CLASSES):
         disc = measure(frame, h_img, d.center_mm)
         box = d.box_mm
         if disc is not None:
