@@ -371,10 +371,12 @@ class ArmLog:
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
         ``again``: and those the last accepted explanation accounted for, for a reading from
-        before it). 0 when the camera does not report hands. Before the current player's main
-        action, where the table stood as accepted until the last pause among the arms ended, the
-        arms before that pause are weighed against the reading's steps before its first change
-        of an area, those after it against the rest (:meth:`_still_till_pause`)."""
+        before it). 0 when the camera does not report hands. Where the table stood as accepted
+        until the last pause among the arms ended, the arms before that pause are weighed
+        against the reading's steps before its first change of an area (after the current
+        player's main action, their busy hands first), those after it against the rest (the
+        last of those steps may go on), and a player done at the pause whom the reading has act
+        only after it weighs :data:`W_PAUSE` (:meth:`_still_till_pause`, :func:`_done_unexplained`)."""
         if not self.reported:
             return 0.0
         now = self.marked(frame)
