@@ -838,3 +838,54 @@ def test_arms_before_a_pause_the_table_stood_through_are_no_step_after_it() -> N
         (2, 1, "pick"),
         (2, 2, "file"),
     ]
+
+
+@pytest.mark.parametrize("hidden_first", [False, True])
+def test_a_marble_taken_after_a_research_declined_the_last_table_stood_through_is_out_of_turn(
+    hidden_first: bool,
+) -> None:
+    # Ana's marble is accepted (her turn goes on until the table shows it over). Ben declines a
+    # Research, his arm seen over the deck in two frames only (the rest of the gesture missed),
+    # the table stands still, nobody reaching in, then he takes a marble before Cy moves, and Cy
+    # files. Ben's arms before the pause are his declined Research, the marble after it out of
+    # turn: read as his own Pick, his arms before the pause explain nothing (two frames weigh
+    # a little less than a turn that left no trace and a broken rule) and his turn goes on past
+    # the pause that ended it. (``hidden_first``: his hand, missed, hides the Row a frame before
+    # his arm is seen over it: the table changed as the pause ended, not before it.)
+    feeder = seen_arms(referee(table(players=3, deck_order={1: [20, 21, 22]})))
+    feeder.reach(0, "energy_row")
+    feeder.play(pick(0, R), frames=8)
+    feeder.reach(1, "deck/1", 1)
+    feeder.show(frames=3)
+    feeder.reach(1, "deck/1", 1)
+    feeder.show(declined(apply(feeder.state, Step("end_turn", 0))), frames=10)
+    if hidden_first:
+        feeder.show(None, 1, (1, "energy_row"), seen=False)
+    feeder.reach(1, "energy_row", 1)
+    feeder.play(pick(1, B), frames=4)
+    feeder.reach(2, "display/1/0")
+    feeder.play(file(2, feeder.state.display[0][0]), frames=6)
+    t = feeder.tracker
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("NOT_YOUR_TURN", 1, 2)]
+    assert [k for k in turns_of(feeder) if k[2] in ("pick", "file", "research")] == [
+        (0, 0, "pick"),
+        (1, 1, "research"),
+        (2, 1, "pick"),
+        (2, 2, "file"),
+    ]
+
+
+def test_with_nothing_legal_left_the_last_turn_still_ends_only_at_a_pause() -> None:
+    # Cy's last turn: he uses #37 (a VP token), the last gizmo it triggered, so nothing legal is
+    # left but ending the turn; four frames later, within a moment and no pause, he takes a
+    # marble: his turn going on, a second main action, not play after the game (the three
+    # frames ``final_wait`` gives a turn with nothing left, shorter than a pause, had ended it).
+    feeder = seen_arms(referee(last_turn(37)))
+    feeder.reach(2, "2/vp", frames=2)
+    feeder.play(Step("use", 2, gizmo=37), frames=4)
+    assert not feeder.tracker.state.game_over
+    feeder.reach(2, "energy_row", frames=1)
+    feeder.play(pick(2, R), frames=10)
+    t = feeder.tracker
+    assert t.state.game_over
+    assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 2, 29)]

@@ -209,8 +209,8 @@ def test_a_pause_between_two_arms_splits_them_and_ends_the_turn_of_the_player_wh
     own_pick = [pick(1, R)]
     after_research = [Step("end_turn", 1), pick(1, R)]
     # the table stood as accepted through the pause: the Pick came after it, and the arm before
-    # it (three frames) is no step's
-    assert log.cost(start, own_pick, 20) == stray(3)
+    # it (three frames) is no step's; and Ben's turn goes on past the pause that ended it
+    assert log.cost(start, own_pick, 20) == stray(3) + W_PAUSE
     assert log.cost(start, after_research, 20) == 0
     # the table changing in between is no stillness, and neither are shorter gaps: no pause
     assert PAUSE not in log.moved(7).marked(20)
@@ -322,3 +322,20 @@ def test_an_arm_seen_before_the_table_began_to_change_is_weighed_with_the_readin
     assert before.cost(start, reading, 20) == W_MISSED + stray(3)
     assert after.consume(20, start, reading).before(100) == (2, 2, 2)
     assert before.consume(20, start, reading).before(100) == ()
+
+
+def test_after_the_main_action_arms_before_a_pause_are_weighed_apart_and_a_research_goes_on_past_it() -> None:
+    # Ana has built (her turn goes on until the table shows it over). Ben's arm reaches to a deck,
+    # the table stands still for a pause, his arm over the deck again (a Research's cards put
+    # back), then Cy's marble, his arm missed. The arms before the pause are Ben's Research, not
+    # a Pick's; the Research goes on after the pause. Before, after the main action the arms
+    # were not split at the pause at all (Ben's marble taken out of turn after his declined
+    # Research read as his own Pick); split, the arms after it had to be the Pick's.
+    start = dataclasses.replace(table(players=3), main_done=True)
+    log = ArmLog(True, ((1, 1, "deck"), (2, 1, "deck"), (12, 1, "deck"), (13, 1, "deck")))
+    assert log.marked(20) == ((1, "deck"), (1, "deck"), PAUSE, (1, "deck"), (1, "deck"))
+    research = [Step("end_turn", 0), Step("research", 1, level=1), Step("end_turn", 1)]
+    assert log.cost(start, [*research, pick(2, R)], 20) == W_MISSED  # only Cy's arm, unseen
+    # Ben's own marble after the pause, his arms before it no step's: they weigh as strays, so
+    # do those after it over the deck, and his turn goes on past the pause that ended it
+    assert log.cost(start, [Step("end_turn", 0), pick(1, R)], 20) == 2 * stray(2) + W_PAUSE

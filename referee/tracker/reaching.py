@@ -371,10 +371,12 @@ class ArmLog:
     def cost(self, start: State, steps: Sequence[Step], frame: int, again: bool = False) -> float:
         """How a reading (``steps`` from ``start``) fits the arms seen before ``frame`` (with
         ``again``: and those the last accepted explanation accounted for, for a reading from
-        before it). 0 when the camera does not report hands. Before the current player's main
-        action, where the table stood as accepted until the last pause among the arms ended, the
-        arms before that pause are weighed against the reading's steps before its first change
-        of an area, those after it against the rest (:meth:`_still_till_pause`)."""
+        before it). 0 when the camera does not report hands. Where the table stood as accepted
+        until the last pause among the arms ended, the arms before that pause are weighed
+        against the reading's steps before its first change of an area (after the current
+        player's main action, their busy hands first), those after it against the rest (the
+        last of those steps may go on), and a player done at the pause whom the reading has act
+        only after it weighs :data:`W_PAUSE` (:meth:`_still_till_pause`, :func:`_done_unexplained`)."""
         if not self.reported:
             return 0.0
         now = self.marked(frame)
@@ -394,16 +396,23 @@ class ArmLog:
         misordered = 0.0 if again else W_ORDER * self.order_breaks(start, steps)
         # ... and so were they read with a pause between two players' changes
         across = 0.0 if again else W_PAUSE * self.pauses_within(start, steps)
-        cut = None if again or lead else self._still_till_pause(frame)
+        cut = None if again else self._still_till_pause(frame)
         if cut is not None and len(now) == len(self.marked(frame)):
             # the table stood as accepted until the last pause ended: every step that changes
             # it came after the pause, and its arm too; the arms before it are the reading's
-            # steps before its first such step (a Research declined), or none
+            # steps before its first such step (a Research declined), or none, after the
+            # current player's main action their own busy hands first (as below)
             k = next((i for i, st in enumerate(steps) if st.kind in AREA_STEPS), len(steps))
             moves = [m for _, ms in _turns(start, steps, earlier) for m in ms]
             early = len([m for _, ms in _turns(start, steps[:k], earlier) for m in ms])
             before, after = _runs(moves[:early]), _runs(moves[early:])
-            fit = reach_cost(before, now[:cut]) + reach_cost(after, now[cut + 1 :])
+            if lead:
+                before = _runs([(start.current, ANY), *moves[:early]])
+            # the last of those may go on after the pause (a Research's cards put back)
+            tail = before[-1:]
+            fit = reach_cost(before, now[:cut], free_first=lead)
+            fit += reach_cost([*tail, *after], now[cut + 1 :], free_first=bool(tail))
+            fit += W_PAUSE * len(_done_unexplained(now[:cut], before, after))
         else:
             fit = min(
                 reach_cost([(start.current, ANY), *order] if lead else order, seen, free_first=lead)
@@ -418,8 +427,14 @@ class ArmLog:
         if PAUSE not in marked:
             return None
         cut = len(marked) - 1 - marked[::-1].index(PAUSE)
-        after = [f for f, _, _ in self.seen if f < frame][cut - marked[:cut].count(PAUSE)]
-        if any(c < after for c in self.changes):
+        arm = cut - marked[:cut].count(PAUSE)  # the first arm after the pause
+        seen = [f for f, _, _ in self.seen if f < frame]
+        begin, after = seen[arm - 1], seen[arm]
+        # the pause ended with the first thing that moved after it: an arm, or a change (a zone
+        # read changing under an arm the camera missed); a change then is the pause's end
+        events = [begin, *sorted(c for c in self.changes if begin < c < after), after]
+        end = max(b for a, b in pairwise(events) if b - a - 1 >= PAUSE_FRAMES)
+        if any(c < end for c in self.changes):
             return None
         return cut
 
@@ -457,6 +472,16 @@ class ArmLog:
                 seat = (s + 1) % n
             last, run, paused = s, 1, False
         return ends or None
+
+
+def _done_unexplained(early: Sequence[Sighting], before: Sequence[Actor], after: Sequence[Actor]) -> set[int]:
+    """The players whose arm was seen in :data:`DONE_FRAMES` frames or more just before a pause
+    (``early``: the arms up to it) that a reading has do nothing before the pause (``before``)
+    and act after it (``after``): their turn goes on past the pause, which ended it (a Research
+    declined, then a marble taken in the next player's turn, read as their own Pick)."""
+    stretch = early[len(early) - early[::-1].index(PAUSE) :] if PAUSE in early else early
+    done = {seat for seat, _ in stretch if [s for s, _ in stretch].count(seat) >= DONE_FRAMES}
+    return (done - {seat for seat, _ in before}) & {seat for seat, _ in after}
 
 
 def refill_unseen(steps: Sequence[Step]) -> bool:

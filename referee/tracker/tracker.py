@@ -748,7 +748,7 @@ class Tracker:
             self._still = 0
             return
         self._still += 1
-        if not self._last_turn_stood(s, self._still):
+        if not self._last_turn_stood(s, self._still, closing=True):
             return
         step = Step("end_turn", s.current)
         with self.record.transaction():
@@ -758,15 +758,18 @@ class Tracker:
         self._still = 0
         self._emit("state", {"turn": self.state.turn})
 
-    def _last_turn_stood(self, state: State, frames: int) -> bool:
+    def _last_turn_stood(self, state: State, frames: int, closing: bool = False) -> bool:
         """Whether the game's last turn, at ``state`` (its player has taken the main action), has
         stood long enough to be over, the table unchanged for ``frames`` frames: ``final_wait``
         with nothing legal left but ending it, ``eot_wait`` with triggers unused; with the arms
         reported (camera only) a pause at most, counted from when the table last moved or an arm
-        was last seen (:meth:`ArmLog.stood`), not from when it was first read."""
+        was last seen (:meth:`ArmLog.stood`), not from when it was first read. ``closing`` (a
+        legal table, whose end makes whatever comes next play after the game): a pause, even
+        with nothing legal left, as it ends any turn: a player who goes on within a moment is
+        still in their turn, breaking a rule of it, not playing after the game."""
         wait, still = self.settings.final_wait if turn_over(state) else self.settings.eot_wait, frames
         if self._arms.reported and not self._signalled:
-            wait = min(wait, PAUSE_FRAMES)
+            wait = PAUSE_FRAMES if closing else min(wait, PAUSE_FRAMES)
             if self._arms.still_from is not None:  # an arm is the player still acting
                 still = self._arms.stood(self._frame)
         return still >= wait
