@@ -889,3 +889,20 @@ def test_with_nothing_legal_left_the_last_turn_still_ends_only_at_a_pause() -> N
     t = feeder.tracker
     assert t.state.game_over
     assert [(w.code, w.player, w.turn) for w in t.warnings] == [("SECOND_MAIN_ACTION", 2, 29)]
+
+
+def test_a_recording_that_ends_before_a_pause_ends_its_last_turn() -> None:
+    # The same last turn, and the recording ends four frames after its use, within a moment: no
+    # one can go on after a recording's end, so the turn is over after the shorter wait of a turn
+    # with nothing left (the bundled recording ends so); at its first frame it is not yet.
+    feeder = seen_arms(referee(last_turn(37)))
+    feeder.reach(2, "2/vp", frames=2)
+    feeder.play(Step("use", 2, gizmo=37), frames=1)
+    t = feeder.tracker
+    assert not t.footage_ended().steps
+    assert not t.state.game_over
+    feeder.show(frames=3)  # the same table, three frames more
+    assert not t.state.game_over
+    update = t.footage_ended()
+    assert [s.kind for s in update.steps] == ["end_turn"]
+    assert t.state.game_over and not t.warnings

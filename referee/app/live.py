@@ -431,6 +431,9 @@ class LiveReferee:
                 ):
                     self.frame_buffer.publish_image(frame.image)
                     shown = time.monotonic()
+            else:
+                if stats.frames and not feed.source.live:
+                    self._footage_ended(game, frame)
         finally:
             stats.seconds = time.perf_counter() - start
             stats.saved = saver.saved if saver else 0
@@ -512,6 +515,20 @@ class LiveReferee:
                 True, f"markers {notes.get('markers')}, calibration {notes.get('calibration')}"
             )
             self.frame_buffer.publish_image(annotate(frame.image, h, detections, obs))
+
+    def _footage_ended(self, game: GameAccess, frame: Frame) -> None:
+        """A recording's frames ran out (not a stop, not a camera): its last turn may end there
+        (:meth:`referee.tracker.Tracker.footage_ended`)."""
+        try:
+            with game.locked() as tracker:
+                logged = len(tracker.log)
+                update = tracker.footage_ended()
+                lines = [line.to_json() for line in tracker.log[logged:]]
+                turn, over, reading = shown_after(tracker)
+        except RecordWriteError as exc:
+            self._record_down(exc)
+            return
+        self._changed(update, frame, turn, lines, over, reading)
 
     def _record_down(self, exc: RecordWriteError) -> None:
         """A write failed (disk full): the tracker is as it was; say so once, and go on."""

@@ -741,22 +741,41 @@ class Tracker:
         from when the table last moved or an arm was last seen (:meth:`ArmLog.stood`: cards put
         back under a deck after a Build are arms over the deck), not from when its reading was
         accepted."""
-        s = self.state
-        last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
-        settled = not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
-        if not (last and settled and matches(s, view, turn=False)):
+        if not (self._last_turn_open() and matches(self.state, view, turn=False)):
             self._still = 0
             return
         self._still += 1
-        if not self._last_turn_stood(s, self._still, closing=True):
-            return
+        if self._last_turn_stood(self.state, self._still, closing=True):
+            self._end_last_turn("seen from the table", update)
+
+    def _last_turn_open(self) -> bool:
+        """The game's last turn, its main action taken, awaits only its end (no chance, trigger
+        pending, end or signal to settle first)."""
+        s = self.state
+        last = s.end_triggered and s.current == s.num_players - 1 and s.main_done
+        return last and not (s.game_over or s.chance or s.pending or self._ends or self._signalled)
+
+    def _end_last_turn(self, how: str, update: Update) -> None:
+        s = self.state
         step = Step("end_turn", s.current)
         with self.record.transaction():
             self._advance(step, forced=False, live=True, update=update, ended="table")
-            self._note(f"turn {s.turn + 1}: the game's last turn ended, seen from the table", update)
+            self._note(f"turn {s.turn + 1}: the game's last turn ended, {how}", update)
         update.steps.append(step)
         self._still = 0
         self._emit("state", {"turn": self.state.turn})
+
+    @_atomic
+    def footage_ended(self) -> Update:
+        """A recording being refereed has no more frames: nobody can go on after its end, so a
+        legal last turn whose table has stood the wait of a turn with nothing left (``final_wait``,
+        ``eot_wait``; not the whole pause :meth:`_close_last_turn` needs with the arms reported,
+        lest a player going on within a moment be taken for play after the game) is over. A
+        camera's frames never end this way: a camera that stops is no end of the game."""
+        update = Update()
+        if self._still and self._last_turn_open() and self._last_turn_stood(self.state, self._still):
+            self._end_last_turn("as the recording ended", update)
+        return update
 
     def _last_turn_stood(self, state: State, frames: int, closing: bool = False) -> bool:
         """Whether the game's last turn, at ``state`` (its player has taken the main action), has
