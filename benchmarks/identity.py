@@ -112,23 +112,23 @@ def main(argv: list[str] | None = None) -> int:
     conditions = args.conditions.split(",") if args.conditions else None
     for name in conditions or ():
         if name not in KNOWN:
-            print(f"error: unknown condition {name!r} (choose from {', '.join(KNOWN)})")
+            print(f"error: unknown condition {name!r} (choose from {', '.join(KNOWN)})", file=sys.stderr)
             return 2
     if args.frames < 1:
-        print("error: --frames must be at least 1")
+        print("error: --frames must be at least 1", file=sys.stderr)
         return 2
     if args.check is not None:
         if not args.check.is_file():
-            print(f"error: no saved observations at {args.check}")
+            print(f"error: no saved observations at {args.check}", file=sys.stderr)
             return 2
         try:
             heads, saved = saved_conditions(args.check.read_text().splitlines(), conditions)
         except ValueError as e:
-            print(f"error: {args.check}: {e}")
+            print(f"error: {args.check}: {e}", file=sys.stderr)
             return 2
         lines = observations(heads, len(saved) // max(1, 2 * len(heads)))
         if len(lines) != len(saved):
-            print(f"error: {len(saved)} saved lines, {len(lines)} observed")
+            print(f"error: {len(saved)} saved lines, {len(lines)} observed", file=sys.stderr)
             return 1
         identical = sum(a == b for a, b in zip(lines, saved, strict=True))
         close = identical

@@ -36,5 +36,5 @@ def test_a_condition_the_file_does_not_hold_is_one_line_and_status_2(
     saved = tmp_path / "saved.jsonl"
     saved.write_text("\n".join(SAVED) + "\n")
     assert identity.main(["--check", str(saved), "--conditions", "style"]) == 2
-    out = capsys.readouterr().out.strip().splitlines()
-    assert out == [f"error: {saved}: condition 'style' is not in the saved file (it holds own, deck)"]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {saved}: condition 'style' is not in the saved file (it holds own, deck)"]
