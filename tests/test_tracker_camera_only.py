@@ -19,7 +19,7 @@ from referee.tracker.explain import Hints, explain
 from referee.tracker.turns import VIOLATION_WEIGHT, quiet_first, weight
 from referee.tracker.view import view_of
 from tests.tables import table
-from tests.test_tracker import B, K, R, Y, file, pick, referee
+from tests.test_tracker import B, K, R, Y, build, file, pick, referee
 
 
 def declined(state: State) -> State:
@@ -906,3 +906,35 @@ def test_a_recording_that_ends_before_a_pause_ends_its_last_turn() -> None:
     update = t.footage_ended()
     assert [s.kind for s in update.steps] == ["end_turn"]
     assert t.state.game_over and not t.warnings
+
+
+def test_a_move_out_of_turn_leaves_the_current_players_own_steps_refereed_as_usual() -> None:
+    # Ben takes a marble during Ana's turn (warned). Ana then researches, thinks over the cards
+    # (the table stands still, a pause), builds one of them and puts the others back. Ben's move
+    # out of turn is no rule Ana broke: her steps are refereed as usual, so a Build of a card
+    # from a deck is no free step, and the Research that drew it is read (seed 7272, turn 71:
+    # taken as seen, the one-step Build was found first, weighed down by her arms over the deck,
+    # and "her Research declined, then that Build out of turn" won; her turn closed while she
+    # was still putting cards back, and the count slipped).
+    feeder = seen_arms(referee(table(players=3, rings={0: (0, 1, 0, 0)}, deck_order={1: [20, 21, 22]})))
+    feeder.reach(1, "energy_row")
+    feeder.play(pick(1, K), frames=6)
+    feeder.reach(0, "deck/1", 3)
+    feeder.play(Step("research", 0, level=1), frames=10)
+    feeder.reach(0, "0/gizmos", 1)
+    feeder.play(build(0, 21, (0, 1, 0, 0)), frames=4)
+    feeder.reach(0, "deck/1", 2)
+    feeder.play(Step("bottom", 0, card=20), frames=3)
+    feeder.reach(0, "deck/1", 3)  # the last card goes back under the deck by itself
+    feeder.show(frames=8)
+    feeder.reach(1, "energy_row")
+    feeder.play(Step("end_turn", 0), pick(1, R), frames=6)
+    t = feeder.tracker
+    assert [(w.kind, w.code, w.player, w.turn) for w in t.warnings] == [("violation", "NOT_YOUR_TURN", 1, 0)]
+    assert [k for k in turns_of(feeder) if k[2] in ("pick", "research", "build")] == [
+        (0, 1, "pick"),
+        (0, 0, "research"),
+        (0, 0, "build"),
+        (1, 1, "pick"),
+    ]
+    assert t.state.players[0].gizmos == (0, 21)

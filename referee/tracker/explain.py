@@ -67,8 +67,9 @@ class Hints:
     strict_draws: bool = False  # the sensed draw colors are the only ones (the ring is out of view)
     end_turns: int = 0  # end-of-turn signals: the explanation ends at least this many turns
     unsignalled_ends: int = 0  # further turns it may end without a signal (inferred from the table)
-    # A rule was broken earlier in this turn (and warned): what the current player does until the
+    # The current player broke a rule earlier in this turn (and was warned): what they do until the
     # turn ends is taken as seen, rule-breaking steps costing no violation (no cascade of warnings).
+    # Another player's move out of turn in it is no break of theirs (the tracker leaves this off).
     free_until_end: bool = False
     # The rules each player was warned about in this turn, as (seat, code): a further step of
     # that player breaking only those rules costs no violation until the turn ends (one warning

@@ -889,7 +889,7 @@ class Tracker:
             self.sensors.hints(urgent, fresh, sensed, ring_seen),
             end_turns=self._ends,
             unsignalled_ends=s.inferred_ends if inferred or not self._signalled else 0,
-            free_until_end=self._turn_forced,
+            free_until_end=self._broke_own_turn(),
             warned=frozenset(self._turn_warned),
             waypoints=tuple(view for view, binds in self._waypoints if binds or waypoints),
             end_last=end_last,
@@ -898,6 +898,19 @@ class Tracker:
         if table_ends is not None:
             hints = dataclasses.replace(hints, end_turns=table_ends, unsignalled_ends=0, quiet_turns=True)
         return hints
+
+    def _broke_own_turn(self) -> bool:
+        """Whether the current player broke a rule in this turn (a forced step of theirs was
+        accepted): the rest of their turn is taken as seen (no cascade, ``Hints.free_until_end``).
+        Another player's move out of turn in it is no break of theirs: their own steps are
+        refereed as usual, and a step that breaks a rule is no likelier than before. (Taken as
+        seen, a Build of a card from a deck, one step, was found before the Research that drew
+        it, and the reading with the Research declined and the Build out of turn won: seed 7272,
+        turn 71.)"""
+        if not self._turn_forced:
+            return False
+        turn, seat = self.state.turn, self.state.current
+        return any(line.forced and line.turn == turn and line.player == seat for line in self.log)
 
     def _explain(self, view: TableView, update: Update, urgent: bool, end_last: bool = False) -> None:
         if self.state.game_over:
