@@ -80,6 +80,7 @@ class Result:
     games_in_sync: int = 0  # games whose final table the tracker holds exactly
     sensor_uncertain: int = 0  # camera/sensor disagreements reported (sensor runs only)
     steps_true: int = 0  # player steps played (end of turn included)
+    unaligned: Counter[str] = field(default_factory=Counter)  # played steps not aligned, by kind
     steps_matched: int = 0  # ... accepted as the same step (player, kind, card, color, gizmo)
     steps_right_turn: int = 0  # ... with the same turn number
     slips: int = 0  # places where the tracker's turn count departs from the true one (or returns)
@@ -351,7 +352,10 @@ def _attribution(res: Result, tracker: Tracker, scripts: list[TurnScript], verbo
     a, b = [_step_key(st) for _, st in truth], [_step_key(st) for _, st in got]
     res.steps_true += len(truth)
     offset = 0  # the tracker's turn count minus the true one, at the last aligned step
-    for i, j in _align(a, b):
+    pairs = _align(a, b)
+    aligned = {i for i, _ in pairs}
+    res.unaligned.update(str(st.get("kind")) for i, (_, st) in enumerate(truth) if i not in aligned)
+    for i, j in pairs:
         res.steps_matched += 1
         want, have = truth[i][0], got[j][0]
         res.steps_right_turn += want == have
@@ -405,6 +409,9 @@ def report(res: Result, label: str) -> None:
         f"({_pct(res.steps_right_turn, res.steps_matched).strip()}); {res.steps_true - res.steps_matched} of "
         f"{res.steps_true} played steps were explained otherwise or not at all"
     )
+    if res.unaligned:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in res.unaligned.most_common())
+        print(f"  played steps explained otherwise or not at all, by kind: {kinds}")
     print(
         f"turn count slips (the tracker's count departs from the true one): {res.slips}, "
         f"{res.round_slips} of them by whole rounds"
