@@ -62,7 +62,7 @@ of its own), on ``--frames`` tables each of two renders (the training side's ran
 and the held-out style's settings, on the held-out cameras, no hand), and the drawn faces on
 the same tables (``own``: the project's renderer), through the shipped assembly on true boxes
 without the referee's memory: full faces and top bands per option (the hubness weight, the
-band's views).
+band's views; with ``--embedding``, the learned band embedding at each of ``EMBED_WEIGHTS``).
 """
 
 from __future__ import annotations
@@ -543,7 +543,11 @@ def _development_photos(deck_seed: int, deck: tuple[np.ndarray, ...]) -> tuple[n
 
 def development(args: argparse.Namespace) -> None:
     """Top-band options on development decks and tables (see the module's docstring)."""
-    options = DEVELOPMENT_OPTIONS
+    options = dict(DEVELOPMENT_OPTIONS)
+    if args.embedding:  # the learned band embedding added to the shipped matcher, per weight
+        net = CardEmbedder(args.embedding, "band")
+        for w in EMBED_WEIGHTS:
+            options[f"embedding {w:g}"] = {"embedding": net, "embedding_weight": w}
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
     renders: dict[str, Callable[[int], RenderSettings]] = {

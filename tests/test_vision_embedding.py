@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 
 from vision.embedding import INPUT_SIZE, PATCH_PPM, REGION_MM, CardEmbedder, patch_input, reference_input
 from vision.errors import ModelFileError
-from vision.faces import FACE_H, FACE_W, drawn_faces
+from vision.faces import FACE_H, FACE_W, N_CARDS, drawn_faces
+from vision.identify import LEVELS, Identifier
 from vision.training.embedding import (
     EmbedTrainConfig,
     camera_patch,
@@ -22,6 +24,7 @@ from vision.training.embedding import (
     view_pairs,
 )
 from vision.training.randomise import random_deck
+from vision.training.synth import RenderSettings, random_layout, render_table
 
 DECK = 6_999_999  # a random deck no training step draws (training: 6,000,000 + step)
 
@@ -98,6 +101,45 @@ def test_bad_model_files_and_inputs_are_clear_errors(tmp_path: Path) -> None:
         train_embedding(EmbedTrainConfig(tmp_path / "run"), resume=True)
 
 
+class _OneCard(CardEmbedder):
+    """An embedding without a network: reference ``i`` of a set is unit vector ``i``, and every
+    camera patch is card 7's vector (so only card 7's band scores move)."""
+
+    def __init__(self) -> None:
+        self.kind = "band"
+        self.asked = 0
+
+    def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
+        return np.eye(len(faces), N_CARDS, dtype=np.float32)
+
+    def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
+        self.asked += len(patches)
+        return np.tile(np.eye(1, N_CARDS, 7, dtype=np.float32), (len(patches), 1))
+
+
+def test_the_identifier_adds_the_embedding_to_bands_seen_alone_only() -> None:
+    scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
+    stub = _OneCard()
+    plain, learned = Identifier(), Identifier(embedding=stub, embedding_weight=0.3)
+    places = []
+    for i, o in enumerate(o for o in scene.objects if o.cls in ("card", "card_band")):
+        c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+        places.append((c, 0, (None, LEVELS > 0)[i % 2], o.cls == "card"))
+    bands = sum(not p[3] for p in places)
+    assert bands > 3 and len(places) > bands
+    want = plain.scores(scene.image, scene.homography, places)
+    got = learned.scores(scene.image, scene.homography, places)
+    assert stub.asked == bands  # one batch: the bands seen alone
+    bonus = np.where(np.arange(N_CARDS) == 7, 0.3, 0.0)
+    for (*_, whole), w, g in zip(places, want, got, strict=True):
+        assert np.array_equal(np.isfinite(w), np.isfinite(g))
+        ok = np.isfinite(w)
+        assert np.allclose(g[ok], (w if whole else w + bonus)[ok], atol=1e-6)
+    # Enrolling a card gives it the embedding of its new face.
+    learned.enrol(9, drawn_faces()[3])
+    assert learned.band_vectors is not None and learned.band_vectors[9].argmax() == 0
+
+
 @pytest.mark.slow
 def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Path) -> None:
     import torch
@@ -121,6 +163,9 @@ def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Pa
     with torch.no_grad():
         want = tnet(torch.from_numpy(to_tensor_array(images))).numpy()
     assert np.allclose(refs, want, atol=1e-4)
+    # The identifier takes it: its band scores move by the weighted cosine, nothing else.
+    ident = Identifier(embedding=net, embedding_weight=0.5)
+    assert ident.band_vectors is not None and np.allclose(ident.band_vectors, net.references(drawn_faces()))
     # Resuming a finished run trains nothing more and keeps the same best weights.
     cfg = EmbedTrainConfig(tmp_path / "run", epochs=2, steps=2, cards=16)
     assert train_embedding(cfg, resume=True) == tmp_path / "run" / "best.pt"
