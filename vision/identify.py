@@ -62,8 +62,10 @@ BAND_VIEWS_MM: tuple[float, ...] = (BAND_MM,)
 HUB_NEIGHBOURS = 10
 #: How much of the learned band embedding's cosine similarity (:mod:`vision.embedding`) a band
 #: seen alone adds to its correlation, when an :class:`Identifier` is given the embedding
-#: (``Identifier(embedding=CardEmbedder())``); docs/vision.md, "A learned card embedding".
-EMBEDDING_WEIGHT = 0.35
+#: (``Identifier(embedding=CardEmbedder())``). Chosen on development decks (0.1-1.0 measured;
+#: 1.0 read random decks' bands best, the drawn faces' alike at every weight): docs/vision.md,
+#: "A learned card embedding".
+EMBEDDING_WEIGHT = 1.0
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
