@@ -48,6 +48,12 @@ without and with the referee's memory.
     .venv/bin/python benchmarks/identify_methods.py --phone [--decks random,drawn,other] [--features]
     .venv/bin/python benchmarks/identify_methods.py --spread [--frames 12]
     .venv/bin/python benchmarks/identify_methods.py --development [--frames 8]
+    .venv/bin/python benchmarks/identify_methods.py [--phone] --embedding [models/card_embedding_band.onnx]
+
+``--embedding`` (with the default command and ``--phone``) adds the learned band embedding
+(``vision.embedding``, trained across random decks: ``vision/training/embedding.py``) on the same
+crops: ``emb`` (cosine similarity alone), ``ncc+emb W`` (``ncc``'s band score plus W times the
+cosine) and ``ncc top3, emb`` (``ncc``'s three best re-ranked by the embedding); top bands only.
 
 ``--development`` is where the top band's matcher options are chosen, never on the benchmark's
 frames or deck: four random decks of the training side (``vision.training.randomise``), each
@@ -56,7 +62,7 @@ of its own), on ``--frames`` tables each of two renders (the training side's ran
 and the held-out style's settings, on the held-out cameras, no hand), and the drawn faces on
 the same tables (``own``: the project's renderer), through the shipped assembly on true boxes
 without the referee's memory: full faces and top bands per option (the hubness weight, the
-band's views).
+band's views; with ``--embedding``, the learned band embedding at each of ``EMBED_WEIGHTS``).
 """
 
 from __future__ import annotations
@@ -80,6 +86,7 @@ import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS, tally_cards
 from vision.calibrate import Calibrator
+from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder
 from vision.errors import CalibrationError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces, face_set
 from vision.identify import (
@@ -114,6 +121,41 @@ def candidates(layout: TableLayout, card: int) -> np.ndarray:
             if card in ids:
                 return column_cards(column, pl.seat)
     return built_cards()
+
+
+#: The blend weights of ``ncc+emb`` (the cosine's share added to ``ncc``'s band score) and how
+#: many of ``ncc``'s best bands the embedding re-ranks.
+EMBED_WEIGHTS = (0.1, 0.2, 0.35, 0.5, 1.0)
+RERANK_TOP = 3
+
+
+class EmbeddingMethods:
+    """The learned band embedding on one reference set: ``emb``, ``ncc+emb W``, ``ncc top3, emb``."""
+
+    def __init__(self, path: Path, refs: tuple[np.ndarray, ...]) -> None:
+        self.net = CardEmbedder(path, "band")
+        self.refs = self.net.references(refs)
+        self.names = ["emb", *(f"ncc+emb {w:g}" for w in EMBED_WEIGHTS), f"ncc top{RERANK_TOP}, emb"]
+
+    def cosines(
+        self, frame: np.ndarray, h_img: np.ndarray, centre: tuple[float, float], rot: int
+    ) -> np.ndarray:
+        """Cosine similarity of the band round ``centre`` with every reference band."""
+        patch = Identifier._patch(frame, h_img, centre, REGION_MM["band"], PATCH_PPM["band"], rot)
+        return self.refs @ self.net.patches([patch])[0]
+
+    def judge(self, ncc: np.ndarray, cos: np.ndarray, among: np.ndarray, card: int) -> dict[str, bool]:
+        """Whether each method picks ``card`` among ``among`` (``ncc``: the shipped band scores)."""
+
+        def pick(sc: np.ndarray) -> int:
+            return int(np.argmax(np.where(among, sc, -np.inf)))
+
+        out = {"emb": pick(cos) == card}
+        for w in EMBED_WEIGHTS:
+            out[f"ncc+emb {w:g}"] = pick(ncc + w * cos) == card
+        top = np.argsort(-np.where(among, ncc, -np.inf))[: min(RERANK_TOP, int(among.sum()))]
+        out[f"ncc top{RERANK_TOP}, emb"] = int(top[int(np.argmax(cos[top]))]) == card
+        return out
 
 
 def features_matcher(kind: str, refs: tuple[np.ndarray, ...]) -> Callable[[np.ndarray], np.ndarray]:
@@ -371,7 +413,9 @@ def phone_study(args: argparse.Namespace) -> None:
                 refs = tuple(prep(p) for p in photos)
                 idents = {m: Identifier(refs, **kw) for m, kw in matchers.items()}
                 feats = {"orb": features_matcher("orb", refs)} if args.features else {}
-                for name in [*idents, *feats]:
+                emb = EmbeddingMethods(args.embedding, refs) if args.embedding else None
+                shipped = idents.get("ncc") or Identifier(refs)
+                for name in [*idents, *feats, *(emb.names if emb else ())]:
                     right[f"{prep_name}/{name}"] = (Tally(), Tally())
                 for card, (frame, h_img) in enumerate(crops):
                     among = level_cards(int(LEVELS[card]))
@@ -381,6 +425,11 @@ def phone_study(args: argparse.Namespace) -> None:
                         f_t, b_t = right[f"{prep_name}/{m}"]
                         f_t.add(int(np.argmax(full)) == card)
                         b_t.add(int(np.argmax(band)) == card)
+                    if emb is not None:
+                        ncc = shipped.band_scores(frame, h_img, (60.0, 70.0 - up), 0, among)
+                        cos = emb.cosines(frame, h_img, (60.0, 70.0 - up), 0)
+                        for name, ok in emb.judge(ncc, cos, among, card).items():
+                            right[f"{prep_name}/{name}"][1].add(ok)
                     for m, fn in feats.items():
                         patch = Identifier._patch(frame, h_img, (60.0, 70.0), CARD_MM, 3.0, 0)
                         sc = np.where(among, fn(patch, among), -np.inf)
@@ -388,7 +437,9 @@ def phone_study(args: argparse.Namespace) -> None:
             prog.step()
             print(f"  {kind}:")
             for name, (f_t, b_t) in right.items():
-                print(f"    {name:24s} full faces {f_t}   top bands {b_t if b_t.n else '-'}")
+                print(
+                    f"    {name:24s} full faces {f_t if f_t.n else '-'}   top bands {b_t if b_t.n else '-'}"
+                )
 
 
 SPREAD_SEED_BASE = 9_300_000  # the spreads' tables (no frame of another benchmark)
@@ -492,7 +543,11 @@ def _development_photos(deck_seed: int, deck: tuple[np.ndarray, ...]) -> tuple[n
 
 def development(args: argparse.Namespace) -> None:
     """Top-band options on development decks and tables (see the module's docstring)."""
-    options = DEVELOPMENT_OPTIONS
+    options = dict(DEVELOPMENT_OPTIONS)
+    if args.embedding:  # the learned band embedding added to the shipped matcher, per weight
+        net = CardEmbedder(args.embedding, "band")
+        for w in EMBED_WEIGHTS:
+            options[f"embedding {w:g}"] = {"embedding": net, "embedding_weight": w}
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
     renders: dict[str, Callable[[int], RenderSettings]] = {
@@ -554,6 +609,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="top-band options on development decks and tables (where they are chosen)",
     )
+    ap.add_argument(
+        "--embedding",
+        type=Path,
+        nargs="?",
+        const=Path("models/card_embedding_band.onnx"),
+        help="also the learned band embedding (this ONNX file) and its blends with ncc",
+    )
     ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")
     ap.add_argument("--degradations", default=",".join(DEGRADATIONS), help="--phone: which")
     args = ap.parse_args(argv)
@@ -596,6 +658,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.methods:
             methods = {k: v for k, v in methods.items() if k in args.methods.split(",")}
         plain = Identifier(faces)
+        emb = EmbeddingMethods(args.embedding, faces) if args.embedding else None
         feats = {k: features_matcher(k, faces) for k in (("orb", "sift") if args.features else ())}
         right: dict[tuple[str, str], Tally] = defaultdict(Tally)
         secs: dict[str, float] = defaultdict(float)
@@ -620,6 +683,13 @@ def main(argv: list[str] | None = None) -> int:
                     sc = score(scene.image, scene.homography, c, rot, among)
                     secs[name] += time.perf_counter() - t0
                     right[name, kind].add(int(np.argmax(np.where(among, sc, -np.inf))) == o.card)
+                if band and emb is not None:
+                    t0 = time.perf_counter()
+                    cos = emb.cosines(scene.image, scene.homography, c, rot)
+                    secs["emb"] += time.perf_counter() - t0
+                    ncc = plain.band_scores(scene.image, scene.homography, c, rot, among)
+                    for name, ok in emb.judge(ncc, cos, among, o.card).items():
+                        right[name, kind].add(ok)
                 if not band:
                     patch = Identifier._patch(scene.image, scene.homography, c, CARD_MM, 3.0, rot)
                     for name, fn in feats.items():
@@ -629,9 +699,13 @@ def main(argv: list[str] | None = None) -> int:
                         right[name, kind].add(int(np.argmax(np.where(among, sc, -np.inf))) == o.card)
             prog.step()
         print(f"\n== {cond}: {about}; {args.frames} frames, true boxes and camera, table candidates")
-        for name in list(methods) + list(feats) + (["ncc+map"] if args.color_map else []):
+        names = list(methods) + list(feats) + (["ncc+map"] if args.color_map else [])
+        for name in names + (emb.names if emb else []):
             f, b = right[name, "faces"], right[name, "bands"]
             n = f.n + (b.n if name in methods or name == "ncc+map" else 0)
+            if emb is not None and name in emb.names:
+                print(f"  {name:14s} top bands {b}   (emb: {1000 * secs['emb'] / max(b.n, 1):.1f} ms/band)")
+                continue
             print(
                 f"  {name:14s} full faces {f}   top bands {b}   {1000 * secs[name] / max(n, 1):.1f} ms/card"
             )

@@ -40,9 +40,11 @@ from benchmarks import heldout  # the style and deck no training sees
 from referee.app.settings import Settings
 from vision.calibrate import Calibration, Calibrator
 from vision.detect import BACKENDS, Detection, Detector
+from vision.embedding import CardEmbedder
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
+from vision.identify import Identifier
 from vision.marbles import MarbleColors
 from vision.observe import (
     ASK_CONFIDENCE,
@@ -196,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the heap stage's second detector pass on the whole frame, not on ring crops (before round 7)",
     )
+    ap.add_argument(
+        "--embedding",
+        type=Path,
+        nargs="?",
+        const=Path("models/card_embedding_band.onnx"),
+        help="identify with the learned band embedding added (this ONNX file; vision/embedding.py)",
+    )
     args = ap.parse_args(argv)
     args.model = args.model or Settings.from_env().detector_file()
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
@@ -229,6 +238,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         enrol_dir=enrol_dir,
         ring_pass=not args.whole_frame_pass,
     )
+    if args.embedding:  # the learned band embedding in the identifier (an option: vision/identify.py)
+        observer.assembler.identifier = Identifier(
+            observer.identifier.faces, embedding=CardEmbedder(args.embedding, "band")
+        )
     det = observer.detector
     colors = MarbleColors()
     oracle = Assembler(observer.zones, observer.identifier, colors)

@@ -25,6 +25,7 @@ import cv2
 import numpy as np
 
 from referee.gizmos.cards import default_cards
+from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
 
 BAND_PPM = 1.0  # px/mm of band patches
@@ -59,6 +60,12 @@ HUB_WEIGHT = 0.7
 #: hubs"): measured, not shipped; the whole band alone is.
 BAND_VIEWS_MM: tuple[float, ...] = (BAND_MM,)
 HUB_NEIGHBOURS = 10
+#: How much of the learned band embedding's cosine similarity (:mod:`vision.embedding`) a band
+#: seen alone adds to its correlation, when an :class:`Identifier` is given the embedding
+#: (``Identifier(embedding=CardEmbedder())``). Chosen on development decks (0.1-1.0 measured;
+#: 1.0 read random decks' bands best, the drawn faces' alike at every weight): docs/vision.md,
+#: "A learned card embedding".
+EMBEDDING_WEIGHT = 1.0
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -216,7 +223,9 @@ class Identifier:
     template, the matcher before issue 14's fifth round); ``hub_weight`` how much of each band
     reference's hubness its band scores lose (:data:`HUB_WEIGHT`; 0: none, the matcher before);
     ``band_views_mm`` the heights from the band's top of the views it is matched in
-    (:data:`BAND_VIEWS_MM`; ``(BAND_MM,)``: the whole band only, the matcher before).
+    (:data:`BAND_VIEWS_MM`; ``(BAND_MM,)``: the whole band only, the matcher before);
+    ``embedding`` a learned band embedding (:class:`vision.embedding.CardEmbedder`; ``None``, the
+    default: none) whose cosine similarity, times ``embedding_weight``, a band seen alone adds.
     """
 
     def __init__(
@@ -232,6 +241,8 @@ class Identifier:
         band_parts: int = BAND_PARTS,
         hub_weight: float = HUB_WEIGHT,
         band_views_mm: tuple[float, ...] = BAND_VIEWS_MM,
+        embedding: CardEmbedder | None = None,
+        embedding_weight: float = EMBEDDING_WEIGHT,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -269,6 +280,9 @@ class Identifier:
         #: :meth:`_band_sims`); ``hubness``: per reference, what its band scores lose.
         self.band_sims = self._band_sims(faces, range(len(faces)), self.band_refs) if hub_weight else None
         self.hubness = self._hubness(self.band_sims)
+        self.embedding, self.embedding_weight = embedding, embedding_weight
+        #: The reference bands' unit vectors under :attr:`embedding` (rows by card id), or ``None``.
+        self.band_vectors = embedding.references(faces) if embedding is not None else None
 
     def _padded_band(self, face: np.ndarray) -> np.ndarray:
         """A face's top band as the matcher cuts a patch: at the band's resolution, the search
@@ -337,6 +351,10 @@ class Identifier:
             only = np.zeros(len(faces), bool)
             only[card] = True
             sims[:, card] = self._band_sims(faces, range(len(faces)), band_refs, only)[:, card]
+        if self.embedding is not None and self.band_vectors is not None:
+            vectors = self.band_vectors.copy()
+            vectors[card] = self.embedding.references([face])[0]
+            self.band_vectors = vectors
         self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
         self.band_sims, self.hubness = sims, self._hubness(sims)
         self._subsets = {}  # of the old references: no longer used, let them go
@@ -438,18 +456,41 @@ class Identifier:
                 )
             asked.append(per_angle)
         got = matches.run()
+        learned = self._band_cosines(frame, h_img, places)
         out = []
-        for per_angle in asked:
+        for k, per_angle in enumerate(asked):
             scored = []
             for full, parts in per_angle:
                 band = got[parts[0]]  # the mean of the band's views' parts, each shifted on its own
                 for more in parts[1:]:
                     band = band + got[more]
                 band = band / len(parts)
-                # A card seen whole is read by its face: only a band alone is corrected for hubs.
-                scored.append(band - self.hubness if full is None else 0.5 * got[full] + 0.5 * band)
+                # A card seen whole is read by its face: only a band alone is corrected for hubs
+                # (and helped by the learned embedding, when there is one).
+                if full is None:
+                    band = band - self.hubness
+                    if k in learned:
+                        band = band + self.embedding_weight * learned[k]
+                scored.append(band if full is None else 0.5 * got[full] + 0.5 * band)
             out.append(np.max(scored, axis=0))
         return out
+
+    def _band_cosines(
+        self, frame: np.ndarray, h_img: np.ndarray, places: Sequence[CardPlace]
+    ) -> dict[int, np.ndarray]:
+        """The embedding's cosine similarity with every reference band, by the index of each place
+        seen as a band alone (none without an embedding): one batch for the frame's bands."""
+        if self.embedding is None or self.band_vectors is None:
+            return {}
+        alone = [k for k, (*_, whole) in enumerate(places) if not whole]
+        if not alone:
+            return {}
+        patches = [
+            self._patch(frame, h_img, places[k][0], REGION_MM["band"], PATCH_PPM["band"], places[k][1])
+            for k in alone
+        ]
+        sims = self.embedding.patches(patches) @ self.band_vectors.T
+        return {k: sims[i].astype(np.float32) for i, k in enumerate(alone)}
 
     def _band(
         self,

@@ -1,0 +1,172 @@
+"""The learned card embedding: its training views, the network's input, bad files, training."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.embedding import INPUT_SIZE, PATCH_PPM, REGION_MM, CardEmbedder, patch_input, reference_input
+from vision.errors import ModelFileError
+from vision.faces import FACE_H, FACE_W, N_CARDS, drawn_faces
+from vision.identify import LEVELS, Identifier
+from vision.training.embedding import (
+    EmbedTrainConfig,
+    camera_patch,
+    enrolment_face,
+    export_embedding,
+    smoke_embedding,
+    to_tensor_array,
+    top1_among_level,
+    train_embedding,
+    view_pairs,
+)
+from vision.training.randomise import random_deck
+from vision.training.synth import RenderSettings, random_layout, render_table
+
+DECK = 6_999_999  # a random deck no training step draws (training: 6,000,000 + step)
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> float:
+    x, y = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def test_enrolment_photo_is_the_card_degraded_and_deterministic() -> None:
+    deck = random_deck(DECK)
+    a = enrolment_face(deck[5], np.random.default_rng(1))
+    assert a.shape == (FACE_H, FACE_W, 3) and a.dtype == np.uint8
+    assert np.array_equal(a, enrolment_face(deck[5], np.random.default_rng(1)))
+    assert not np.array_equal(a, deck[5])
+    # Still the card: closer to its own face than to any other card's of the deck, per seed.
+    for seed in range(6):
+        photo = enrolment_face(deck[5], np.random.default_rng(seed))
+        own = _corr(photo, deck[5])
+        assert own > 0.5
+        assert own > max(_corr(photo, deck[c]) for c in range(len(deck)) if c != 5)
+
+
+@pytest.mark.parametrize("kind", ["band", "face"])
+def test_camera_patch_has_the_pipelines_patch_size(kind: str) -> None:
+    deck = random_deck(DECK)
+    patch = camera_patch(deck[0], deck[1], np.random.default_rng(3), kind)
+    w, h = REGION_MM[kind]
+    assert patch.shape == (round(h * PATCH_PPM[kind]), round(w * PATCH_PPM[kind]), 3)
+    assert patch_input(patch, kind).shape == (INPUT_SIZE[kind][1], INPUT_SIZE[kind][0], 3)
+    assert reference_input(deck[0], kind).shape == patch_input(patch, kind).shape
+
+
+def test_the_next_card_covers_the_bands_lower_edge() -> None:
+    face = np.full((FACE_H, FACE_W, 3), 230, np.uint8)
+    black = np.zeros_like(face)
+    covered, bare = [], []
+    for seed in range(12):
+        covered.append(camera_patch(face, black, np.random.default_rng(seed), "band")[-4:].mean())
+        bare.append(camera_patch(face, None, np.random.default_rng(seed), "band")[-4:].mean())
+    # The cover's top edge lies 5 mm above to 2 mm below the band's lower edge: the bottom 4 mm
+    # are mostly dark with it, light without it.
+    assert np.median(covered) < 0.6 * np.median(bare)
+
+
+def test_view_pairs_and_the_network_input() -> None:
+    deck = random_deck(DECK)
+    a, p = view_pairs(deck, np.array([0, 7, 9]), np.random.default_rng(0), "band")
+    w, h = INPUT_SIZE["band"]
+    assert a.shape == p.shape == (3, h, w, 3) and a.dtype == np.uint8
+    t = to_tensor_array(a)
+    assert t.shape == (3, 3, h, w) and t.dtype == np.float32 and t.min() >= 0 and t.max() <= 1
+    assert np.allclose(t[0, 0], a[0, :, :, 2] / 255.0)  # RGB planes, as blobFromImages(swapRB)
+
+
+def test_top1_among_level_counts_right_cards() -> None:
+    v = np.eye(112, dtype=np.float32)
+    assert top1_among_level(v, v) == 1.0
+    assert top1_among_level(v, np.roll(v, 1, axis=0)) < 0.1
+
+
+def test_bad_model_files_and_inputs_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match=r"card embedding model file .*missing\.onnx not found"):
+        CardEmbedder(tmp_path / "missing.onnx")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a network")
+    with pytest.raises(ModelFileError, match="card embedding model: cannot load"):
+        CardEmbedder(broken)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        reference_input(drawn_faces()[0], "corner")
+    with pytest.raises(ModelFileError, match=r"embedding weights file .*missing\.pt not found"):
+        export_embedding(tmp_path / "missing.pt", tmp_path / "out.onnx")
+    with pytest.raises(ModelFileError, match="nothing to resume"):
+        train_embedding(EmbedTrainConfig(tmp_path / "run"), resume=True)
+
+
+class _OneCard(CardEmbedder):
+    """An embedding without a network: reference ``i`` of a set is unit vector ``i``, and every
+    camera patch is card 7's vector (so only card 7's band scores move)."""
+
+    def __init__(self) -> None:
+        self.kind = "band"
+        self.asked = 0
+
+    def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
+        return np.eye(len(faces), N_CARDS, dtype=np.float32)
+
+    def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
+        self.asked += len(patches)
+        return np.tile(np.eye(1, N_CARDS, 7, dtype=np.float32), (len(patches), 1))
+
+
+def test_the_identifier_adds_the_embedding_to_bands_seen_alone_only() -> None:
+    scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
+    stub = _OneCard()
+    plain, learned = Identifier(), Identifier(embedding=stub, embedding_weight=0.3)
+    places = []
+    for i, o in enumerate(o for o in scene.objects if o.cls in ("card", "card_band")):
+        c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
+        places.append((c, 0, (None, LEVELS > 0)[i % 2], o.cls == "card"))
+    bands = sum(not p[3] for p in places)
+    assert bands > 3 and len(places) > bands
+    want = plain.scores(scene.image, scene.homography, places)
+    got = learned.scores(scene.image, scene.homography, places)
+    assert stub.asked == bands  # one batch: the bands seen alone
+    bonus = np.where(np.arange(N_CARDS) == 7, 0.3, 0.0)
+    for (*_, whole), w, g in zip(places, want, got, strict=True):
+        assert np.array_equal(np.isfinite(w), np.isfinite(g))
+        ok = np.isfinite(w)
+        assert np.allclose(g[ok], (w if whole else w + bonus)[ok], atol=1e-6)
+    # Enrolling a card gives it the embedding of its new face.
+    learned.enrol(9, drawn_faces()[3])
+    assert learned.band_vectors is not None and learned.band_vectors[9].argmax() == 0
+
+
+@pytest.mark.slow
+def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Path) -> None:
+    import torch
+
+    from vision.training.embedding import build_net
+
+    onnx = smoke_embedding(tmp_path, threads=2)
+    assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 2
+    net = CardEmbedder(onnx, "band")
+    refs = net.references(drawn_faces()[:5])
+    assert refs.shape == (5, 64)
+    assert np.allclose(np.linalg.norm(refs, axis=1), 1.0, atol=1e-4)
+    with pytest.raises(ValueError, match="takes 64x20"):
+        net.embed([np.zeros((10, 10, 3), np.uint8)])
+    # The exported network is the trained one: OpenCV's output equals torch's on the same input.
+    ck = torch.load(tmp_path / "run" / "best.pt", weights_only=False)
+    tnet = build_net("band")
+    tnet.load_state_dict(ck["net"])
+    tnet.eval()
+    images = np.stack([reference_input(f, "band") for f in drawn_faces()[:5]])
+    with torch.no_grad():
+        want = tnet(torch.from_numpy(to_tensor_array(images))).numpy()
+    assert np.allclose(refs, want, atol=1e-4)
+    # The identifier takes it: its band scores move by the weighted cosine, nothing else.
+    ident = Identifier(embedding=net, embedding_weight=0.5)
+    assert ident.band_vectors is not None and np.allclose(ident.band_vectors, net.references(drawn_faces()))
+    # Resuming a finished run trains nothing more and keeps the same best weights.
+    cfg = EmbedTrainConfig(tmp_path / "run", epochs=2, steps=2, cards=16)
+    assert train_embedding(cfg, resume=True) == tmp_path / "run" / "best.pt"
+    assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 2

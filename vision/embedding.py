@@ -1,0 +1,96 @@
+"""A learned card embedding (issue 14, item 2): a small network maps a card's top band (or its
+whole face) to a 64-d unit vector, so that the same card seen by the table camera and in its
+enrolment photo lie close, whatever the deck's art.
+
+The network is trained across many random decks (``vision/training/embedding.py``), never on
+the benchmark's held-out deck or style; it adds what template correlation lacks on an unseen
+deck's blurred bands (docs/vision.md, "A learned card embedding"). This module is the runtime
+side: how a reference face and a camera patch are prepared as the network's input
+(:func:`reference_input`, :func:`patch_input`; training prepares its samples with the same
+functions) and the exported network, run on OpenCV's DNN module like the hand network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.faces import BAND_MM, CARD_MM
+from vision.networks import load_onnx
+from vision.paths import LOCATIONS
+
+#: The network's input (w, h) per kind: a top band at ~1 px/mm (63 × 20 mm), a whole card at
+#: ~0.5 px/mm (63 × 88 mm, stretched to a multiple of the network's pooling).
+INPUT_SIZE: dict[str, tuple[int, int]] = {"band": (64, 20), "face": (32, 48)}
+#: The table region (mm) a camera patch covers per kind, centred on the card's box or band.
+REGION_MM: dict[str, tuple[float, float]] = {"band": (CARD_MM[0], BAND_MM), "face": CARD_MM}
+#: The resolution (px/mm) a camera patch is cut at before it is resized to the input.
+PATCH_PPM: dict[str, float] = {"band": 1.0, "face": 0.5}
+KINDS = ("band", "face")
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"card embedding: kind must be one of {KINDS}, not {kind!r}")
+
+
+def reference_input(face: np.ndarray, kind: str) -> np.ndarray:
+    """A reference face (upright, cropped to the card, any size) as the network's input image
+    (uint8 BGR): its top band or the whole card, resized with area averaging."""
+    _check_kind(kind)
+    if kind == "band":
+        face = face[: max(1, round(face.shape[0] * BAND_MM / CARD_MM[1]))]
+    return cv2.resize(face, INPUT_SIZE[kind], interpolation=cv2.INTER_AREA)
+
+
+def patch_input(patch: np.ndarray, kind: str) -> np.ndarray:
+    """A camera patch (the card's band or face rectified from the frame at :data:`PATCH_PPM`,
+    :data:`REGION_MM` round its centre) as the network's input image."""
+    _check_kind(kind)
+    w, h = INPUT_SIZE[kind]
+    interp = cv2.INTER_AREA if patch.shape[1] > w else cv2.INTER_LINEAR
+    return cv2.resize(patch, (w, h), interpolation=interp)
+
+
+class CardEmbedder:
+    """The exported embedding network of one kind (``band`` or ``face``) on OpenCV's DNN module.
+
+    :meth:`embed` takes input images (:func:`reference_input` / :func:`patch_input`) and gives
+    their unit vectors; the dot product of two is their cosine similarity (-1..1).
+    """
+
+    def __init__(self, path: Path | None = None, kind: str = "band") -> None:
+        _check_kind(kind)
+        self.kind = kind
+        self.path = path if path is not None else LOCATIONS.models / f"card_embedding_{kind}.onnx"
+        self.net = load_onnx(self.path, "card embedding model")
+
+    def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
+        """Unit vectors (n × d, float32) of input images of this kind's size (BGR uint8)."""
+        w, h = INPUT_SIZE[self.kind]
+        if not images:
+            return np.zeros((0, 0), np.float32)
+        for img in images:
+            if img.shape[:2] != (h, w):
+                raise ValueError(
+                    f"card embedding: an input of {img.shape[1]}x{img.shape[0]} px;"
+                    f" the {self.kind} network takes {w}x{h}"
+                )
+        out = []
+        for i in range(0, len(images), 64):  # the exported network takes batches of any size
+            blob = cv2.dnn.blobFromImages(list(images[i : i + 64]), 1 / 255.0, (w, h), swapRB=True)
+            self.net.setInput(blob)
+            out.append(np.asarray(self.net.forward(), np.float32).reshape(len(blob), -1))
+        v = np.concatenate(out)
+        return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-8)
+
+    def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
+        """The unit vectors of reference faces (by card id), as :func:`reference_input` prepares them."""
+        return self.embed([reference_input(f, self.kind) for f in faces])
+
+    def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
+        """The unit vectors of camera patches, as :func:`patch_input` prepares them."""
+        return self.embed([patch_input(p, self.kind) for p in patches])

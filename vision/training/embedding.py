@@ -1,0 +1,408 @@
+"""Training the card embedding (:mod:`vision.embedding`) across many random decks (issue 14, item 2).
+
+Each step draws one random deck of the training side (:func:`vision.training.randomise.random_deck`,
+seeds from :data:`TRAIN_DECK_BASE`; a share of steps the project's drawn faces) and makes, for
+every card, two views: the *enrolment* view (:func:`enrolment_face`: a phone-like photo of the
+card, as :func:`vision.enrol.load_face` leaves it: keystone, a loose or tight crop's leftover,
+colour cast, glare, blur, low resolution, JPEG) and the *camera* view (:func:`camera_patch`:
+the card placed by hand on a table, seen at 0.55-1.45 px/mm with a colour cast, gamma, glare,
+blur, sharpening, noise and JPEG, the next card of a column covering the band's lower
+millimetres, and rectified as the pipeline cuts a patch). The loss is InfoNCE both ways with
+the deck's other cards as negatives: identification is always among one deck's cards.
+
+Nothing here sees the benchmark's held-out deck or style (``benchmarks/heldout.py``, which no
+training code imports): the degradations are this module's own, drawn from wider ranges.
+Training is resumable (a checkpoint each epoch), deterministic per seed, prints its progress,
+and never runs in CI (the smoke test trains a few steps).
+
+    .venv/bin/python -m vision.training.embedding train --kind band --out runs/embedding-band
+    .venv/bin/python -m vision.training.embedding export runs/embedding-band/best.pt \
+        models/card_embedding_band.onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision.embedding import INPUT_SIZE, KINDS, PATCH_PPM, REGION_MM, patch_input, reference_input
+from vision.errors import ModelFileError
+from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
+from vision.identify import LEVELS
+from vision.training.randomise import random_deck
+
+#: ``random_deck`` seeds of training (one deck per step) and of validation: apart from the
+#: decks the benchmarks and development studies use (5,150,000; 5,170,001-4).
+TRAIN_DECK_BASE = 6_000_000
+VAL_DECK_BASE = 6_900_000
+VAL_DECKS = 3
+#: Share of training steps on the project's drawn faces instead of a random deck.
+OWN_FACES_SHARE = 0.1
+
+
+# ----------------------------------------------------------------------------------------------- data
+
+
+def _mm_to_px(ppm: float) -> np.ndarray:
+    return np.diag([ppm, ppm, 1.0])
+
+
+def _rot(deg: float, tx: float = 0.0, ty: float = 0.0) -> np.ndarray:
+    t = math.radians(deg)
+    return np.array([[math.cos(t), -math.sin(t), tx], [math.sin(t), math.cos(t), ty], [0, 0, 1]])
+
+
+def _light(img: np.ndarray, rng: np.random.Generator, cast: float, glare: float) -> np.ndarray:
+    """Per-channel gains within ±``cast``, a brightness and gamma, and (with chance ``glare``) a
+    bright spot."""
+    f = img.astype(np.float32)
+    h, w = f.shape[:2]
+    f *= rng.uniform(1 - cast, 1 + cast, 3).astype(np.float32)[None, None, :] * rng.uniform(0.75, 1.2)
+    if rng.random() < glare:
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        gx, gy, r = rng.uniform(0, w), rng.uniform(0, h), rng.uniform(0.1, 0.35) * max(w, h)
+        f += (rng.uniform(25, 90) * np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * r * r)))[..., None]
+    f = 255.0 * (np.clip(f, 0, 255) / 255.0) ** rng.uniform(0.8, 1.25)
+    return f.astype(np.uint8)
+
+
+def _jpeg(img: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> np.ndarray:
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(lo, hi + 1))])
+    out = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return img if out is None else np.asarray(out)
+
+
+def enrolment_face(face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A card as enrolment from a phone photo leaves it (``FACE_W × FACE_H``): the photo's
+    keystone left after rectifying along the outline (each corner up to 1.5 mm off, the crop up to
+    1 mm inside or 2 mm outside the edge), a colour cast of ±10 %, glare, blur, 130-320 px across,
+    noise and JPEG; then resized back to the face size as :func:`vision.enrol.load_face` does."""
+    ppm = FACE_PX_PER_MM
+    src = np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]], np.float32)
+    grow = rng.uniform(-1.0, 2.0) * ppm
+    out = src + np.array([[-grow, -grow], [grow, -grow], [grow, grow], [-grow, grow]], np.float32)
+    corner = rng.uniform(-1.5, 1.5, (4, 2)).astype(np.float32) * ppm
+    table = tuple(int(v) for v in rng.uniform(30, 220, 3))
+    # The crop (``out`` + keystone) mapped onto the output: the card inside, table round it.
+    m = cv2.getPerspectiveTransform(out + corner, src)
+    img = cv2.warpPerspective(face, m, (FACE_W, FACE_H), borderMode=cv2.BORDER_CONSTANT, borderValue=table)
+    img = _light(img, rng, 0.10, 0.5)
+    img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 2.0))
+    w = int(rng.integers(130, 321))
+    img = cv2.resize(img, (w, round(w * FACE_H / FACE_W)), interpolation=cv2.INTER_AREA)
+    img = np.clip(img + rng.normal(0, 2.5, img.shape), 0, 255).astype(np.uint8)
+    img = _jpeg(img, rng, 70, 95)
+    return cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
+
+
+def camera_patch(
+    face: np.ndarray, cover: np.ndarray | None, rng: np.random.Generator, kind: str
+) -> np.ndarray:
+    """The camera's patch of one card as the pipeline cuts it (:data:`vision.embedding.REGION_MM`
+    round the box centre at :data:`vision.embedding.PATCH_PPM`), before :func:`patch_input`.
+
+    The card lies on a random table, 0-3 mm off the box centre and up to 6° turned; for a band,
+    ``cover`` (another card of the deck; ``None``: none) lies on it as the next card of a column,
+    its top edge 5 mm above to 2 mm below the band's lower edge, a few mm and degrees off. The
+    camera sees 0.55-1.45 px/mm, a colour cast of ±15 %, a brightness and gamma, glare, blur of
+    0.25-0.9 mm, sometimes a webcam's sharpening, noise and JPEG 35-95."""
+    ppm = float(rng.uniform(0.55, 1.45))
+    margin = 6.0
+    rw, rh = REGION_MM[kind]
+    region = (rw + 2 * margin, rh + 2 * margin)
+    size = (round(region[0] * ppm), round(region[1] * ppm))
+    bg = np.empty((size[1], size[0], 3), np.float32)
+    bg[:] = rng.uniform(20, 230, 3)
+    bg += rng.normal(0, rng.uniform(2, 15), (size[1], size[0], 1))
+    canvas = np.clip(bg, 0, 255).astype(np.uint8)
+    small_size = (round(CARD_MM[0] * ppm), round(CARD_MM[1] * ppm))
+    small = cv2.resize(face, small_size, interpolation=cv2.INTER_AREA)
+    # Card mm -> region mm: the region's centre is the box centre (the band's, or the card's).
+    anchor = (CARD_MM[0] / 2, BAND_MM / 2 if kind == "band" else CARD_MM[1] / 2)
+    off = np.clip(rng.normal(0, 1.2, 2), -3, 3)
+    angle = float(rng.uniform(-6, 6))
+    card = _rot(angle, region[0] / 2 + off[0], region[1] / 2 + off[1]) @ _rot(0, -anchor[0], -anchor[1])
+    to_px = _mm_to_px(ppm)
+    inv = np.linalg.inv(_mm_to_px(ppm))
+
+    def paste(img: np.ndarray, mm: np.ndarray) -> None:
+        m = (to_px @ mm @ inv)[:2]
+        cv2.warpAffine(img, m, size, dst=canvas, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT)
+
+    paste(small, card)
+    if kind == "band" and cover is not None:
+        dx, dy = rng.uniform(-4, 4), BAND_MM + rng.uniform(-5, 2)
+        below = card @ _rot(float(rng.uniform(-4, 4)), dx, dy)
+        paste(cv2.resize(cover, small_size, interpolation=cv2.INTER_AREA), below)
+    img = _light(canvas, rng, 0.15, 0.3)
+    img = cv2.GaussianBlur(img, (0, 0), max(0.3, rng.uniform(0.25, 0.9) * ppm))
+    if rng.random() < 0.4:
+        soft = cv2.GaussianBlur(img, (0, 0), 1.2)
+        img = cv2.addWeighted(img, 1.5, soft, -0.5, 0)
+    img = np.clip(img + rng.normal(0, rng.uniform(1, 6), img.shape), 0, 255).astype(np.uint8)
+    img = _jpeg(img, rng, 35, 95)
+    # Rectified at the patch's resolution as the pipeline cuts it, centred on the box.
+    pp = PATCH_PPM[kind]
+    full = cv2.resize(img, (round(region[0] * pp), round(region[1] * pp)), interpolation=cv2.INTER_LINEAR)
+    x0, y0 = round(margin * pp), round(margin * pp)
+    return full[y0 : y0 + round(rh * pp), x0 : x0 + round(rw * pp)]
+
+
+def view_pairs(
+    deck: tuple[np.ndarray, ...], cards: np.ndarray, rng: np.random.Generator, kind: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Camera inputs (anchors) and enrolment inputs (positives) of ``cards`` of one deck, as
+    uint8 arrays n × h × w × 3. A band's cover is another card of the deck (70 % of bands)."""
+    anchors, positives = [], []
+    for c in cards:
+        cover = deck[int(rng.integers(0, len(deck)))] if rng.random() < 0.7 else None
+        anchors.append(patch_input(camera_patch(deck[c], cover, rng, kind), kind))
+        positives.append(reference_input(enrolment_face(deck[c], rng), kind))
+    return np.stack(anchors), np.stack(positives)
+
+
+def to_tensor_array(images: np.ndarray) -> np.ndarray:
+    """uint8 BGR n × h × w × 3 -> float32 RGB n × 3 × h × w in 0..1 (as ``cv2.dnn.blobFromImages``
+    with ``swapRB`` and 1/255 gives the exported network)."""
+    return np.ascontiguousarray(images[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32) / 255.0
+
+
+# ----------------------------------------------------------------------------------------------- network
+
+
+def build_net(kind: str, width: int = 16, dim: int = 64) -> Any:
+    """A small CNN (about 60k weights): the image standardised as a whole (brightness and
+    contrast gone, colour ratios kept), three stages of two 3×3 convolutions (two halvings), an
+    average over a coarse grid that keeps the layout (a band's seal left, its title right), a
+    linear map to ``dim`` and a unit-length output."""
+    import torch
+    from torch import nn
+
+    w, h = INPUT_SIZE[kind]
+    grid = (1, 4) if kind == "band" else (3, 2)
+    pool = (h // 4 // grid[0], w // 4 // grid[1])
+
+    def conv(i: int, o: int) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(i, o, 3, 1, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    c1, c2, c3 = width, 2 * width, 4 * width
+
+    class EmbedNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Sequential(
+                conv(3, c1),
+                conv(c1, c1),
+                nn.MaxPool2d(2),
+                conv(c1, c2),
+                conv(c2, c2),
+                nn.MaxPool2d(2),
+                conv(c2, c3),
+                conv(c3, c3),
+                nn.AvgPool2d(pool),
+            )
+            self.head = nn.Linear(c3 * grid[0] * grid[1], dim)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            mean = x.mean(dim=(1, 2, 3), keepdim=True)
+            std = ((x - mean) ** 2).mean(dim=(1, 2, 3), keepdim=True).sqrt()
+            z = self.body((x - mean) / (std + 0.02))
+            v = self.head(z.flatten(1))
+            return v / (v.norm(dim=1, keepdim=True) + 1e-6)
+
+    return EmbedNet()
+
+
+# ----------------------------------------------------------------------------------------------- training
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedTrainConfig:
+    """The embedding's training recipe: ``epochs`` of ``steps`` steps, each step one fresh deck
+    (all its 112 cards, both views), InfoNCE at ``temperature``."""
+
+    out: Path = Path("runs/embedding-band")
+    kind: str = "band"
+    epochs: int = 30
+    steps: int = 40
+    lr: float = 0.003
+    temperature: float = 0.1
+    threads: int = 2
+    seed: int = 0
+    cards: int = N_CARDS  # cards of the deck per step
+
+
+def _deck_for_step(step: int, seed: int) -> tuple[np.ndarray, ...]:
+    if np.random.default_rng([seed, step, 1]).random() < OWN_FACES_SHARE:
+        return drawn_faces()
+    return random_deck(TRAIN_DECK_BASE + step)
+
+
+def validation_set(kind: str, decks: int = VAL_DECKS) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Fixed views of the validation decks (random decks of their own seeds), per deck."""
+    out = []
+    for k in range(decks):
+        rng = np.random.default_rng(VAL_DECK_BASE + k)
+        out.append(view_pairs(random_deck(VAL_DECK_BASE + k), np.arange(N_CARDS), rng, kind))
+    return out
+
+
+def top1_among_level(anchors: np.ndarray, refs: np.ndarray) -> float:
+    """Share of anchors (unit vectors by card id) whose nearest reference among their level's
+    cards is their own card (the Display row's candidates, as the benchmark asks)."""
+    sims = anchors @ refs.T
+    right = 0
+    for c in range(len(anchors)):
+        among = LEVELS[c] == LEVELS
+        right += int(np.flatnonzero(among)[int(np.argmax(sims[c, among]))] == c)
+    return right / len(anchors)
+
+
+def _embed(net: Any, images: np.ndarray) -> np.ndarray:
+    import torch
+
+    net.eval()
+    with torch.no_grad():
+        return np.asarray(net(torch.from_numpy(to_tensor_array(images))).numpy())
+
+
+def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
+    """Train the embedding (progress each epoch; ``resume`` continues after the last finished
+    epoch); the epoch with the best validation top-1 is kept as ``best.pt``."""
+    import torch
+    import torch.nn.functional as F
+
+    if cfg.kind not in KINDS:
+        raise ValueError(f"embedding training: kind must be one of {KINDS}, not {cfg.kind!r}")
+    last = cfg.out / "last.pt"
+    if resume and not last.is_file():
+        raise ModelFileError(f"embedding training: nothing to resume in {cfg.out}")
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    net = build_net(cfg.kind)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.epochs * cfg.steps)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    best_path, log_path = cfg.out / "best.pt", cfg.out / "log.jsonl"
+    start, best = 0, -1.0
+    if resume:
+        ck = torch.load(last, weights_only=False)
+        net.load_state_dict(ck["net"])
+        opt.load_state_dict(ck["opt"])
+        sched.load_state_dict(ck["sched"])
+        start, best = ck["epoch"] + 1, ck["best"]
+    val = validation_set(cfg.kind)
+    for epoch in range(start, cfg.epochs):
+        t0 = time.monotonic()
+        total = 0.0
+        for s in range(cfg.steps):
+            step = epoch * cfg.steps + s
+            rng = np.random.default_rng([cfg.seed, step])
+            deck = _deck_for_step(step, cfg.seed)
+            cards = np.sort(rng.choice(N_CARDS, min(cfg.cards, N_CARDS), replace=False))
+            a, p = view_pairs(deck, cards, rng, cfg.kind)
+            net.train()
+            za = net(torch.from_numpy(to_tensor_array(a)))
+            zp = net(torch.from_numpy(to_tensor_array(p)))
+            logits = za @ zp.T / cfg.temperature
+            target = torch.arange(len(cards))
+            loss = 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.item())
+        score = float(np.mean([top1_among_level(_embed(net, a), _embed(net, p)) for a, p in val]))
+        if score > best:
+            best = score
+            torch.save(
+                {"net": net.state_dict(), "epoch": epoch, "val_top1": score, "kind": cfg.kind}, best_path
+            )
+        ck = {"net": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict()}
+        torch.save({**ck, "epoch": epoch, "best": best}, last)
+        line = {"epoch": epoch + 1, "loss": total / cfg.steps, "val_top1": score, "s": time.monotonic() - t0}
+        with log_path.open("a") as f:
+            f.write(json.dumps(line) + "\n")
+        print(
+            f"embedding ({cfg.kind}): epoch {epoch + 1}/{cfg.epochs} loss {line['loss']:.3f} "
+            f"validation top-1 {score:.3f} (best {best:.3f}) {line['s']:.0f}s",
+            flush=True,
+        )
+    return best_path
+
+
+def export_embedding(weights: Path, out: Path) -> Path:
+    """Export trained weights to ONNX (batch of any size, the kind's fixed input) for OpenCV's DNN."""
+    import torch
+
+    if not weights.is_file():
+        raise ModelFileError(f"embedding weights file {weights} not found")
+    ck = torch.load(weights, weights_only=False)
+    kind = ck["kind"]
+    net = build_net(kind)
+    net.load_state_dict(ck["net"])
+    net.eval()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    w, h = INPUT_SIZE[kind]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        torch.onnx.export(
+            net,
+            (torch.zeros(1, 3, h, w),),
+            str(out),
+            input_names=["image"],
+            output_names=["embedding"],
+            dynamic_axes={"image": {0: "n"}, "embedding": {0: "n"}},
+            dynamo=False,
+        )
+    return out
+
+
+def smoke_embedding(folder: Path, kind: str = "band", threads: int = 2) -> Path:
+    """Two epochs of two steps on 16 cards, then the export (the check that training runs)."""
+    cfg = EmbedTrainConfig(folder / "run", kind=kind, epochs=2, steps=2, cards=16, threads=threads)
+    best = train_embedding(cfg)
+    return export_embedding(best, folder / f"card_embedding_{kind}.onnx")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``train`` (resumable) or ``export`` the card embedding."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train", help="train (resumes a run found in --out)")
+    t.add_argument("--kind", choices=KINDS, default="band")
+    t.add_argument("--out", type=Path)
+    t.add_argument("--epochs", type=int, default=30)
+    t.add_argument("--steps", type=int, default=40)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--threads", type=int, default=2)
+    e = sub.add_parser("export", help="export best.pt to ONNX")
+    e.add_argument("weights", type=Path)
+    e.add_argument("onnx", type=Path)
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "export":
+            print(export_embedding(args.weights, args.onnx))
+            return 0
+        out = args.out or Path(f"runs/embedding-{args.kind}")
+        cfg = EmbedTrainConfig(
+            out, kind=args.kind, epochs=args.epochs, steps=args.steps, seed=args.seed, threads=args.threads
+        )
+        print(train_embedding(cfg, resume=(out / "last.pt").is_file()))
+    except ModelFileError as exc:
+        print(exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
