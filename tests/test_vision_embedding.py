@@ -170,3 +170,14 @@ def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Pa
     cfg = EmbedTrainConfig(tmp_path / "run", epochs=2, steps=2, cards=16)
     assert train_embedding(cfg, resume=True) == tmp_path / "run" / "best.pt"
     assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 2
+
+
+def test_a_table_with_an_enrolled_deck_reads_bands_with_the_embedding(tmp_path: Path) -> None:
+    # A real deck is always enrolled (its art is never shipped): the pipeline then adds the
+    # learned embedding; the project's drawn faces are read as before, without it.
+    from vision.observe import Observer
+
+    enrolled = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [], enrol_dir=str(tmp_path))
+    drawn = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [])
+    assert enrolled.identifier.embedding is not None and enrolled.identifier.band_vectors is not None
+    assert drawn.identifier.embedding is None and drawn.identifier.band_vectors is None
