@@ -83,6 +83,10 @@ OWN_ART_SHARE = 0.3
 ENROL_SEED_BASE = 5_500_000
 ENROL_VAL_SEED_BASE = 5_950_000
 ENROLLED_SHARE = 0.7
+#: The share of an enrolment's ordinary scenes in the project's own look (since 2026-11-24,
+#: fifth session; OWN_ART_SHARE before): the own tiles are not forgotten while the table's are
+#: learned (docs/contrivance_vision.md, "Enrolling a table's own tiles").
+ENROL_OWN_ART_SHARE = 0.67
 #: In an enrolled scene, the share of its tiles that are enrolled photos.
 PHOTO_TILE_SHARE = 0.8
 #: The enrolment recipe's defaults: scenes rendered, validation scenes, epochs from the model.
@@ -356,10 +360,12 @@ def perturbed(h: np.ndarray, rng: np.random.Generator, mm: float = 1.2, deg: flo
     return h @ t1 @ rot @ t0
 
 
-def training_scene(seed: int, settings: RenderSettings) -> RenderedWorkbench:
-    """One training scene: own art in OWN_ART_SHARE of them, else a random look and table."""
+def training_scene(
+    seed: int, settings: RenderSettings, own_share: float = OWN_ART_SHARE
+) -> RenderedWorkbench:
+    """One training scene: own art in ``own_share`` of them, else a random look and table."""
     rng = np.random.default_rng([seed, 3])
-    own = rng.random() < OWN_ART_SHARE
+    own = rng.random() < own_share
     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
     from dataclasses import replace
 
@@ -407,15 +413,19 @@ def render_shard(
     enrolled: EnrolledTiles | None = None,
 ) -> int:
     """Render scenes and write their square crops and labels to one ``.npz`` shard (with
-    ``enrolled``, ENROLLED_SHARE of them show the enrolled tiles)."""
+    ``enrolled``, ENROLLED_SHARE of them show the enrolled tiles and the others are in the own
+    look more often, ENROL_OWN_ART_SHARE)."""
     xs, ys = [], []
     for seed in seeds:
         if seed >= HELDOUT_SEED_BASE:
             raise ValueError(f"seed {seed} is in the benchmark's held-out range (>= {HELDOUT_SEED_BASE})")
         mine = enrolled is not None and np.random.default_rng([seed, 8]).random() < ENROLLED_SHARE
-        scene = (
-            enrolled_scene(seed, settings, enrolled) if mine and enrolled else training_scene(seed, settings)
-        )
+        if enrolled is None:
+            scene = training_scene(seed, settings)
+        elif mine:
+            scene = enrolled_scene(seed, settings, enrolled)
+        else:
+            scene = training_scene(seed, settings, ENROL_OWN_ART_SHARE)
         squares, y = square_labels(scene)
         rng = np.random.default_rng([seed, 5])
         xs.append(square_crops(scene.image, perturbed(scene.homography, rng), squares, WORKBENCH))
