@@ -63,7 +63,8 @@ VALUES = MAX_VALUE + 1
 DIAL_UNSURE = 0.7
 #: A tile whose Builder the network reads less sure than this is read again from the same
 #: looks and its content's probabilities averaged with both passes' (weighted as two looks):
-#: on development seeds 8,880,000-8,880,039 (own, art, style: 1,590 tiles no hand touches)
+#: on development seeds 8,880,000 / 8,890,000 / 8,900,000 up, 40 each (own, art, style:
+#: 1,590 tiles no hand touches)
 #: the enrolled model's Builders wrong fell from 4 / 15 / 4 to 2 / 7 / 2, the committed
 #: model's on the held-out art from 186 / 234 to 146 / 205, on its own art from 0 to 1
 #: (docs/contrivance_vision.md, "Enrolling a table's own tiles").
