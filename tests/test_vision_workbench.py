@@ -628,30 +628,6 @@ def test_damage_tokens_show_every_value_and_tell_six_from_nine() -> None:
         damage_token(OWN_DAMAGE, 11)
 
 
-def test_an_enrolments_ordinary_scenes_may_lay_the_own_tiles_on_a_random_mat() -> None:
-    """``TilesOn`` draws one art's tiles and another's mat; ``training_scene(own_tiles=1)``
-    lays the own tiles on a random scene's mat and table (same layout, other pixels) and
-    leaves an own-look scene as it was; ``own_tiles=0`` is the ordinary training scene."""
-    from vision.training.tiles import TilesOn
-    from vision.training.workbench import OWN_ART_SHARE, training_scene
-
-    other = random_art(5_000_002)
-    mixed = TilesOn(own_art(), other)
-    assert np.array_equal(mixed.tile("Mechanic", True, 4), own_art().tile("Mechanic", True, 4))
-    a, b = (art.mat(np.random.default_rng(1), 400, 230, 70.0, 10.0) for art in (mixed, other))
-    assert np.array_equal(a, b)
-    settings = RenderSettings(hand_prob=0.0, effects=False)
-    kinds = set()
-    for seed in range(8_700_060, 8_700_066):
-        own = np.random.default_rng([seed, 3]).random() < OWN_ART_SHARE
-        plain, mine = training_scene(seed, settings), training_scene(seed, settings, own_tiles=1.0)
-        assert plain.layout == mine.layout
-        assert np.array_equal(plain.image, training_scene(seed, settings, own_tiles=0.0).image)
-        assert np.array_equal(plain.image, mine.image) == own, seed
-        kinds.add(own)
-    assert kinds == {False, True}
-
-
 def test_stroke_figures_draw_every_damage_value_every_way() -> None:
     """The project's stroke figures (``tiles.figure_strokes``) draw 0-10 in every hand, each
     value differently and about the height asked for; every way of drawing a figure differs

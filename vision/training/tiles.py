@@ -1182,21 +1182,6 @@ class PhotoArt:
         return np.clip(img * rng.uniform(0.85, 1.15), 0, 255).astype(np.uint8)
 
 
-@dataclass(frozen=True, slots=True)
-class TilesOn:
-    """The tiles of one :class:`Art` laid on the mat of another (an enrolment's ordinary scenes:
-    the project's own tiles on a random mat, ``vision.training.workbench.ENROL_OWN_TILES``)."""
-
-    tiles: Art
-    on: Art
-
-    def tile(self, builder: str, double: bool, value: int) -> np.ndarray:
-        return self.tiles.tile(builder, double, value)
-
-    def mat(self, rng: np.random.Generator, w: int, h: int, pitch_px: float, border_px: float) -> np.ndarray:
-        return self.on.mat(rng, w, h, pitch_px, border_px)
-
-
 def own_art() -> DrawnArt:
     """The project's own look."""
     return DrawnArt(OWN_STYLE)

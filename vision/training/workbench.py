@@ -53,7 +53,6 @@ from vision.training.tiles import (
     Art,
     DamageStyle,
     PhotoArt,
-    TilesOn,
     contrivance_back,
     damage_token,
     own_art,
@@ -84,11 +83,6 @@ OWN_ART_SHARE = 0.3
 ENROL_SEED_BASE = 5_500_000
 ENROL_VAL_SEED_BASE = 5_950_000
 ENROLLED_SHARE = 0.7
-#: The share of an enrolment's ordinary scenes in a random look that lay the project's own
-#: tiles on their random mat and table (since 2026-11-24, fifth session): the own tiles are
-#: not forgotten while the table's are learned, and the mats stay as varied as before
-#: (docs/contrivance_vision.md, "Enrolling a table's own tiles").
-ENROL_OWN_TILES = 0.5
 #: In an enrolled scene, the share of its tiles that are enrolled photos.
 PHOTO_TILE_SHARE = 0.8
 #: The enrolment recipe's defaults: scenes rendered, validation scenes, epochs from the model.
@@ -362,9 +356,8 @@ def perturbed(h: np.ndarray, rng: np.random.Generator, mm: float = 1.2, deg: flo
     return h @ t1 @ rot @ t0
 
 
-def training_scene(seed: int, settings: RenderSettings, own_tiles: float = 0.0) -> RenderedWorkbench:
-    """One training scene: own art in OWN_ART_SHARE of them, else a random look and table; of
-    those, ``own_tiles`` lay the project's own tiles on the random mat (an enrolment's)."""
+def training_scene(seed: int, settings: RenderSettings) -> RenderedWorkbench:
+    """One training scene: own art in OWN_ART_SHARE of them, else a random look and table."""
     rng = np.random.default_rng([seed, 3])
     own = rng.random() < OWN_ART_SHARE
     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
@@ -375,9 +368,7 @@ def training_scene(seed: int, settings: RenderSettings, own_tiles: float = 0.0) 
     s = replace(settings, size=size)
     if not own:
         s = replace(s, texture=random_texture, camera=random_camera)
-    art: Art = own_art() if own else random_art(seed)
-    if not own and np.random.default_rng([seed, 13]).random() < own_tiles:
-        art = TilesOn(own_art(), art)
+    art = own_art() if own else random_art(seed)
     return render_workbench(random_workbench(rng), seed, s, art)
 
 
@@ -416,19 +407,15 @@ def render_shard(
     enrolled: EnrolledTiles | None = None,
 ) -> int:
     """Render scenes and write their square crops and labels to one ``.npz`` shard (with
-    ``enrolled``, ENROLLED_SHARE of them show the enrolled tiles, and of the others in a random
-    look ENROL_OWN_TILES lay the own tiles on their random mat)."""
+    ``enrolled``, ENROLLED_SHARE of them show the enrolled tiles)."""
     xs, ys = [], []
     for seed in seeds:
         if seed >= HELDOUT_SEED_BASE:
             raise ValueError(f"seed {seed} is in the benchmark's held-out range (>= {HELDOUT_SEED_BASE})")
         mine = enrolled is not None and np.random.default_rng([seed, 8]).random() < ENROLLED_SHARE
-        if enrolled is None:
-            scene = training_scene(seed, settings)
-        elif mine:
-            scene = enrolled_scene(seed, settings, enrolled)
-        else:
-            scene = training_scene(seed, settings, ENROL_OWN_TILES)
+        scene = (
+            enrolled_scene(seed, settings, enrolled) if mine and enrolled else training_scene(seed, settings)
+        )
         squares, y = square_labels(scene)
         rng = np.random.default_rng([seed, 5])
         xs.append(square_crops(scene.image, perturbed(scene.homography, rng), squares, WORKBENCH))
