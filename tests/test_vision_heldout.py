@@ -144,6 +144,34 @@ def test_held_out_letters_and_figures_are_drawn_by_no_training_font_or_stroke_le
         assert max(_iou(old, _glyph_mask(font(ch, f))) for f in TRAIN_FONTS) > 0.95, ch
 
 
+#: How much a held-out figure may overlap a stroke figure of any of 100 random hands (IoU of
+#: the normalised masks, upright and slanted as the held-out italic): a 0 is an oval and an 8
+#: two loops in every hand (0.84 and 0.68 measured), the others under 0.65 (0.43-0.63; medians
+#: 0.22-0.44, the training fonts 0.39-0.49 at most).
+FIGURE_OVERLAP = {"0": 0.9, "8": 0.75}
+
+
+def test_held_out_figures_are_not_among_the_stroke_figures() -> None:
+    """Leave-one-style-out for the Damage token's numbers: the training's stroke figures
+    (``tiles.random_figures``: random ways, widths, waists, serifs, contrast, wobble) never draw
+    the held-out italic's figures; on average they are no closer to them than the training
+    fonts are (median under 0.45)."""
+    from benchmarks.workbench_heldout import SLANT, draw_glyphs
+    from vision.training.tiles import random_figures
+
+    rng = np.random.default_rng(0)
+    hands = [random_figures(rng) for _ in range(100)]
+    for ch in "0123456789":
+        held = _glyph_mask(partial(draw_glyphs, text=ch, c=(100, 100), height=100, weight=8, col=255))
+        ious = [
+            _iou(held, _glyph_mask(partial(h, text=ch, c=(100, 100), height=100, weight=8, col=255), slant))
+            for h in hands
+            for slant in (0.0, SLANT)
+        ]
+        assert max(ious) < FIGURE_OVERLAP.get(ch, 0.65), (ch, max(ious))
+        assert float(np.median(ious)) < 0.45, (ch, float(np.median(ious)))
+
+
 def test_held_out_token_numerals_are_drawn_by_no_training_font() -> None:
     """The held-out VP tokens' 1 and 5 (``heldout.TOKEN_PRINT``: the held-out italic) differ
     from the same numerals in every font a training token printing draws (``randomise.
