@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from referee.contrivance.data import BUILDERS, COLUMNS, DEFAULT_EDITION, ROWS_PER_MAT
-from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, DamageStyle, subpixel_line
+from vision.training.tiles import TILE_MM, TILE_PX_PER_MM, DamageStyle, Stroke, arc, subpixel_line
 
 BGR = tuple[int, int, int]
 #: The font the held-out art drew its letters and numbers in until 2026-11-24 (kept for the test
@@ -44,19 +44,6 @@ def _p(c: tuple[float, float], r: float, a: float) -> tuple[int, int]:
 
 # ------------------------------------------------------------------------- the held-out letters
 
-Stroke = tuple[tuple[float, float], ...]
-
-
-def _arc(c: tuple[float, float], rx: float, ry: float, a0: float, a1: float, n: int = 10) -> Stroke:
-    """Points on an ellipse from ``a0`` to ``a1`` degrees (y down: 90 deg is straight down)."""
-    return tuple(
-        (
-            c[0] + rx * math.cos(math.radians(a0 + (a1 - a0) * i / n)),
-            c[1] + ry * math.sin(math.radians(a0 + (a1 - a0) * i / n)),
-        )
-        for i in range(n + 1)
-    )
-
 
 #: The held-out art's own letters and figures: an italic serif drawn as with a broad pen, as
 #: polylines in a box one unit tall (x right, y down; the glyph's width, then its strokes),
@@ -69,8 +56,8 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
     "E": (
         0.62,
         (
-            (*_arc((0.34, 0.25), 0.26, 0.25, -20, -270), (0.3, 0.5)),
-            _arc((0.32, 0.75), 0.3, 0.25, 270, 20),
+            (*arc((0.34, 0.25), 0.26, 0.25, -20, -270, 10), (0.3, 0.5)),
+            arc((0.32, 0.75), 0.3, 0.25, 270, 20, 10),
             ((0.22, 0.5), (0.46, 0.5)),
         ),
     ),
@@ -87,15 +74,15 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
         (
             ((0.12, 0.0), (0.12, 1.0)),
             ((-0.02, 1.0), (0.26, 1.0)),
-            ((-0.02, 0.0), (0.4, 0.0), *_arc((0.4, 0.26), 0.26, 0.26, -90, 90, 8)[1:], (0.12, 0.52)),
+            ((-0.02, 0.0), (0.4, 0.0), *arc((0.4, 0.26), 0.26, 0.26, -90, 90, 8)[1:], (0.12, 0.52)),
             ((0.36, 0.52), (0.5, 0.9), (0.62, 1.0), (0.78, 0.94)),
         ),
     ),
     "C": (
         0.6,
         (
-            (*_arc((0.5, 0.14), 0.1, 0.1, 90, -180, 6), *_arc((0.36, 0.5), 0.34, 0.5, -90, -250, 12)[1:]),
-            (*_arc((0.36, 0.5), 0.34, 0.5, 110, 70, 3), (0.6, 0.86), (0.56, 0.72)),
+            (*arc((0.5, 0.14), 0.1, 0.1, 90, -180, 6), *arc((0.36, 0.5), 0.34, 0.5, -90, -250, 12)[1:]),
+            (*arc((0.36, 0.5), 0.34, 0.5, 110, 70, 3), (0.6, 0.86), (0.56, 0.72)),
         ),
     ),
     "A": (
@@ -114,11 +101,11 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
             ((0.0, 1.0), (0.38, 1.0), (0.5, 0.86)),
         ),
     ),
-    "0": (0.56, (_arc((0.28, 0.5), 0.27, 0.5, -90, 270, 16),)),
+    "0": (0.56, (arc((0.28, 0.5), 0.27, 0.5, -90, 270, 16),)),
     "1": (0.5, (((0.04, 0.26), (0.34, 0.0), (0.3, 0.86), (0.38, 1.0), (0.52, 0.92)),)),
     "2": (
         0.62,
-        ((*_arc((0.3, 0.28), 0.26, 0.26, -160, 20, 8), (0.02, 1.0), (0.34, 0.9), (0.62, 1.0)),),
+        ((*arc((0.3, 0.28), 0.26, 0.26, -160, 20, 8), (0.02, 1.0), (0.34, 0.9), (0.62, 1.0)),),
     ),
     "3": (
         0.6,
@@ -127,14 +114,14 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
                 (0.06, 0.0),
                 (0.56, 0.0),
                 (0.26, 0.4),
-                *_arc((0.26, 0.68), 0.3, 0.3, -80, 140, 10)[1:],
+                *arc((0.26, 0.68), 0.3, 0.3, -80, 140, 10)[1:],
             ),
         ),
     ),
     "4": (0.66, (((0.36, 0.0), (0.0, 0.7), (0.66, 0.7)), ((0.5, 0.32), (0.5, 1.0)))),
     "5": (
         0.6,
-        (((0.6, 0.0), (0.14, 0.0), (0.08, 0.44), *_arc((0.28, 0.7), 0.3, 0.3, -120, 150, 10)),),
+        (((0.6, 0.0), (0.14, 0.0), (0.08, 0.44), *arc((0.28, 0.7), 0.3, 0.3, -120, 150, 10)),),
     ),
     "6": (
         0.6,
@@ -143,7 +130,7 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
                 (0.56, 0.0),
                 (0.3, 0.14),
                 (0.08, 0.5),
-                *_arc((0.3, 0.72), 0.26, 0.28, 180, 540, 14),
+                *arc((0.3, 0.72), 0.26, 0.28, 180, 540, 14),
             ),
         ),
     ),
@@ -155,14 +142,14 @@ GLYPHS: dict[str, tuple[float, tuple[Stroke, ...]]] = {
         0.6,
         (
             (
-                *_arc((0.32, 0.24), 0.22, 0.24, 20, -200, 12),
-                *_arc((0.28, 0.72), 0.28, 0.28, -90, 270, 16)[1:],
+                *arc((0.32, 0.24), 0.22, 0.24, 20, -200, 12),
+                *arc((0.28, 0.72), 0.28, 0.28, -90, 270, 16)[1:],
             ),
         ),
     ),
     "9": (
         0.6,
-        ((*_arc((0.32, 0.3), 0.26, 0.3, 0, 360, 14), (0.52, 0.62), (0.36, 0.92), (0.06, 1.0)),),
+        ((*arc((0.32, 0.3), 0.26, 0.3, 0, 360, 14), (0.52, 0.62), (0.36, 0.92), (0.06, 1.0)),),
     ),
 }
 #: The slant of the held-out italic (x moves right by this share of the height above the base).

@@ -38,6 +38,7 @@ from vision.embedding import INPUT_SIZE, KINDS, PATCH_PPM, REGION_MM, patch_inpu
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS
+from vision.training.checkpoints import restore
 from vision.training.randomise import random_deck
 
 #: ``random_deck`` seeds of training (one deck per step) and of validation: apart from the
@@ -295,10 +296,7 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
     best_path, log_path = cfg.out / "best.pt", cfg.out / "log.jsonl"
     start, best = 0, -1.0
     if resume:
-        ck = torch.load(last, weights_only=False)
-        net.load_state_dict(ck["net"])
-        opt.load_state_dict(ck["opt"])
-        sched.load_state_dict(ck["sched"])
+        ck = restore(last, net, opt, sched)
         start, best = ck["epoch"] + 1, ck["best"]
     val = validation_set(cfg.kind)
     for epoch in range(start, cfg.epochs):

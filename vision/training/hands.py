@@ -20,6 +20,7 @@ from vision.geometry import rectify
 from vision.hands import MASK_SIZE, TOUCHED, hand_patches, mask_iou, shrink_mask
 from vision.paths import LOCATIONS
 from vision.progress import Progress
+from vision.training.checkpoints import restore
 from vision.training.evaluate import scene_for_seed
 from vision.training.synth import RenderSettings
 
@@ -186,10 +187,7 @@ def train_hands(cfg: HandTrainConfig, resume: bool = False) -> Path:
     best_path, log_path = cfg.out / "best.pt", cfg.out / "log.jsonl"
     start, best_iou = 0, -1.0
     if resume:
-        ck = torch.load(last, weights_only=False)
-        net.load_state_dict(ck["net"])
-        opt.load_state_dict(ck["opt"])
-        sched.load_state_dict(ck["sched"])
+        ck = restore(last, net, opt, sched)
         start, best_iou = ck["epoch"] + 1, ck["best_iou"]
     gen = np.random.default_rng(cfg.seed)
     for epoch in range(start, cfg.epochs):

@@ -1218,7 +1218,7 @@ Lettering = Callable[[np.ndarray, str, tuple[float, float], float, int, BGR], No
 Stroke = tuple[tuple[float, float], ...]
 
 
-def _arc(c: tuple[float, float], rx: float, ry: float, a0: float, a1: float, n: int = 12) -> Stroke:
+def arc(c: tuple[float, float], rx: float, ry: float, a0: float, a1: float, n: int = 12) -> Stroke:
     """Points on an ellipse from ``a0`` to ``a1`` degrees (y down: 90 is straight down)."""
     return tuple(
         (
@@ -1259,8 +1259,8 @@ def figure_strokes(ch: str, variant: int, w: float, waist: float) -> tuple[float
     if ch == "0":
         if v == 1:  # a stadium: straight sides
             r = h
-            return w, ((*_arc((h, r), h, r, 180, 360, 8), *_arc((h, 1 - r), h, r, 0, 180, 8), (0.0, r)),)
-        ring = _arc((h, 0.5), h, 0.5, -90, 270, 20)
+            return w, ((*arc((h, r), h, r, 180, 360, 8), *arc((h, 1 - r), h, r, 0, 180, 8), (0.0, r)),)
+        ring = arc((h, 0.5), h, 0.5, -90, 270, 20)
         return w, ((ring,) if v == 0 else (ring, ((0.22 * w, 0.78), (0.78 * w, 0.22))))
     if ch == "1":
         x = 0.6 * w
@@ -1271,12 +1271,12 @@ def figure_strokes(ch: str, variant: int, w: float, waist: float) -> tuple[float
             strokes += (((x - 0.4 * w, 1.0), (x + 0.4 * w, 1.0)),)
         return w, strokes
     if ch == "2":
-        top = _arc((h, 0.28), h, 0.28, 195, 375, 10)
+        top = arc((h, 0.28), h, 0.28, 195, 375, 10)
         neck = ((0.0, 1.0),) if v == 0 else _bend(top[-1], (0.15 * w, 0.62), (0.0, 1.0))[1:]
         return w, ((*top, *neck, (w, 1.0)),)
     if ch == "3":
-        upper = _arc((0.47 * w, waist / 2), 0.47 * w, waist / 2, 200, 450, 10)
-        lower = _arc((h, (1 + waist) / 2), h, (1 - waist) / 2, 270, 510, 12)
+        upper = arc((0.47 * w, waist / 2), 0.47 * w, waist / 2, 200, 450, 10)
+        lower = arc((h, (1 + waist) / 2), h, (1 - waist) / 2, 270, 510, 12)
         if v == 0:
             return w, ((*upper, *lower[1:]),)
         return w, (upper, ((0.22 * w, waist), (0.47 * w, waist), *lower[1:]))
@@ -1285,10 +1285,10 @@ def figure_strokes(ch: str, variant: int, w: float, waist: float) -> tuple[float
         return w, (((x, 1.0), (x, 0.0), (0.0, y), (w, y)),)
     if ch == "5":
         stem = ((0.16 * w, 0.0), (0.1 * w, 0.45)) if v == 0 else ((0.1 * w, 0.0), (0.1 * w, 0.42))
-        bowl = _arc((h, 0.66), h, 0.34, 220, 515, 12)
+        bowl = arc((h, 0.66), h, 0.34, 220, 515, 12)
         return w, (((0.9 * w, 0.0), *stem, *bowl),)
     if ch == "6":
-        bowl = _arc((h, 0.68), h, 0.32, 180, 540, 16)
+        bowl = arc((h, 0.68), h, 0.32, 180, 540, 16)
         if v == 0:
             return w, ((*_bend((0.85 * w, 0.03), (0.05 * w, 0.1), (0.0, 0.68)), *bowl[1:]),)
         return w, (((0.8 * w, 0.0), (0.04 * w, 0.6)), bowl)
@@ -1299,11 +1299,11 @@ def figure_strokes(ch: str, variant: int, w: float, waist: float) -> tuple[float
     if ch == "8":
         ru = (0.42 if v == 0 else 0.5) * w
         return w, (
-            _arc((h, waist / 2), ru, waist / 2, -90, 270, 14),
-            _arc((h, (1 + waist) / 2), h, (1 - waist) / 2, -90, 270, 16),
+            arc((h, waist / 2), ru, waist / 2, -90, 270, 14),
+            arc((h, (1 + waist) / 2), h, (1 - waist) / 2, -90, 270, 16),
         )
     if ch == "9":
-        bowl = _arc((h, 0.32), h, 0.32, 0, 360, 16)
+        bowl = arc((h, 0.32), h, 0.32, 0, 360, 16)
         return w, (bowl, ((w, 0.32), (w, 1.0)) if v == 0 else ((w, 0.32), (0.62 * w, 1.0)))
     raise ValueError(f"no stroke figure {ch!r}")
 
