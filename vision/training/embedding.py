@@ -23,7 +23,6 @@ and never runs in CI (the smoke test trains a few steps).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 import warnings
@@ -38,7 +37,7 @@ from vision.embedding import INPUT_SIZE, KINDS, PATCH_PPM, REGION_MM, patch_inpu
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS
-from vision.training.checkpoints import restore
+from vision.training.checkpoints import keep, log_epoch, restore
 from vision.training.randomise import random_deck
 
 #: ``random_deck`` seeds of training (one deck per step) and of validation: apart from the
@@ -325,11 +324,9 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
             torch.save(
                 {"net": net.state_dict(), "epoch": epoch, "val_top1": score, "kind": cfg.kind}, best_path
             )
-        ck = {"net": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict()}
-        torch.save({**ck, "epoch": epoch, "best": best}, last)
+        keep(last, net, opt, sched, epoch=epoch, best=best)
         line = {"epoch": epoch + 1, "loss": total / cfg.steps, "val_top1": score, "s": time.monotonic() - t0}
-        with log_path.open("a") as f:
-            f.write(json.dumps(line) + "\n")
+        log_epoch(log_path, line)
         print(
             f"embedding ({cfg.kind}): epoch {epoch + 1}/{cfg.epochs} loss {line['loss']:.3f} "
             f"validation top-1 {score:.3f} (best {best:.3f}) {line['s']:.0f}s",

@@ -4,7 +4,6 @@ and the ONNX export. Needs torch (``gizmos-referee vision train-hands``).
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from vision.geometry import rectify
 from vision.hands import MASK_SIZE, TOUCHED, hand_patches, mask_iou, shrink_mask
 from vision.paths import LOCATIONS
 from vision.progress import Progress
-from vision.training.checkpoints import restore
+from vision.training.checkpoints import keep, log_epoch, restore
 from vision.training.evaluate import scene_for_seed
 from vision.training.synth import RenderSettings
 
@@ -212,11 +211,9 @@ def train_hands(cfg: HandTrainConfig, resume: bool = False) -> Path:
         if iou > best_iou:
             best_iou = iou
             torch.save({"net": net.state_dict(), "epoch": epoch, "val_iou": iou}, best_path)
-        ck = {"net": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict()}
-        torch.save({**ck, "epoch": epoch, "best_iou": best_iou}, last)
+        keep(last, net, opt, sched, epoch=epoch, best_iou=best_iou)
         line = {"epoch": epoch + 1, "loss": total / len(xs), "val_iou": iou, "s": time.monotonic() - t0}
-        with log_path.open("a") as f:
-            f.write(json.dumps(line) + "\n")
+        log_epoch(log_path, line)
         print(
             f"hands: epoch {epoch + 1}/{cfg.epochs} loss {line['loss']:.4f} val IoU {iou:.4f} "
             f"(best {best_iou:.4f}) {line['s']:.0f}s",
