@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=10, help="distinct tables per condition")
     args = ap.parse_args(argv)
     if args.frames < 1:
-        print("error: --frames must be at least 1")
+        print("error: --frames must be at least 1", file=sys.stderr)
         return 2
     observer = Observer(reaches=True)
     frames = []
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             frames.append((scene.image, h, dets, tuple(p.seat for p in scene.layout.players)))
     if not frames:
-        print("error: no frame could be calibrated")
+        print("error: no frame could be calibrated", file=sys.stderr)
         return 2
     own, first = CONDITIONS["own"][0], CONDITIONS["own"][2]
     warm = scene_for_seed(first + 2 * args.frames + 100, own)  # outside the set

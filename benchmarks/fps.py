@@ -58,11 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.frames < 1 or args.repeats < 1:
-        print("error: --frames and --repeats must be at least 1")
+        print("error: --frames and --repeats must be at least 1", file=sys.stderr)
         return 2
     settings, faces, first, _ = CONDITIONS[args.condition]
     if args.condition == "deck":
-        print("error: the deck condition needs its enrolment folder; time 'own' or 'style'")
+        print("error: the deck condition needs its enrolment folder; time 'own' or 'style'", file=sys.stderr)
         return 2
     even = args.size == "1280x720"  # the held-out sets render even seeds at 1280x720
     seeds = [first + 2 * i + (0 if even else 1) for i in range(args.frames)]
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             arm_cpus.append(time.process_time() - c0)
             prog.step()
     if not walls:
-        print("error: no frame could be calibrated")
+        print("error: no frame could be calibrated", file=sys.stderr)
         return 2
     wall, cpu = statistics.median(walls), statistics.median(cpus)
     where = "ring crops" if observer.ring_detector is not None else "the whole frame"

@@ -210,7 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
     for name in names:
         if name not in CONDITIONS:
-            print(f"error: unknown condition {name!r} (choose from {', '.join(CONDITIONS)} or all)")
+            print(
+                f"error: unknown condition {name!r} (choose from {', '.join(CONDITIONS)} or all)",
+                file=sys.stderr,
+            )
             return 2
     for name in names:
         measure(args, name)
