@@ -278,6 +278,37 @@ def test_the_provisional_panel_in_chromium(server: dict[str, Any], browser: Any)
     assert game.tracker.log[0].step["kind"] == "pick"
 
 
+def test_the_end_of_turn_key_in_chromium(server: dict[str, Any], browser: Any) -> None:
+    """ "E" on the table page is the end-of-turn signal (after the admin PIN, as the button);
+    typed into a field it is a letter, not a signal."""
+    from referee.gizmos import Step
+    from referee.simulation.synthetic import Feeder
+
+    game = hub_of(server["app"]).create(["Ana", "Ben", "Cy"], seed=4, deal=True)
+    with game.locked() as tracker:
+        feeder = Feeder(tracker, state=tracker.state, signals=False)
+        feeder.show(frames=4)
+        color = next(c for c, n in enumerate(tracker.state.row) if n)
+        feeder.play(Step("pick", 0, color=color), frames=4)  # Ana's marble, read and accepted
+    assert game.tracker.state.current == 0 and game.tracker.state.main_done
+    browser.get(f"{server['url']}/games/{game.id}")
+    wait(browser, lambda d: d.find_element("id", "conn").text == "live", message="the stream never opened")
+    body = browser.find_element("tag name", "body")
+    body.send_keys("e")
+    wait(browser, lambda d: d.find_element("id", "pin-dialog").is_displayed(), message="no PIN asked")
+    browser.find_element("id", "pin-input").send_keys("e")  # a letter of the PIN field: no second signal
+    browser.execute_script("document.getElementById('pin-input').value = '';")
+    browser.find_element("id", "pin-input").send_keys(TEST_PIN)
+    browser.find_element("id", "pin-ok").click()
+    wait(browser, lambda d: game.tracker.state.current == 1, message="the key never ended Ana's turn")
+    assert [line.step["kind"] for line in game.tracker.log if line.player == 0] == ["pick", "end_turn"]
+    body.send_keys("x")  # another key, and a moment for a stray signal to arrive: none did
+    wait(browser, lambda d: "End of turn signalled" in d.find_element("id", "toast").text)
+    with game.locked() as tracker:
+        signals = [e for e in tracker.record.entries("event") if e.payload.get("source") == "dashboard"]
+    assert len(signals) == 1
+
+
 def test_setup_page_follows_the_camera_status(tmp_path: Path, browser: Any) -> None:
     from web.live import FrameBuffer
 

@@ -346,6 +346,15 @@
     setupCorrect();
     document.getElementById("undo-btn").addEventListener("click", () => tool("undo", "Back to the start of the turn.", "Undo the current turn?"));
     document.getElementById("eot-btn").addEventListener("click", () => tool("end-of-turn", "End of turn signalled."));
+    // The same signal from the keyboard ("E"): a key a player at the table can press without
+    // aiming at a button; never while typing in a field or with a dialog open.
+    document.addEventListener("keydown", (ev) => {
+      if ((ev.key !== "e" && ev.key !== "E") || ev.ctrlKey || ev.metaKey || ev.altKey || ev.repeat) return;
+      const t = ev.target;
+      if ((t.closest && t.closest("input, textarea, select, [contenteditable], dialog")) || document.querySelector("dialog[open]")) return;
+      ev.preventDefault();
+      tool("end-of-turn", "End of turn signalled.");
+    });
     document.getElementById("turn-ends-btn").addEventListener("click", moveTurnEnds);
     document.getElementById("end-btn").addEventListener("click", () => tool("end", "The game is over.", "End the game now? Scoring becomes final."));
   }
