@@ -241,6 +241,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--conditions", default="own,art,style")
     p.add_argument("--model", default=None, help="ONNX model (default models/workbench.onnx)")
     p.add_argument("--damage-model", default=None, help="ONNX Damage model (default models/damage.onnx)")
+    p.add_argument(
+        "--tiles",
+        default=None,
+        help="an enrolment folder of the table's tile photos: crops are compared with them too",
+    )
+    p.add_argument(
+        "--no-faces",
+        action="store_true",
+        help="read with the square network alone (no tile faces compared: the reader before 2026-11-24's "
+        "sixth session)",
+    )
     p.add_argument("--show-errors", action="store_true")
     p.add_argument(
         "--compare-detector",
@@ -249,11 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = p.parse_args(argv)
     try:
-        reader = WorkbenchReader(a.model, damage_model=a.damage_model)
+        reader = WorkbenchReader(a.model, damage_model=a.damage_model, tiles=a.tiles)
         Detector() if a.compare_detector else None
     except VisionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if a.no_faces:
+        reader.faces = []
     names = [n.strip() for n in a.conditions.split(",") if n.strip()]
     for n in names:
         condition(n)
@@ -332,8 +345,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|" + "---|" * len(names))
     for label, f in rows:
         print(f"| {label} | " + " | ".join(f(results[n]) for n in names) + " |")
+    faces = " + ".join(str(len(f)) for f in reader.faces) or "none"
     print(
-        f"\nmodels {reader.path}, {reader.damage_path}; load average (1 min) {load_before:.1f} "
+        f"\nmodels {reader.path}, {reader.damage_path}; tile faces {faces}"
+        + (f" (own, {a.tiles})" if a.tiles else "")
+        + f"; load average (1 min) {load_before:.1f} "
         f"at the start, {load_after:.1f} at the end, on {os.cpu_count()} cores: wall-clock figures "
         "measure the machine's load too"
     )

@@ -28,7 +28,7 @@ class Locations:
     @property
     def models(self) -> Path:
         """The committed networks: detector.onnx / detector.pt, hands.onnx, workbench.onnx,
-        damage.onnx."""
+        damage.onnx; and the own tiles' faces, workbench_tiles.npz."""
         return self.root / "models"
 
     @property
@@ -56,6 +56,12 @@ class Locations:
     @property
     def damage(self) -> Path:
         return self.models / "damage.onnx"
+
+    @property
+    def workbench_tiles(self) -> Path:
+        """The project's own Component tiles' faces, which the Workbench reader compares crops
+        with (vision.tile_faces)."""
+        return self.models / "workbench_tiles.npz"
 
 
 def is_root(folder: Path) -> bool:

@@ -37,6 +37,7 @@ from vision.geometry import rectify
 from vision.hands import MASK_PX_PER_MM, HandSegmenter
 from vision.networks import load_onnx
 from vision.paths import LOCATIONS
+from vision.tile_faces import TileFaces, enrolled_faces, load_faces
 from vision.zones import Rect
 
 #: What the network says lies on a square; index order of its first head.
@@ -79,6 +80,12 @@ DIAL_LOOKS: tuple[tuple[float, float, float], ...] = (
     (1.0, 0.0, 0.8),
     (1.0, 0.0, -0.8),
 )
+#: A tile whose best reference face (the project's own tiles, a table's enrolled photos:
+#: :mod:`vision.tile_faces`) matches its crop at least this well (normalised cross-correlation)
+#: is weighed against the faces: on development seeds 8,950,000 up the own tiles' best face
+#: matched at 0.90 or more, the held-out drawing's best own face at 0.39 or less
+#: (docs/contrivance_vision.md, "Tiles compared with their faces").
+FACE_MATCH = 0.7
 #: The Damage network's classes: the token's value 0-MAX_DAMAGE, then NO_TOKEN (the
 #: Contrivance tile's place seen, no token on it: the Damage is not seen, never 0).
 DAMAGE_CLASSES = MAX_DAMAGE + 2
@@ -213,6 +220,8 @@ class WorkbenchReader:
         geometry: WorkbenchGeometry = WORKBENCH,
         hand_model: str | Path | None = None,
         damage_model: str | Path | None = None,
+        tiles: str | Path | None = None,
+        own_faces: str | Path | None = None,
     ) -> None:
         if rows not in (ROWS_PER_MAT, 2 * ROWS_PER_MAT):
             raise ValueError(
@@ -224,6 +233,14 @@ class WorkbenchReader:
         self.damage_net = load_onnx(self.damage_path, "damage model")
         self.path, self.rows, self.geometry = path, rows, geometry
         self.hands = HandSegmenter(hand_model)
+        #: The sets of faces tiles are compared with (:meth:`faced_readings`): the project's
+        #: own tiles and, with ``tiles`` (an enrolment folder, :mod:`vision.tile_enrol`), the
+        #: table's photos; empty: the network alone.
+        self.faces: list[TileFaces] = [
+            load_faces(Path(own_faces) if own_faces else LOCATIONS.workbench_tiles)
+        ]
+        if tiles is not None:
+            self.faces.append(enrolled_faces(tiles))
         #: The hand mask of the last frame (hand network resolution).
         self.last_hand_mask: np.ndarray | None = None
         self.timings: dict[str, float] = {}
@@ -297,6 +314,36 @@ class WorkbenchReader:
             steady[i] = SquareReading(c, rd.double, rd.facing, v)
         return steady
 
+    def faced_readings(self, crops: np.ndarray, readings: list[SquareReading]) -> list[SquareReading]:
+        """The readings with each tile's Builder weighed against the faces (:attr:`faces`):
+        the crop, turned upright by its facing, is compared with every Builder's faces showing
+        the Double and value read, in each set of faces that has all six Builders
+        (:meth:`TileFaces.builder_scores`); where the set matching best matches at least
+        FACE_MATCH (a tile of that table, not a drawing no set shows), each Builder's
+        probability is multiplied by exp((its match - the best) / the set's temperature) (the
+        project's drawing is trusted more than a table's photos: :mod:`vision.tile_faces`) and
+        the Builders' share of the content is kept (a tile stays a tile)."""
+        if not self.faces:
+            return readings
+        out = list(readings)
+        for i, rd in enumerate(readings):
+            p = rd.content[1:] / max(float(rd.content[1:].sum()), 1e-9)
+            if int(p.argmax()) == 0:  # read empty (:func:`sighting`)
+                continue
+            upright = np.rot90(crops[i], int(rd.facing.argmax()), axes=(0, 1))
+            scores = [f.builder_scores(upright, rd.double >= 0.5, int(rd.value.argmax())) for f in self.faces]
+            scores = [(m, lg) for m, lg in scores if not np.isnan(m).any()]
+            if not scores:
+                continue
+            match, logits = max(scores, key=lambda s: float(s[0].max()))
+            if float(match.max()) < FACE_MATCH:
+                continue
+            builders = rd.content[2:] * np.exp(logits)
+            content = rd.content.copy()
+            content[2:] = builders * float(rd.content[2:].sum()) / max(float(builders.sum()), 1e-12)
+            out[i] = SquareReading(content, rd.double, rd.facing, rd.value)
+        return out
+
     def read(
         self,
         frame: np.ndarray,
@@ -325,7 +372,9 @@ class WorkbenchReader:
         t1 = time.perf_counter()
         crops = square_crops(frame, homography, seen, self.geometry)
         t2 = time.perf_counter()
-        readings = self.steady_readings(frame, homography, seen, self.readings(crops))
+        readings = self.faced_readings(
+            crops, self.steady_readings(frame, homography, seen, self.readings(crops))
+        )
         t3 = time.perf_counter()
         damage = None if damage_covered else self.damage(frame, homography)
         t4 = time.perf_counter()
@@ -439,9 +488,11 @@ class WorkbenchObserver:
     """Calibration (kept once settled, as for Gizmos; from three markers while nothing is
     held, :func:`calibrate`) and the reader: a frame -> an observation."""
 
-    def __init__(self, model: str | Path | None = None, rows: int = 2 * ROWS_PER_MAT) -> None:
+    def __init__(
+        self, model: str | Path | None = None, rows: int = 2 * ROWS_PER_MAT, tiles: str | Path | None = None
+    ) -> None:
         self.calibrator = Calibrator()
-        self.reader = WorkbenchReader(model, rows)
+        self.reader = WorkbenchReader(model, rows, tiles=tiles)
 
     def observe(
         self, frame: np.ndarray, t: float | None = None, frame_no: int | None = None

@@ -169,6 +169,12 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     w.add_argument(
         "--model", type=Path, default=None, help="square network ONNX (default: the committed one)"
     )
+    w.add_argument(
+        "--tiles",
+        type=Path,
+        default=None,
+        help="the table's enrolled tile photos (Engineer-3.jpg, ...): crops are compared with them too",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -313,7 +319,7 @@ def _workbench(a: argparse.Namespace) -> None:
     from vision.frames import read_frame
     from vision.workbench import WorkbenchObserver
 
-    observer = WorkbenchObserver(a.model, a.rows)
+    observer = WorkbenchObserver(a.model, a.rows, a.tiles)
     for i, path in enumerate(a.images):
         obs = observer.observe(read_frame(path), frame_no=i)
         print(json.dumps(dataclasses.asdict(obs)))

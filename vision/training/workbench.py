@@ -32,6 +32,7 @@ from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image
 from vision.paths import LOCATIONS
 from vision.progress import Progress
 from vision.tile_enrol import EnrolledTiles, load_tiles
+from vision.tile_faces import save_faces
 from vision.training.synth import (
     CANVAS_MARGIN_MM,
     CANVAS_PX_PER_MM,
@@ -63,6 +64,7 @@ from vision.workbench import (
     CROP_PX,
     DAMAGE_CLASSES,
     NO_TOKEN,
+    VALUES,
     WORKBENCH,
     WorkbenchGeometry,
     rect_crops,
@@ -977,6 +979,26 @@ def enrol(
     return f"{enrolled.summary()}\nmodel: {target} (read with --model / --workbench-model)"
 
 
+#: The own tiles' faces are kept at 2 px/mm (120 px a tile): the reader compares them at the
+#: crop's 0.97 px/mm (vision.tile_faces).
+OWN_FACE_PX = 120
+
+
+def own_faces(out: Path = LOCATIONS.workbench_tiles) -> Path:
+    """Write the project's own tiles' faces (every Builder, Double or not, value 0-6, as
+    :func:`own_art` draws them) for the reader to compare crops with (``models/workbench_tiles.npz``)."""
+    art = own_art()
+    faces = {
+        (b, d, v): cv2.resize(
+            art.tile(b, d, v)[..., :3], (OWN_FACE_PX, OWN_FACE_PX), interpolation=cv2.INTER_AREA
+        )
+        for b in BUILDERS
+        for d in (False, True)
+        for v in range(VALUES)
+    }
+    return save_faces(out, faces)
+
+
 def _dataset_arguments(p: argparse.ArgumentParser, name: str, train: int, val: int) -> None:
     """A dataset command's options: its folder (``DATA/name``), its sizes and its shard."""
     p.add_argument("--out", type=Path, default=LOCATIONS.data / name)
@@ -1039,6 +1061,8 @@ def main(argv: list[str] | None = None) -> int:
     en.add_argument("--threads", type=int, default=1)
     en.add_argument("--init", type=Path, default=LOCATIONS.workbench, help="the model to start from")
     en.add_argument("--model-out", type=Path, default=None, help="default: OUT/workbench.onnx")
+    f = sub.add_parser("own-faces", help="write the own tiles' faces the reader compares crops with")
+    f.add_argument("--out", type=Path, default=LOCATIONS.workbench_tiles)
     e = sub.add_parser("export", help="write models/workbench.onnx (--damage: models/damage.onnx)")
     e.add_argument("--weights", type=Path, default=None, help="default RUNS/workbench(-damage)/best.pt")
     e.add_argument("--out", type=Path, default=None)
@@ -1072,6 +1096,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             build_dataset(a.out / "val", a.val, seeds[1], shard, part=(k - 1, n), damage=damage)
             build_dataset(a.out / "train", a.train, first, shard, part=(k - 1, n), damage=damage)
+        elif a.cmd == "own-faces":
+            print(own_faces(a.out))
         elif a.cmd == "enrol-check":
             print(load_tiles(a.folder).summary())
         elif a.cmd == "enrol":
