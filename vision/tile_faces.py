@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.contrivance.data import BUILDERS
+from referee.contrivance.data import BUILDERS, MAX_VALUE
 from vision.errors import ModelFileError
 from vision.tile_enrol import TileKey, load_tiles
 
@@ -40,6 +40,10 @@ INNER_PX = 48
 #: on development seeds: docs/contrivance_vision.md, "Tiles compared with their faces").
 DRAWING_TEMPERATURE = 0.01
 PHOTO_TEMPERATURE = 0.05
+#: The same for an unsure dial weighed by the faces of the Builder read at each value: the dial
+#: is a small part of the face, so its matches lie closer together.
+DRAWING_DIAL_TEMPERATURE = 0.005
+PHOTO_DIAL_TEMPERATURE = 0.01
 #: How much a face is softened (Gaussian sigma, crop px) before it is compared: a crop is the
 #: frame's few pixels per millimetre enlarged, never sharp.
 SOFTEN_PX = 1.0
@@ -53,17 +57,20 @@ class TileFaces:
     keys: tuple[TileKey, ...]
     #: (n, INNER_PX, INNER_PX, 3) float32: each face's middle, at the crop's scale, softened.
     templates: np.ndarray
-    #: How far the set is trusted (DRAWING_TEMPERATURE, PHOTO_TEMPERATURE).
+    #: How far the set is trusted (DRAWING_TEMPERATURE, PHOTO_TEMPERATURE) on the Builder,
+    #: and on the dial (DRAWING_DIAL_TEMPERATURE, PHOTO_DIAL_TEMPERATURE).
     temperature: float
+    dial_temperature: float
 
     @classmethod
     def of(
         cls,
         faces: Mapping[TileKey, np.ndarray] | Iterable[tuple[TileKey, np.ndarray]],
         temperature: float,
+        dial_temperature: float,
     ) -> TileFaces:
-        """Faces (BGR, upright, cropped to the tile's edges, any size) by what they show, each
-        trusted as ``temperature`` says."""
+        """Faces (BGR, upright, cropped to the tile's edges, any size) by what they show,
+        trusted as the temperatures say."""
         items = list(faces.items()) if isinstance(faces, Mapping) else list(faces)
         o = (TILE_IN_CROP_PX - INNER_PX) // 2
         templates = np.empty((len(items), INNER_PX, INNER_PX, 3), np.float32)
@@ -73,7 +80,7 @@ class TileFaces:
             )
             soft = cv2.GaussianBlur(small.astype(np.float32), (0, 0), SOFTEN_PX)
             templates[i] = soft[o : o + INNER_PX, o : o + INNER_PX]
-        return cls(tuple(k for k, _ in items), templates, temperature)
+        return cls(tuple(k for k, _ in items), templates, temperature, dial_temperature)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -96,11 +103,25 @@ class TileFaces:
                     mine = chosen
                     break
             if mine:
-                match[i] = max(
-                    float(cv2.matchTemplate(crop, self.templates[j], cv2.TM_CCOEFF_NORMED).max())
-                    for j in mine
-                )
+                match[i] = max(self._match(crop, j) for j in mine)
         return match, (match - np.nanmax(match)) / self.temperature if len(self) else match
+
+    def value_logits(self, upright: np.ndarray, builder: str, double: bool) -> np.ndarray:
+        """Per dial value 0-6, how well the face of ``builder`` (``double`` or not) showing it
+        matches the upright crop, as logits: (its match - the best) / the set's dial
+        temperature; NaN for a value no face shows."""
+        crop = upright.astype(np.float32)
+        match = np.full(MAX_VALUE + 1, np.nan)
+        for j, (b, d, v) in enumerate(self.keys):
+            if (b, d) == (builder, double):
+                m = self._match(crop, j)
+                match[v] = m if np.isnan(match[v]) else max(float(match[v]), m)
+        if np.isnan(match).all():
+            return match
+        return (match - np.nanmax(match)) / self.dial_temperature
+
+    def _match(self, crop: np.ndarray, j: int) -> float:
+        return float(cv2.matchTemplate(crop, self.templates[j], cv2.TM_CCOEFF_NORMED).max())
 
 
 def save_faces(path: Path, faces: Mapping[TileKey, np.ndarray]) -> Path:
@@ -127,7 +148,9 @@ def load_faces(path: Path) -> TileFaces:
                 (str(b), bool(d), int(v))
                 for b, d, v in zip(z["builder"], z["double"], z["value"], strict=True)
             ]
-            return TileFaces.of(list(zip(keys, z["face"], strict=True)), DRAWING_TEMPERATURE)
+            return TileFaces.of(
+                list(zip(keys, z["face"], strict=True)), DRAWING_TEMPERATURE, DRAWING_DIAL_TEMPERATURE
+            )
     except (OSError, ValueError, KeyError) as exc:
         raise ModelFileError(f"tile faces file {path} cannot be read: {exc}") from exc
 
@@ -135,4 +158,4 @@ def load_faces(path: Path) -> TileFaces:
 def enrolled_faces(folder: str | Path) -> TileFaces:
     """A table's enrolled tile photos (and the tiles composed from them: :mod:`vision.tile_enrol`)
     as faces; a bad folder is the enrolment's one clear error."""
-    return TileFaces.of(load_tiles(folder).shown(), PHOTO_TEMPERATURE)
+    return TileFaces.of(load_tiles(folder).shown(), PHOTO_TEMPERATURE, PHOTO_DIAL_TEMPERATURE)
