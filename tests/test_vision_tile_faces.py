@@ -151,3 +151,16 @@ def test_bad_faces_are_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["--frames", "1", "--conditions", "own", "--tiles", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "nowhere" in err[0]
+
+
+def test_an_unsure_dial_is_weighed_by_the_faces_at_each_value(reader: WorkbenchReader) -> None:
+    """A matched tile's dial read under FACE_DIAL_UNSURE is weighed by its Builder's faces at
+    each value (the own Engineer at 3, read 5 rather than 3); a sure dial is left as read."""
+    crop = np.stack([_crop(own_art().tile("Engineer", False, 3))])
+    content = np.array([0.0, 0.05, 0.8, 0.03, 0.03, 0.03, 0.03, 0.03])
+    unsure = np.array([0.02, 0.02, 0.03, 0.4, 0.03, 0.45, 0.05])
+    got = reader.faced_readings(crop, [SquareReading(content, 0.0, np.eye(4)[0], unsure)])[0]
+    assert int(got.value.argmax()) == 3 and np.isclose(got.value.sum(), 1)
+    sure = np.array([0.0, 0.0, 0.0, 0.05, 0.0, 0.95, 0.0])
+    got = reader.faced_readings(crop, [SquareReading(content, 0.0, np.eye(4)[0], sure)])[0]
+    assert got.value is sure
