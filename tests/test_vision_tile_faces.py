@@ -1,7 +1,7 @@
 """Tiles compared with their faces (issue 19): the committed own faces are the drawing, a soft
 crop of a tile matches its own Builder's face and a drawing no face shows matches none, the
-reader weighs a Builder by the faces only where a set of faces matches, and a table's enrolled
-photos are faces too."""
+reader weighs a Builder (and an unsure dial) by the faces only where a set of faces matches,
+and a table's enrolled photos are faces too (a "tile" like none of them is read empty)."""
 
 from __future__ import annotations
 
@@ -135,6 +135,13 @@ def test_a_tables_enrolled_photos_are_faces_too(tmp_path: Path) -> None:
     unsure = [0.02, 0.08, 0.25, 0.05, 0.45, 0.05, 0.05, 0.05]
     got = r.faced_readings(np.stack([_crop(art.tile("Engineer", False, 3))]), [_reading(unsure)])
     assert BUILDERS[int(got[0].content[2:].argmax())] == "Engineer"
+    # a bare square of grain the network takes for a tile: like none of this table's tiles
+    grain = cv2.GaussianBlur(np.random.default_rng(3).normal(120, 25, (CROP_PX, CROP_PX, 3)), (0, 0), 2.0)
+    bare = np.stack([np.clip(grain, 0, 255).astype(np.uint8)])
+    got = r.faced_readings(bare, [_reading(unsure)])
+    assert int(got[0].content[1:].argmax()) == 0 and np.isclose(got[0].content.sum(), sum(unsure))
+    own_only = WorkbenchReader(rows=3)  # no table's photos: the network's reading stands
+    assert own_only.faced_readings(bare, [_reading(unsure)])[0].content.tolist() == unsure
 
 
 def test_bad_faces_are_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

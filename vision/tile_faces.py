@@ -61,6 +61,9 @@ class TileFaces:
     #: and on the dial (DRAWING_DIAL_TEMPERATURE, PHOTO_DIAL_TEMPERATURE).
     temperature: float
     dial_temperature: float
+    #: A table's enrolled photos (the tiles on this table look like them), not the project's
+    #: drawing (which any table may or may not use).
+    enrolled: bool = False
 
     @classmethod
     def of(
@@ -68,6 +71,7 @@ class TileFaces:
         faces: Mapping[TileKey, np.ndarray] | Iterable[tuple[TileKey, np.ndarray]],
         temperature: float,
         dial_temperature: float,
+        enrolled: bool = False,
     ) -> TileFaces:
         """Faces (BGR, upright, cropped to the tile's edges, any size) by what they show,
         trusted as the temperatures say."""
@@ -80,7 +84,7 @@ class TileFaces:
             )
             soft = cv2.GaussianBlur(small.astype(np.float32), (0, 0), SOFTEN_PX)
             templates[i] = soft[o : o + INNER_PX, o : o + INNER_PX]
-        return cls(tuple(k for k, _ in items), templates, temperature, dial_temperature)
+        return cls(tuple(k for k, _ in items), templates, temperature, dial_temperature, enrolled)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -158,4 +162,4 @@ def load_faces(path: Path) -> TileFaces:
 def enrolled_faces(folder: str | Path) -> TileFaces:
     """A table's enrolled tile photos (and the tiles composed from them: :mod:`vision.tile_enrol`)
     as faces; a bad folder is the enrolment's one clear error."""
-    return TileFaces.of(load_tiles(folder).shown(), PHOTO_TEMPERATURE, PHOTO_DIAL_TEMPERATURE)
+    return TileFaces.of(load_tiles(folder).shown(), PHOTO_TEMPERATURE, PHOTO_DIAL_TEMPERATURE, enrolled=True)

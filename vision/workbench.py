@@ -86,6 +86,11 @@ DIAL_LOOKS: tuple[tuple[float, float, float], ...] = (
 #: matched at 0.90 or more, the held-out drawing's best own face at 0.39 or less
 #: (docs/contrivance_vision.md, "Tiles compared with their faces").
 FACE_MATCH = 0.7
+#: On a table whose photos are enrolled, a square read as a tile that no face matches even this
+#: well is read empty: on development seeds 8,960,000 / 8,970,000 up (the held-out art enrolled,
+#: its model) the empty squares of the held-out mat read as tiles matched 0.17-0.29, every tile
+#: read with its right facing at least 0.5 (the two under, 0.28 and 0.32, were turned wrong).
+FACE_NONE = 0.4
 #: A tile so matched whose dial is read less sure than this has its dial weighed too, by the
 #: faces of the Builder read at each value: on development seeds 8,950,000-8,950,499 (own art,
 #: 6,343 tiles no hand touches) 5 dials wrong before, 1 after, where 0.7 left 3.
@@ -328,7 +333,9 @@ class WorkbenchReader:
         project's drawing is trusted more than a table's photos: :mod:`vision.tile_faces`) and
         the Builders' share of the content is kept (a tile stays a tile). A dial so matched
         but read less sure than FACE_DIAL_UNSURE is weighed likewise by that set's faces of the
-        Builder now read at each value (:meth:`TileFaces.value_logits`)."""
+        Builder now read at each value (:meth:`TileFaces.value_logits`). On a table whose
+        photos are enrolled, a "tile" no face matches even FACE_NONE is read empty (its mat's
+        grain, not one of its tiles)."""
         if not self.faces:
             return readings
         out = list(readings)
@@ -343,6 +350,11 @@ class WorkbenchReader:
             if not scored:
                 continue
             faces, match, logits = max(scored, key=lambda s: float(s[1].max()))
+            if float(match.max()) < FACE_NONE and any(f.enrolled for f, _, _ in scored):
+                content = rd.content.copy()
+                content[1], content[2:] = float(content[1:].sum()), 0.0
+                out[i] = SquareReading(content, rd.double, rd.facing, rd.value)
+                continue
             if float(match.max()) < FACE_MATCH:
                 continue
             builders = rd.content[2:] * np.exp(logits)
