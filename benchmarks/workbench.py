@@ -17,6 +17,10 @@ a hand covers more than 2 % of (the truth's rule) must be reported unseen; one a
 touches may be reported unseen or read, and must be read right if read (unknown is not a wrong
 reading); the truth's rule alone, which wants it read, is printed beside.
 
+The reader compares tiles with the own tiles' faces (``--no-faces``: the network alone, the
+reader before 2026-11-24's sixth session) and, with ``--tiles FOLDER``, with a table's
+enrolled photos too (``benchmarks/workbench_enrol.py`` writes the held-out tiles' photos).
+
     .venv/bin/python benchmarks/workbench.py --frames 100 --conditions own,art,style
 """
 
