@@ -7,7 +7,11 @@ the same :class:`~vision.calibrate.Calibrator`); the Workbench's two mats lie in
 calibration into a ``CROP_PX`` crop (0.97 px/mm, whatever the camera's height or tilt) and one
 small network reads all of it at once (``models/workbench.onnx``, OpenCV's DNN module): what
 lies there (empty, or a tile of one of the six Builders), whether the tile is the Double,
-which way its first Rivet faces and the value its Point Marker dial shows. The Gizmos hand
+which way its first Rivet faces and the value its Point Marker dial shows. Each tile is then
+compared with the faces of the table's tiles (:mod:`vision.tile_faces`: the project's own
+drawing, a table's enrolled photos): the network, trained to read any drawing, reads a Builder
+from its mark alone, which on a far camera is a few soft pixels, while the faces also know its
+colours and layout. The Gizmos hand
 network (:mod:`vision.hands`) marks where a hand lies on the rectified table: a square under a
 hand is *not seen* (left out of the observation), never "empty". The Damage token on the
 face-down Contrivance tile right of mat 1 (``WorkbenchGeometry.contrivance``) is read by a
