@@ -71,7 +71,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -84,7 +84,7 @@ import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
-from benchmarks.vision import CONDITIONS, tally_cards
+from benchmarks.vision import CONDITIONS, tally_cards, true_cards
 from vision.calibrate import Calibrator
 from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder
 from vision.errors import CalibrationError
@@ -103,11 +103,27 @@ from vision.observe import Assembler, rotation_at
 from vision.outline import rectify, white_patch
 from vision.progress import Progress
 from vision.spread import SpreadCard, find_spread
-from vision.training.evaluate import HELDOUT, Tally, heldout_scenes, layout_memory, oracle_detections
+from vision.training.evaluate import (
+    HELDOUT,
+    Tally,
+    heldout_scenes,
+    lagging_memory,
+    layout_memory,
+    oracle_detections,
+)
 from vision.training.randomise import random_deck, randomised
 from vision.training.synth import RenderedScene, RenderSettings, TableLayout, random_layout, render_table
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, Zones, default_zones
+
+
+def area_of(layout: TableLayout, card: int) -> str:
+    """Where ``card`` lies on the table: ``display``, ``gizmos`` (a seat's columns) or ``archive``."""
+    if any(cid == card for _lv, _sl, cid in layout.display):
+        return "display"
+    if any(card in ids for pl in layout.players for ids in pl.columns):
+        return "gizmos"
+    return "archive"
 
 
 def candidates(layout: TableLayout, card: int) -> np.ndarray:
@@ -583,6 +599,80 @@ def development(args: argparse.Namespace) -> None:
                 print(f"  {name:19s} full faces {right[name]['card']}   top bands {right[name]['card_band']}")
 
 
+#: The memory's bonus for a band seen alone with the embedding, per option:
+#: ``Identifier(embedding_memory=...)`` (the bonus times ``1 + embedding_memory × weight``).
+MEMORY_SCALES = (0.0, 0.5, 1.0, 2.0)
+MEMORIES = ("alone", "memory", "one move behind")
+
+
+def development_memory(args: argparse.Namespace) -> None:
+    """The referee's memory with the embedding on development decks and tables: the memory's
+    bonus for bands seen alone per :data:`MEMORY_SCALES`, against the matcher without the
+    embedding, with no memory, the exact memory and the memory one move behind (a card just
+    built is still where the referee last saw it); bands each option loses against the matcher
+    without the embedding under the same memory, and wrong bands by area."""
+    net = CardEmbedder(args.embedding, "band")
+    options: dict[str, dict[str, Any]] = {"no embedding": {}}
+    for m in MEMORY_SCALES:
+        options[f"embedding, bonus x{1 + m:g}"] = {"embedding": net, "embedding_memory": m}
+    renders: dict[str, Callable[[int], RenderSettings]] = {
+        "randomised": lambda seed: randomised(seed, HELDOUT)[0],
+        "held-out style": lambda _seed: heldout.STYLE,
+    }
+    for deck_name in ("random decks, phone photos", "drawn faces"):
+        for render, settings_of in renders.items():
+            right: dict[tuple[str, str], dict[str, Tally]] = defaultdict(
+                lambda: {"card": Tally(), "card_band": Tally()}
+            )
+            wrong_at: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+            lost: dict[tuple[str, str], int] = defaultdict(int)
+            prog = Progress(f"memory: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8)
+            for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
+                drawn = deck_name == "drawn faces"
+                deck = drawn_faces() if drawn else random_deck(deck_seed)
+                refs = deck if drawn else _development_photos(deck_seed, deck)
+                runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
+                for t in range(args.frames):
+                    seed = DEVELOPMENT_TABLES + 100 * k + t
+                    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+                    layout = random_layout(np.random.default_rng(seed))
+                    settings = replace(settings_of(seed), size=size, hand_prob=0.0)
+                    scene = render_table(layout, seed, settings, faces=None if drawn else deck)
+                    seats = tuple(p.seat for p in scene.layout.players)
+                    memories = {
+                        "alone": None,
+                        "memory": layout_memory(scene.layout),
+                        "one move behind": lagging_memory(scene.layout, np.random.default_rng(seed)),
+                    }
+                    for mem_name, mem in memories.items():
+                        base: list[bool] = []
+                        for name, asm in runs.items():
+                            asm.know(mem)
+                            asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
+                            cards = asm.last_cards
+                            truths = true_cards(cards, scene)
+                            oks = [c == t for (_, c), t in zip(cards, truths, strict=True)]
+                            bands = [ok for (s, _), ok in zip(cards, oks, strict=True) if s.cls != "card"]
+                            if not base:
+                                base = bands
+                            lost[name, mem_name] += sum(b and not o for b, o in zip(base, bands, strict=True))
+                            for (s, _), truth, ok in zip(cards, truths, oks, strict=True):
+                                right[name, mem_name][s.cls].add(ok)
+                                if not ok and truth is not None:
+                                    where = area_of(scene.layout, truth)
+                                    wrong_at[name, mem_name][f"{s.cls} in {where}"] += 1
+                    prog.step()
+            print(f"\n== memory: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})")
+            for mem_name in MEMORIES:
+                for name in options:
+                    r = right[name, mem_name]
+                    where = ", ".join(f"{a} {n}" for a, n in sorted(wrong_at[name, mem_name].items()))
+                    print(
+                        f"  {mem_name:15s} {name:24s} full faces {r['card']}   top bands {r['card_band']}"
+                        f"   bands lost {lost[name, mem_name]}   wrong: {where or '-'}"
+                    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Compare the methods and print top-1 per condition, full faces and bands apart."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -610,6 +700,11 @@ def main(argv: list[str] | None = None) -> int:
         help="top-band options on development decks and tables (where they are chosen)",
     )
     ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="--development: the referee's memory with the embedding (its bonus for bands alone)",
+    )
+    ap.add_argument(
         "--embedding",
         type=Path,
         nargs="?",
@@ -627,6 +722,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.assembled:
         assembled(args)
+        return 0
+    if args.development and args.memory:
+        if not args.embedding:
+            print("identify_methods: --memory needs --embedding", file=sys.stderr)
+            return 2
+        development_memory(args)
         return 0
     if args.development:
         development(args)
