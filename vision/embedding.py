@@ -12,17 +12,14 @@ functions) and the exported network, run on OpenVINO like the detector (or OpenC
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM
-from vision.frames import native_stderr
-from vision.networks import first_reason, load_onnx, openvino_compiled
+from vision.networks import BACKENDS, Network
 from vision.paths import LOCATIONS
 
 #: The network's input (w, h) per kind: a top band at ~1 px/mm (63 × 20 mm), a whole card at
@@ -58,48 +55,21 @@ def patch_input(patch: np.ndarray, kind: str) -> np.ndarray:
     return cv2.resize(patch, (w, h), interpolation=interp)
 
 
-#: Where the network runs: OpenVINO (f32, one thread: 1.1 against OpenCV DNN's 3.9 ms of CPU for
-#: a frame's ten bands, outputs equal to 2e-7; docs/vision.md, "Eleventh round") or OpenCV's DNN
-#: module (the runtime before).
-BACKENDS = ("openvino", "opencv")
-
-
 class CardEmbedder:
-    """The exported embedding network of one kind (``band`` or ``face``) on OpenVINO or OpenCV's
-    DNN module (:data:`BACKENDS`).
+    """The exported embedding network of one kind (``band`` or ``face``), on OpenVINO (one
+    thread: 1.1 against OpenCV DNN's 3.9 ms of CPU for a frame's ten bands, vectors equal to
+    2e-7; docs/vision.md, "Eleventh round") or OpenCV's DNN module (``backend="opencv"``, the
+    runtime before).
 
     :meth:`embed` takes input images (:func:`reference_input` / :func:`patch_input`) and gives
-    their unit vectors; the dot product of two is their cosine similarity (-1..1). One call at a
-    time runs the network (an enrolment from the dashboard may come while the live loop scores).
+    their unit vectors; the dot product of two is their cosine similarity (-1..1).
     """
 
     def __init__(self, path: Path | None = None, kind: str = "band", backend: str = BACKENDS[0]) -> None:
         _check_kind(kind)
-        if backend not in BACKENDS:
-            raise ValueError(f"card embedding: backend must be one of {BACKENDS}, not {backend!r}")
         self.kind, self.backend = kind, backend
         self.path = path if path is not None else LOCATIONS.models / f"card_embedding_{kind}.onnx"
-        self._lock = threading.Lock()
-        if backend == "opencv":
-            self.net = load_onnx(self.path, "card embedding model")
-            return
-        if not self.path.is_file():
-            raise ModelFileError(f"card embedding model file {self.path} not found")
-        with native_stderr():  # a reader that fails prints its parse errors on fd 2
-            try:
-                compiled = openvino_compiled(self.path, threads=1)
-            except Exception as exc:  # OpenVINO raises its own exception types
-                raise ModelFileError(
-                    f"card embedding model: cannot load {self.path}: {first_reason(exc)}"
-                ) from None
-        self.request, self.output = compiled.create_infer_request(), compiled.output(0)
-
-    def _forward(self, blob: np.ndarray) -> np.ndarray:
-        """The network's raw outputs (n × d) for a blob of n input images."""
-        if self.backend == "opencv":
-            self.net.setInput(blob)
-            return np.asarray(self.net.forward(), np.float32).reshape(len(blob), -1)
-        return np.asarray(self.request.infer({0: blob})[self.output], np.float32).reshape(len(blob), -1)
+        self.net = Network(self.path, "card embedding model", backend, threads=1)
 
     def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
         """Unit vectors (n × d, float32) of input images of this kind's size (BGR uint8)."""
@@ -113,10 +83,9 @@ class CardEmbedder:
                     f" the {self.kind} network takes {w}x{h}"
                 )
         out = []
-        with self._lock:
-            for i in range(0, len(images), 64):  # the exported network takes batches of any size
-                blob = cv2.dnn.blobFromImages(list(images[i : i + 64]), 1 / 255.0, (w, h), swapRB=True)
-                out.append(self._forward(blob))
+        for i in range(0, len(images), 64):  # the exported network takes batches of any size
+            blob = cv2.dnn.blobFromImages(list(images[i : i + 64]), 1 / 255.0, (w, h), swapRB=True)
+            out.append(self.net.run(blob).reshape(len(blob), -1))
         v = np.concatenate(out)
         return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-8)
 
