@@ -141,7 +141,7 @@ def candidates(layout: TableLayout, card: int) -> np.ndarray:
 
 #: The blend weights of ``ncc+emb`` (the cosine's share added to ``ncc``'s band score) and how
 #: many of ``ncc``'s best bands the embedding re-ranks.
-EMBED_WEIGHTS = (0.1, 0.2, 0.35, 0.5, 1.0)
+EMBED_WEIGHTS = (0.1, 0.2, 0.35, 0.5, 1.0, 1.5, 2.0, 3.0)
 RERANK_TOP = 3
 
 
@@ -557,6 +557,29 @@ def _development_photos(deck_seed: int, deck: tuple[np.ndarray, ...]) -> tuple[n
     return face_set(folder)
 
 
+#: The development decks by ``--dev-decks`` name: random decks of the training side enrolled from
+#: phone-like photos, the project's drawn faces as references, and the drawn faces enrolled from
+#: phone-like photos (a deck of another art than the random decks, enrolled as a real one is).
+DEV_DECKS = {
+    "random": "random decks, phone photos",
+    "drawn": "drawn faces",
+    "drawn-photos": "drawn faces, phone photos",
+}
+
+
+Faces = tuple[np.ndarray, ...]
+
+
+def _development_deck(name: str, deck_seed: int) -> tuple[Faces | None, Faces]:
+    """A development deck: the faces the tables are rendered with (``None``: the drawn faces)
+    and the references the identifier is given."""
+    if name == "random":
+        deck = random_deck(deck_seed)
+        return deck, _development_photos(deck_seed, deck)
+    drawn = drawn_faces()
+    return None, drawn if name == "drawn" else _development_photos(deck_seed, drawn)
+
+
 def development(args: argparse.Namespace) -> None:
     """Top-band options on development decks and tables (see the module's docstring)."""
     options = dict(DEVELOPMENT_OPTIONS)
@@ -570,33 +593,40 @@ def development(args: argparse.Namespace) -> None:
         "randomised": lambda seed: randomised(seed, HELDOUT)[0],
         "held-out style": lambda _seed: heldout.STYLE,
     }
-    for deck_name in ("random decks, phone photos", "drawn faces"):
+    for deck_key in args.dev_decks.split(","):
+        deck_name = DEV_DECKS[deck_key]
         for render, settings_of in renders.items():
-            right: dict[str, dict[str, Tally]] = defaultdict(lambda: {"card": Tally(), "card_band": Tally()})
+            right: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
             prog = Progress(
                 f"development: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8
             )
             for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
-                drawn = deck_name == "drawn faces"
-                deck = drawn_faces() if drawn else random_deck(deck_seed)
-                refs = deck if drawn else _development_photos(deck_seed, deck)
+                deck, refs = _development_deck(deck_key, deck_seed)
                 runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
                 for t in range(args.frames):
                     seed = DEVELOPMENT_TABLES + 100 * k + t
                     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
                     layout = random_layout(np.random.default_rng(seed))
                     settings = replace(settings_of(seed), size=size, hand_prob=0.0)
-                    scene = render_table(layout, seed, settings, faces=None if drawn else deck)
+                    scene = render_table(layout, seed, settings, faces=deck)
                     seats = tuple(p.seat for p in scene.layout.players)
                     for name, asm in runs.items():
                         asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
                         tally_cards(asm.last_cards, scene, right[name])
+                        truths = true_cards(asm.last_cards, scene)
+                        for (seen, card), truth in zip(asm.last_cards, truths, strict=True):
+                            if seen.cls == "card_band" and truth is not None:
+                                right[name][f"bands in {area_of(scene.layout, truth)}"].add(card == truth)
                     prog.step()
             print(
                 f"\n== development: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})"
             )
             for name in options:
-                print(f"  {name:19s} full faces {right[name]['card']}   top bands {right[name]['card_band']}")
+                r = right[name]
+                print(
+                    f"  {name:19s} full faces {r['card']}   top bands {r['card_band']}"
+                    f" (in the Archive {r['bands in archive']}, in columns {r['bands in gizmos']})"
+                )
 
 
 #: The memory's bonus for a band seen alone with the embedding, per option:
@@ -619,7 +649,8 @@ def development_memory(args: argparse.Namespace) -> None:
         "randomised": lambda seed: randomised(seed, HELDOUT)[0],
         "held-out style": lambda _seed: heldout.STYLE,
     }
-    for deck_name in ("random decks, phone photos", "drawn faces"):
+    for deck_key in args.dev_decks.split(","):
+        deck_name = DEV_DECKS[deck_key]
         for render, settings_of in renders.items():
             right: dict[tuple[str, str], dict[str, Tally]] = defaultdict(
                 lambda: {"card": Tally(), "card_band": Tally()}
@@ -628,16 +659,14 @@ def development_memory(args: argparse.Namespace) -> None:
             lost: dict[tuple[str, str], int] = defaultdict(int)
             prog = Progress(f"memory: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8)
             for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
-                drawn = deck_name == "drawn faces"
-                deck = drawn_faces() if drawn else random_deck(deck_seed)
-                refs = deck if drawn else _development_photos(deck_seed, deck)
+                deck, refs = _development_deck(deck_key, deck_seed)
                 runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
                 for t in range(args.frames):
                     seed = DEVELOPMENT_TABLES + 100 * k + t
                     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
                     layout = random_layout(np.random.default_rng(seed))
                     settings = replace(settings_of(seed), size=size, hand_prob=0.0)
-                    scene = render_table(layout, seed, settings, faces=None if drawn else deck)
+                    scene = render_table(layout, seed, settings, faces=deck)
                     seats = tuple(p.seat for p in scene.layout.players)
                     memories = {
                         "alone": None,
@@ -712,6 +741,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also the learned band embedding (this ONNX file) and its blends with ncc",
     )
     ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")
+    ap.add_argument(
+        "--dev-decks",
+        default="random,drawn",
+        help=f"--development: decks ({','.join(DEV_DECKS)})",
+    )
     ap.add_argument("--degradations", default=",".join(DEGRADATIONS), help="--phone: which")
     args = ap.parse_args(argv)
     if args.phone:
@@ -723,6 +757,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.assembled:
         assembled(args)
         return 0
+    if args.development and not set(args.dev_decks.split(",")) <= set(DEV_DECKS):
+        print(f"identify_methods: --dev-decks takes some of {','.join(DEV_DECKS)}", file=sys.stderr)
+        return 2
     if args.development and args.memory:
         if not args.embedding:
             print("identify_methods: --memory needs --embedding", file=sys.stderr)
