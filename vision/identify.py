@@ -69,8 +69,10 @@ EMBEDDING_WEIGHT = 1.0
 #: With the embedding, a band seen alone scores its correlation plus ``embedding_weight`` × a
 #: cosine (two terms of about the same spread, where the memory's bonus was chosen for one):
 #: the referee's memory's bonus for such a band is scaled by ``1 + EMBEDDING_MEMORY ×
-#: embedding_weight`` (:meth:`Identifier.memory_scale`). Chosen on development decks with the
-#: referee's memory, exact and one move behind (docs/vision.md, "Eleventh round").
+#: embedding_weight`` (:meth:`Identifier.memory_scale`), so it keeps its share of the score. On
+#: development decks, with the memory exact and one move behind, scales of 1-3 × read every band
+#: alike (none lost); 1.0 follows from the score's two terms, and on the benchmark it kept the
+#: band the plain bonus lost (docs/vision.md, "Eleventh round").
 EMBEDDING_MEMORY = 1.0
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
