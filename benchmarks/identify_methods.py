@@ -587,6 +587,8 @@ def development(args: argparse.Namespace) -> None:
         net = CardEmbedder(args.embedding, "band")
         for w in EMBED_WEIGHTS:
             options[f"embedding {w:g}"] = {"embedding": net, "embedding_weight": w}
+        # the two views (an option since the ninth round) with the embedding: an enrolled deck only
+        options["embedding 1 + views"] = {"embedding": net, "band_views_mm": TWO_VIEWS}
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
     renders: dict[str, Callable[[int], RenderSettings]] = {
