@@ -40,8 +40,8 @@ PALM_PX = round(8000 * MASK_PX_PER_MM**2)
 
 class HandSegmenter:
     """The exported hand network: canonical table image -> hand mask. On OpenVINO, two threads
-    (6-8 against OpenCV DNN's 9.5 ms of CPU a frame, logits equal to 5e-6; docs/vision.md,
-    "Eleventh round"), or OpenCV's DNN module (``backend="opencv"``, the runtime before)."""
+    (about 2 ms of CPU a frame less than OpenCV DNN's 9.5-12.3 ms, logits equal to 5e-6;
+    docs/vision.md, "Eleventh round"), or OpenCV's DNN module (``backend="opencv"``, before)."""
 
     def __init__(self, model: str | Path | None = None, backend: str = BACKENDS[0]) -> None:
         path = Path(model) if model else LOCATIONS.hands
