@@ -609,8 +609,8 @@ class _Matches:
     def __init__(self, identifier: Identifier) -> None:
         self.identifier = identifier
         self.done: list[np.ndarray] = []  # by handle; _WAITING: waits for its group's product
-        #: Per (reference set, mask): the set, the mask and its patches' (handle, raw windows,
-        #: window means, window norms).
+        #: Per (reference set, mask): the set, the mask and its patches' (handle, windows (a view
+        #: of the patch: copied once, in :meth:`run`), window means, window norms).
         self.groups: dict[
             tuple[int, bytes | None],
             tuple[np.ndarray, np.ndarray | None, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]],
@@ -634,9 +634,8 @@ class _Matches:
         view = np.lib.stride_tricks.sliding_window_view(p, (th, tw), axis=(0, 1))
         if p.ndim == 3:
             view = view.transpose(0, 1, 3, 4, 2)
-        raw = np.array(view, np.float32, order="C").reshape(len(mean), d)
         key = (id(refs), None if among is None else among.tobytes())
-        self.groups.setdefault(key, (refs, among, []))[2].append((handle, raw, mean, norm))
+        self.groups.setdefault(key, (refs, among, []))[2].append((handle, view, mean, norm))
         self.done.append(_WAITING)
         return handle
 
@@ -648,12 +647,19 @@ class _Matches:
                 sub, sums = refs, refs.sum(axis=1, dtype=np.float64)
             else:
                 sub, sums = ident._among(refs, among)
-            raws = members[0][1] if len(members) == 1 else np.concatenate([m[1] for m in members])
+            # Every patch's windows copied once, straight into the product's rows (row-major over
+            # the shifts, each window row-major: channels last), not into a copy of their own
+            # that is then concatenated (a copy of a frame's windows, about 50 MB, saved).
+            raws = np.empty((sum(len(m[2]) for m in members), sub.shape[1]), np.float32)
+            row = 0
+            for _, view, mean, _ in members:
+                raws[row : row + len(mean)].reshape(view.shape)[...] = view
+                row += len(mean)
             dots = raws @ sub.T
             row = 0
-            for handle, raw, mean, norm in members:
-                mine = dots[row : row + len(raw)].astype(np.float64)
-                row += len(raw)
+            for handle, _, mean, norm in members:
+                mine = dots[row : row + len(mean)].astype(np.float64)
+                row += len(mean)
                 best = ((mine - mean[:, None] * sums[None, :]) / (norm[:, None] + 1e-6)).max(axis=0)
                 if among is None:
                     self.done[handle] = best.astype(np.float32)
