@@ -47,7 +47,8 @@ without and with the referee's memory.
     .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
     .venv/bin/python benchmarks/identify_methods.py --phone [--decks random,drawn,other] [--features]
     .venv/bin/python benchmarks/identify_methods.py --spread [--frames 12]
-    .venv/bin/python benchmarks/identify_methods.py --development [--frames 8]
+    .venv/bin/python benchmarks/identify_methods.py --development [--frames 8] [--dev-decks random,drawn]
+    .venv/bin/python benchmarks/identify_methods.py --development --memory --embedding [--frames 10]
     .venv/bin/python benchmarks/identify_methods.py [--phone] --embedding [models/card_embedding_band.onnx]
 
 ``--embedding`` (with the default command and ``--phone``) adds the learned band embedding
@@ -62,7 +63,14 @@ of its own), on ``--frames`` tables each of two renders (the training side's ran
 and the held-out style's settings, on the held-out cameras, no hand), and the drawn faces on
 the same tables (``own``: the project's renderer), through the shipped assembly on true boxes
 without the referee's memory: full faces and top bands per option (the hubness weight, the
-band's views; with ``--embedding``, the learned band embedding at each of ``EMBED_WEIGHTS``).
+band's views; with ``--embedding``, the learned band embedding at each of ``EMBED_WEIGHTS``),
+and top bands in an Archive and in columns apart. ``--dev-decks`` picks the decks: ``random``,
+``drawn`` (the drawn faces as references) and ``drawn-photos`` (the drawn faces enrolled from
+phone-like photos: a deck of another art than the random decks, enrolled as a real one is).
+``--memory`` (with ``--embedding``) measures the referee's memory with the embedding on the same
+tables: the memory's bonus for bands seen alone at each of ``MEMORY_SCALES``, with no memory,
+the exact memory and the memory one move behind, and the bands each loses against the matcher
+without the embedding.
 """
 
 from __future__ import annotations
