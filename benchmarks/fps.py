@@ -6,14 +6,18 @@ the committed models (calibration, rectification, detector, hand network, occlus
 the median wall time per frame, per stage ("identify": the card identification's share of
 "assemble"), and the CPU time the process used per frame; and the
 same for a frame the still-frame gate drops that the live loop reads for the players' arms alone
-(``Observer.arms``: the hand network on a cheap view, issue 13).
+(``Observer.arms``: the hand network on a cheap view, issue 13). ``deck`` enrols the held-out
+deck from its phone photos first, as a real deck is (the learned band embedding on).
 
 On a machine shared with other work the wall time measures the machine's load as much as the
 pipeline; the CPU time (all of the process's threads together) does not, and its inverse is what
 one otherwise idle core would sustain, a lower bound for two cores.
 
     .venv/bin/python benchmarks/fps.py [--frames 10] [--repeats 3] [--size 1280x720] [--condition own]
-        [--no-heaps | --whole-frame-pass]
+        [--no-heaps | --whole-frame-pass] [--runtimes openvino,opencv]
+
+``--runtimes openvino,opencv`` times the small networks (the hand network, the card embedding) on
+both runtimes in one run: an observer each, taking each observation in turn.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -29,10 +34,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np
+
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
+from benchmarks import heldout
 from benchmarks.vision import CONDITIONS
 from referee.app.live import ARMS_EVERY
+from vision.embedding import CardEmbedder
 from vision.errors import CalibrationError
+from vision.hands import HandSegmenter
+from vision.networks import BACKENDS
 from vision.observe import Observer
 from vision.progress import Progress
 from vision.training.evaluate import scene_for_seed
@@ -56,93 +67,153 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the heap stage's second detector pass on the whole frame, not on ring crops (before round 7)",
     )
+    ap.add_argument(
+        "--runtimes",
+        default=BACKENDS[0],
+        help=f"the small networks' runtimes (hand network, card embedding), comma-separated, of "
+        f"{','.join(BACKENDS)}: one observer each, timed in turn on the same frames",
+    )
     args = ap.parse_args(argv)
     if args.frames < 1 or args.repeats < 1:
         print("error: --frames and --repeats must be at least 1", file=sys.stderr)
         return 2
-    settings, faces, first, _ = CONDITIONS[args.condition]
-    if args.condition == "deck":
-        print("error: the deck condition needs its enrolment folder; time 'own' or 'style'", file=sys.stderr)
+    runtimes = args.runtimes.split(",")
+    if not all(r in BACKENDS for r in runtimes) or len(set(runtimes)) != len(runtimes):
+        print(f"error: --runtimes must name some of {', '.join(BACKENDS)}, each once", file=sys.stderr)
         return 2
+    settings, faces, first, _ = CONDITIONS[args.condition]
+    # ``deck`` is observed as a real deck is: enrolled from its phone photos (Observer(enrol_dir)),
+    # which turns the learned band embedding on (vision/observe.py).
+    enrol_dir = None
+    if args.condition == "deck":
+        enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-fps-deck-"))))
     even = args.size == "1280x720"  # the held-out sets render even seeds at 1280x720
     seeds = [first + 2 * i + (0 if even else 1) for i in range(args.frames)]
     settings = replace(settings, empty_table=args.empty_table)
     scenes = [scene_for_seed(s, settings, faces() if faces else None) for s in seeds]
-    observer = Observer(reaches=True, heaps=not args.no_heaps, ring_pass=not args.whole_frame_pass)
-    second_passes = 0
-    second_pass_heaps: list[float] = []  # the heap stage's wall time on frames with a second pass
-    walls, cpus = [], []
-    arm_walls, arm_cpus = [], []  # Observer.arms: a frame the gate drops, read for the arms alone
-    stages: dict[str, list[float]] = defaultdict(list)
+    runs = {
+        runtime: Run(
+            with_runtime(
+                Observer(
+                    enrol_dir=enrol_dir,
+                    reaches=True,
+                    heaps=not args.no_heaps,
+                    ring_pass=not args.whole_frame_pass,
+                ),
+                runtime,
+            )
+        )
+        for runtime in runtimes
+    }
     load0 = os.getloadavg()[0]
     prog = Progress("fps: frames", args.frames * args.repeats)
     for scene in scenes:
         seats = tuple(p.seat for p in scene.layout.players)
-        observer.calibrator.reset()
-        observer.background = None
-        if scene.empty_image is not None:
-            observer.learn_empty_table(scene.empty_image)
-        try:
-            observer.observe(scene.image, t=0.0, seats=seats)  # warm: calibration kept from here
-        except CalibrationError:
+        calibrated = True
+        for run in runs.values():
+            observer = run.observer
+            observer.calibrator.reset()
+            observer.background = None
+            if scene.empty_image is not None:
+                observer.learn_empty_table(scene.empty_image)
+            try:
+                observer.observe(scene.image, t=0.0, seats=seats)  # warm: calibration kept from here
+            except CalibrationError:
+                calibrated = False
+        if not calibrated:
             continue
         for _ in range(args.repeats):
-            c0, t0 = time.process_time(), time.perf_counter()
-            observer.observe(scene.image, t=0.0, seats=seats)
-            walls.append(time.perf_counter() - t0)
-            cpus.append(time.process_time() - c0)
-            for k, v in observer.timings.items():
-                stages[k].append(v)
-            if observer.heaps and observer.heaps.last["second_pass"]:
-                second_passes += 1
-                second_pass_heaps.append(observer.timings["heaps"])
-            c0, t0 = time.process_time(), time.perf_counter()
-            observer.arms(scene.image, seats)
-            arm_walls.append(time.perf_counter() - t0)
-            arm_cpus.append(time.process_time() - c0)
+            for run in runs.values():  # the runtimes in turn: a slow spell of the machine hits all
+                run.time(scene.image, seats)
             prog.step()
-    if not walls:
+    if not next(iter(runs.values())).walls:
         print("error: no frame could be calibrated", file=sys.stderr)
         return 2
-    wall, cpu = statistics.median(walls), statistics.median(cpus)
-    where = "ring crops" if observer.ring_detector is not None else "the whole frame"
-    heaps = (
-        ", heap stage off"
-        if args.no_heaps
-        else f"; heap stage: a second detector pass (on {where}) in {second_passes}"
-    )
-    print(
-        f"\nfps ({args.condition}, {args.size}, {len(walls)} observations of {len(scenes)} tables"
-        f"{', occlusion stage on' if args.empty_table else ''}"
-        f"{heaps}; "
-        f"{os.cpu_count()} cores, load average "
-        f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)"
-    )
-    print(f"  wall time per frame, median: {wall * 1000:.1f} ms = {1 / wall:.2f} frames/s")
-    print(
-        f"  CPU time per frame (all threads), median: {cpu * 1000:.1f} ms = "
-        f"{1 / cpu:.2f} frames/s on one idle core"
-    )
-    print(
-        "  by stage (wall, median ms): "
-        + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in stages.items())
-    )
-    if second_pass_heaps:
-        print(
-            f"  the heap stage on the {second_passes} frames with a second pass (on {where}), "
-            f"median: {statistics.median(second_pass_heaps) * 1000:.1f} ms wall"
-        )
-    arm_wall, arm_cpu = statistics.median(arm_walls), statistics.median(arm_cpus)
-    print(
-        f"  a frame the gate drops, read for the players' arms alone (Observer.arms), median: "
-        f"{arm_wall * 1000:.1f} ms wall, {arm_cpu * 1000:.1f} ms CPU; the live loop reads one such "
-        f"frame in {ARMS_EVERY}: {arm_cpu * 1000 / ARMS_EVERY:.1f} ms CPU per moving frame"
-    )
-    print(
-        f"  target >= 5 frames/s: {'met' if 1 / wall >= 5 else 'NOT met'} by wall time, "
-        f"{'met' if 1 / cpu >= 5 else 'NOT met'} by CPU time"
-    )
+    for runtime, run in runs.items():
+        run.report(args, runtime, len(scenes), load0)
     return 0
+
+
+def with_runtime(observer: Observer, runtime: str) -> Observer:
+    """``observer`` with its small networks (the hand network, the card embedding) on ``runtime``."""
+    if observer.hands is not None and observer.hands.net.backend != runtime:
+        observer.hands = HandSegmenter(observer.hands.path, runtime)
+    ident = observer.assembler.identifier
+    if ident.embedding is not None and ident.embedding.backend != runtime:
+        ident.embedding = CardEmbedder(ident.embedding.path, ident.embedding.kind, runtime)
+        ident.band_vectors = ident.embedding.references(ident.faces)
+    return observer
+
+
+class Run:
+    """One observer's timings: per observation wall and CPU time, per stage, the arms alone."""
+
+    def __init__(self, observer: Observer) -> None:
+        self.observer = observer
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.arm_walls: list[float] = []  # Observer.arms: a frame the gate drops, for the arms alone
+        self.arm_cpus: list[float] = []
+        self.stages: dict[str, list[float]] = defaultdict(list)
+        self.second_pass_heaps: list[float] = []  # the heap stage's wall time with a second pass
+
+    def time(self, image: np.ndarray, seats: tuple[int, ...]) -> None:
+        """Observe ``image`` once and read it for the arms once, timed."""
+        observer = self.observer
+        c0, t0 = time.process_time(), time.perf_counter()
+        observer.observe(image, t=0.0, seats=seats)
+        self.walls.append(time.perf_counter() - t0)
+        self.cpus.append(time.process_time() - c0)
+        for k, v in observer.timings.items():
+            self.stages[k].append(v)
+        if observer.heaps and observer.heaps.last["second_pass"]:
+            self.second_pass_heaps.append(observer.timings["heaps"])
+        c0, t0 = time.process_time(), time.perf_counter()
+        observer.arms(image, seats)
+        self.arm_walls.append(time.perf_counter() - t0)
+        self.arm_cpus.append(time.process_time() - c0)
+
+    def report(self, args: argparse.Namespace, runtime: str, tables: int, load0: float) -> None:
+        """Print the medians."""
+        wall, cpu = statistics.median(self.walls), statistics.median(self.cpus)
+        second_passes = len(self.second_pass_heaps)
+        where = "ring crops" if self.observer.ring_detector is not None else "the whole frame"
+        heaps = (
+            ", heap stage off"
+            if args.no_heaps
+            else f"; heap stage: a second detector pass (on {where}) in {second_passes}"
+        )
+        print(
+            f"\nfps ({args.condition}, {args.size}, {len(self.walls)} observations of {tables} tables"
+            f"{', occlusion stage on' if args.empty_table else ''}"
+            f"{heaps}; small networks on {runtime}; "
+            f"{os.cpu_count()} cores, load average "
+            f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)"
+        )
+        print(f"  wall time per frame, median: {wall * 1000:.1f} ms = {1 / wall:.2f} frames/s")
+        print(
+            f"  CPU time per frame (all threads), median: {cpu * 1000:.1f} ms = "
+            f"{1 / cpu:.2f} frames/s on one idle core"
+        )
+        print(
+            "  by stage (wall, median ms): "
+            + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in self.stages.items())
+        )
+        if self.second_pass_heaps:
+            print(
+                f"  the heap stage on the {second_passes} frames with a second pass (on {where}), "
+                f"median: {statistics.median(self.second_pass_heaps) * 1000:.1f} ms wall"
+            )
+        arm_wall, arm_cpu = statistics.median(self.arm_walls), statistics.median(self.arm_cpus)
+        print(
+            f"  a frame the gate drops, read for the players' arms alone (Observer.arms), median: "
+            f"{arm_wall * 1000:.1f} ms wall, {arm_cpu * 1000:.1f} ms CPU; the live loop reads one such "
+            f"frame in {ARMS_EVERY}: {arm_cpu * 1000 / ARMS_EVERY:.1f} ms CPU per moving frame"
+        )
+        print(
+            f"  target >= 5 frames/s: {'met' if 1 / wall >= 5 else 'NOT met'} by wall time, "
+            f"{'met' if 1 / cpu >= 5 else 'NOT met'} by CPU time"
+        )
 
 
 if __name__ == "__main__":

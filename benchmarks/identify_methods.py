@@ -47,7 +47,8 @@ without and with the referee's memory.
     .venv/bin/python benchmarks/identify_methods.py --assembled [--frames 10]
     .venv/bin/python benchmarks/identify_methods.py --phone [--decks random,drawn,other] [--features]
     .venv/bin/python benchmarks/identify_methods.py --spread [--frames 12]
-    .venv/bin/python benchmarks/identify_methods.py --development [--frames 8]
+    .venv/bin/python benchmarks/identify_methods.py --development [--frames 8] [--dev-decks random,drawn]
+    .venv/bin/python benchmarks/identify_methods.py --development --memory --embedding [--frames 10]
     .venv/bin/python benchmarks/identify_methods.py [--phone] --embedding [models/card_embedding_band.onnx]
 
 ``--embedding`` (with the default command and ``--phone``) adds the learned band embedding
@@ -62,7 +63,14 @@ of its own), on ``--frames`` tables each of two renders (the training side's ran
 and the held-out style's settings, on the held-out cameras, no hand), and the drawn faces on
 the same tables (``own``: the project's renderer), through the shipped assembly on true boxes
 without the referee's memory: full faces and top bands per option (the hubness weight, the
-band's views; with ``--embedding``, the learned band embedding at each of ``EMBED_WEIGHTS``).
+band's views; with ``--embedding``, the learned band embedding at each of ``EMBED_WEIGHTS``),
+and top bands in an Archive and in columns apart. ``--dev-decks`` picks the decks: ``random``,
+``drawn`` (the drawn faces as references) and ``drawn-photos`` (the drawn faces enrolled from
+phone-like photos: a deck of another art than the random decks, enrolled as a real one is).
+``--memory`` (with ``--embedding``) measures the referee's memory with the embedding on the same
+tables: the memory's bonus for bands seen alone at each of ``MEMORY_SCALES``, with no memory,
+the exact memory and the memory one move behind, and the bands each loses against the matcher
+without the embedding.
 """
 
 from __future__ import annotations
@@ -71,7 +79,7 @@ import argparse
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -84,7 +92,7 @@ import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
-from benchmarks.vision import CONDITIONS, tally_cards
+from benchmarks.vision import CONDITIONS, tally_cards, true_cards
 from vision.calibrate import Calibrator
 from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder
 from vision.errors import CalibrationError
@@ -103,11 +111,27 @@ from vision.observe import Assembler, rotation_at
 from vision.outline import rectify, white_patch
 from vision.progress import Progress
 from vision.spread import SpreadCard, find_spread
-from vision.training.evaluate import HELDOUT, Tally, heldout_scenes, layout_memory, oracle_detections
+from vision.training.evaluate import (
+    HELDOUT,
+    Tally,
+    heldout_scenes,
+    lagging_memory,
+    layout_memory,
+    oracle_detections,
+)
 from vision.training.randomise import random_deck, randomised
 from vision.training.synth import RenderedScene, RenderSettings, TableLayout, random_layout, render_table
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, Zones, default_zones
+
+
+def area_of(layout: TableLayout, card: int) -> str:
+    """Where ``card`` lies on the table: ``display``, ``gizmos`` (a seat's columns) or ``archive``."""
+    if any(cid == card for _lv, _sl, cid in layout.display):
+        return "display"
+    if any(card in ids for pl in layout.players for ids in pl.columns):
+        return "gizmos"
+    return "archive"
 
 
 def candidates(layout: TableLayout, card: int) -> np.ndarray:
@@ -125,7 +149,7 @@ def candidates(layout: TableLayout, card: int) -> np.ndarray:
 
 #: The blend weights of ``ncc+emb`` (the cosine's share added to ``ncc``'s band score) and how
 #: many of ``ncc``'s best bands the embedding re-ranks.
-EMBED_WEIGHTS = (0.1, 0.2, 0.35, 0.5, 1.0)
+EMBED_WEIGHTS = (0.1, 0.2, 0.35, 0.5, 1.0, 1.5, 2.0, 3.0)
 RERANK_TOP = 3
 
 
@@ -541,6 +565,29 @@ def _development_photos(deck_seed: int, deck: tuple[np.ndarray, ...]) -> tuple[n
     return face_set(folder)
 
 
+#: The development decks by ``--dev-decks`` name: random decks of the training side enrolled from
+#: phone-like photos, the project's drawn faces as references, and the drawn faces enrolled from
+#: phone-like photos (a deck of another art than the random decks, enrolled as a real one is).
+DEV_DECKS = {
+    "random": "random decks, phone photos",
+    "drawn": "drawn faces",
+    "drawn-photos": "drawn faces, phone photos",
+}
+
+
+Faces = tuple[np.ndarray, ...]
+
+
+def _development_deck(name: str, deck_seed: int) -> tuple[Faces | None, Faces]:
+    """A development deck: the faces the tables are rendered with (``None``: the drawn faces)
+    and the references the identifier is given."""
+    if name == "random":
+        deck = random_deck(deck_seed)
+        return deck, _development_photos(deck_seed, deck)
+    drawn = drawn_faces()
+    return None, drawn if name == "drawn" else _development_photos(deck_seed, drawn)
+
+
 def development(args: argparse.Namespace) -> None:
     """Top-band options on development decks and tables (see the module's docstring)."""
     options = dict(DEVELOPMENT_OPTIONS)
@@ -548,39 +595,121 @@ def development(args: argparse.Namespace) -> None:
         net = CardEmbedder(args.embedding, "band")
         for w in EMBED_WEIGHTS:
             options[f"embedding {w:g}"] = {"embedding": net, "embedding_weight": w}
+        # the two views (an option since the ninth round) with the embedding: an enrolled deck only
+        options["embedding 1 + views"] = {"embedding": net, "band_views_mm": TWO_VIEWS}
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
     renders: dict[str, Callable[[int], RenderSettings]] = {
         "randomised": lambda seed: randomised(seed, HELDOUT)[0],
         "held-out style": lambda _seed: heldout.STYLE,
     }
-    for deck_name in ("random decks, phone photos", "drawn faces"):
+    for deck_key in args.dev_decks.split(","):
+        deck_name = DEV_DECKS[deck_key]
         for render, settings_of in renders.items():
-            right: dict[str, dict[str, Tally]] = defaultdict(lambda: {"card": Tally(), "card_band": Tally()})
+            right: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
             prog = Progress(
                 f"development: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8
             )
             for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
-                drawn = deck_name == "drawn faces"
-                deck = drawn_faces() if drawn else random_deck(deck_seed)
-                refs = deck if drawn else _development_photos(deck_seed, deck)
+                deck, refs = _development_deck(deck_key, deck_seed)
                 runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
                 for t in range(args.frames):
                     seed = DEVELOPMENT_TABLES + 100 * k + t
                     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
                     layout = random_layout(np.random.default_rng(seed))
                     settings = replace(settings_of(seed), size=size, hand_prob=0.0)
-                    scene = render_table(layout, seed, settings, faces=None if drawn else deck)
+                    scene = render_table(layout, seed, settings, faces=deck)
                     seats = tuple(p.seat for p in scene.layout.players)
                     for name, asm in runs.items():
                         asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
                         tally_cards(asm.last_cards, scene, right[name])
+                        truths = true_cards(asm.last_cards, scene)
+                        for (seen, card), truth in zip(asm.last_cards, truths, strict=True):
+                            if seen.cls == "card_band" and truth is not None:
+                                right[name][f"bands in {area_of(scene.layout, truth)}"].add(card == truth)
                     prog.step()
             print(
                 f"\n== development: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})"
             )
             for name in options:
-                print(f"  {name:19s} full faces {right[name]['card']}   top bands {right[name]['card_band']}")
+                r = right[name]
+                print(
+                    f"  {name:19s} full faces {r['card']}   top bands {r['card_band']}"
+                    f" (in the Archive {r['bands in archive']}, in columns {r['bands in gizmos']})"
+                )
+
+
+#: The memory's bonus for a band seen alone with the embedding, per option:
+#: ``Identifier(embedding_memory=...)`` (the bonus times ``1 + embedding_memory × weight``).
+MEMORY_SCALES = (0.0, 0.5, 1.0, 2.0)
+MEMORIES = ("alone", "memory", "one move behind")
+
+
+def development_memory(args: argparse.Namespace) -> None:
+    """The referee's memory with the embedding on development decks and tables: the memory's
+    bonus for bands seen alone per :data:`MEMORY_SCALES`, against the matcher without the
+    embedding, with no memory, the exact memory and the memory one move behind (a card just
+    built is still where the referee last saw it); bands each option loses against the matcher
+    without the embedding under the same memory, and wrong bands by area."""
+    net = CardEmbedder(args.embedding, "band")
+    options: dict[str, dict[str, Any]] = {"no embedding": {}}
+    for m in MEMORY_SCALES:
+        options[f"embedding, bonus x{1 + m:g}"] = {"embedding": net, "embedding_memory": m}
+    renders: dict[str, Callable[[int], RenderSettings]] = {
+        "randomised": lambda seed: randomised(seed, HELDOUT)[0],
+        "held-out style": lambda _seed: heldout.STYLE,
+    }
+    for deck_key in args.dev_decks.split(","):
+        deck_name = DEV_DECKS[deck_key]
+        for render, settings_of in renders.items():
+            right: dict[tuple[str, str], dict[str, Tally]] = defaultdict(
+                lambda: {"card": Tally(), "card_band": Tally()}
+            )
+            wrong_at: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+            lost: dict[tuple[str, str], int] = defaultdict(int)
+            prog = Progress(f"memory: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8)
+            for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
+                deck, refs = _development_deck(deck_key, deck_seed)
+                runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
+                for t in range(args.frames):
+                    seed = DEVELOPMENT_TABLES + 100 * k + t
+                    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+                    layout = random_layout(np.random.default_rng(seed))
+                    settings = replace(settings_of(seed), size=size, hand_prob=0.0)
+                    scene = render_table(layout, seed, settings, faces=deck)
+                    seats = tuple(p.seat for p in scene.layout.players)
+                    memories = {
+                        "alone": None,
+                        "memory": layout_memory(scene.layout),
+                        "one move behind": lagging_memory(scene.layout, np.random.default_rng(seed)),
+                    }
+                    for mem_name, mem in memories.items():
+                        base: list[bool] = []
+                        for name, asm in runs.items():
+                            asm.know(mem)
+                            asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
+                            cards = asm.last_cards
+                            truths = true_cards(cards, scene)
+                            oks = [c == t for (_, c), t in zip(cards, truths, strict=True)]
+                            bands = [ok for (s, _), ok in zip(cards, oks, strict=True) if s.cls != "card"]
+                            if not base:
+                                base = bands
+                            lost[name, mem_name] += sum(b and not o for b, o in zip(base, bands, strict=True))
+                            for (s, _), truth, ok in zip(cards, truths, oks, strict=True):
+                                right[name, mem_name][s.cls].add(ok)
+                                if not ok and truth is not None:
+                                    where = area_of(scene.layout, truth)
+                                    wrong_at[name, mem_name][f"{s.cls} in {where}"] += 1
+                    prog.step()
+            print(f"\n== memory: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})")
+            for mem_name in MEMORIES:
+                for name in options:
+                    r = right[name, mem_name]
+                    where = ", ".join(f"{a} {n}" for a, n in sorted(wrong_at[name, mem_name].items()))
+                    print(
+                        f"  {mem_name:15s} {name:24s} full faces {r['card']}   top bands {r['card_band']}"
+                        f"   bands lost {lost[name, mem_name]}   wrong: {where or '-'}"
+                    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -610,6 +739,11 @@ def main(argv: list[str] | None = None) -> int:
         help="top-band options on development decks and tables (where they are chosen)",
     )
     ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="--development: the referee's memory with the embedding (its bonus for bands alone)",
+    )
+    ap.add_argument(
         "--embedding",
         type=Path,
         nargs="?",
@@ -617,6 +751,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also the learned band embedding (this ONNX file) and its blends with ncc",
     )
     ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")
+    ap.add_argument(
+        "--dev-decks",
+        default="random,drawn",
+        help=f"--development: decks ({','.join(DEV_DECKS)})",
+    )
     ap.add_argument("--degradations", default=",".join(DEGRADATIONS), help="--phone: which")
     args = ap.parse_args(argv)
     if args.phone:
@@ -627,6 +766,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.assembled:
         assembled(args)
+        return 0
+    if args.development and not set(args.dev_decks.split(",")) <= set(DEV_DECKS):
+        print(f"identify_methods: --dev-decks takes some of {','.join(DEV_DECKS)}", file=sys.stderr)
+        return 2
+    if args.development and args.memory:
+        if not args.embedding:
+            print("identify_methods: --memory needs --embedding", file=sys.stderr)
+            return 2
+        development_memory(args)
         return 0
     if args.development:
         development(args)

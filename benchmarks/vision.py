@@ -133,17 +133,22 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
         return scene.homography, "covered" if hand_on_marker else "failed"
 
 
-def card_truths(cards: list[tuple[Seen, int]], scene: RenderedScene) -> list[bool]:
-    """Whether each identified card (true boxes) is the card truly there."""
+def true_cards(cards: list[tuple[Seen, int]], scene: RenderedScene) -> list[int | None]:
+    """The card truly at each identified card's box (true boxes: the visible card it overlaps most)."""
     out = []
-    for seen, card in cards:
+    for seen, _card in cards:
         box = tuple(v * CANON_PX_PER_MM for v in seen.box)
         o = max(
             (o for o in scene.objects if o.visible and o.card is not None),
             key=lambda o: iou(box, tuple(v * CANON_PX_PER_MM for v in o.box_mm)),
         )
-        out.append(card == o.card)
+        out.append(o.card)
     return out
+
+
+def card_truths(cards: list[tuple[Seen, int]], scene: RenderedScene) -> list[bool]:
+    """Whether each identified card (true boxes) is the card truly there."""
+    return [card == truth for (_, card), truth in zip(cards, true_cards(cards, scene), strict=True)]
 
 
 def tally_cards(cards: list[tuple[Seen, int]], scene: RenderedScene, into: dict[str, Tally]) -> None:

@@ -276,8 +276,8 @@ def test_the_referees_memory_narrows_identification(assembler: Assembler) -> Non
 
 def test_card_memory_candidates() -> None:
     """A Display slot: its known card (with the bonus) or an unseen card of its level; a seat's
-    area: its own cards (with the bonus), a Display card or an unseen one; never another seat's;
-    a memory that leaves no candidate is ignored."""
+    gizmos: its own cards (with the bonus), a Display card or an unseen one; never another seat's;
+    its Archive the same but its built gizmos; a memory that leaves no candidate is ignored."""
     memory = CardMemory(
         gizmos={0: {0, 20}, 1: {1, 30}},
         archive={0: {21}},
@@ -290,8 +290,9 @@ def test_card_memory_candidates() -> None:
     allowed, bonus = memory.seat(0, built_cards())
     assert set(np.flatnonzero(allowed)) == {20, 21, 10, 11, 12, 13, 50}
     assert bonus[20] == bonus[0] == MEMORY_BONUS and bonus[21] == bonus[30] == 0 and not allowed[30]
-    _, bonus = memory.seat(0, built_cards(), archive=True)  # the Archive expects its own cards
+    allowed, bonus = memory.seat(0, built_cards(), archive=True)  # the Archive expects its own cards
     assert bonus[21] == MEMORY_BONUS and np.count_nonzero(bonus) == 1
+    assert set(np.flatnonzero(allowed)) == {21, 10, 11, 12, 13, 50}  # never a built gizmo (20)
     column = column_cards("upgrade", 1)
     allowed, _ = CardMemory(gizmos={1: {1}}).seat(1, column)  # no upgrade card can be there: wrong memory
     assert np.array_equal(allowed, column)  # so the table's own candidates stay

@@ -8,10 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.embedding import INPUT_SIZE, PATCH_PPM, REGION_MM, CardEmbedder, patch_input, reference_input
+from referee.gizmos.cards import default_cards
+from vision.embedding import (
+    BACKENDS,
+    INPUT_SIZE,
+    PATCH_PPM,
+    REGION_MM,
+    CardEmbedder,
+    patch_input,
+    reference_input,
+)
 from vision.errors import ModelFileError
 from vision.faces import FACE_H, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS, Identifier
+from vision.observe import Assembler
 from vision.training.embedding import (
     EmbedTrainConfig,
     camera_patch,
@@ -23,6 +33,7 @@ from vision.training.embedding import (
     train_embedding,
     view_pairs,
 )
+from vision.training.evaluate import content, layout_memory, oracle_detections, scene_for_seed
 from vision.training.randomise import random_deck
 from vision.training.synth import RenderSettings, random_layout, render_table
 
@@ -86,13 +97,16 @@ def test_top1_among_level_counts_right_cards() -> None:
     assert top1_among_level(v, np.roll(v, 1, axis=0)) < 0.1
 
 
-def test_bad_model_files_and_inputs_are_clear_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_model_files_and_inputs_are_clear_errors(tmp_path: Path, backend: str) -> None:
     with pytest.raises(ModelFileError, match=r"card embedding model file .*missing\.onnx not found"):
-        CardEmbedder(tmp_path / "missing.onnx")
+        CardEmbedder(tmp_path / "missing.onnx", backend=backend)
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not a network")
-    with pytest.raises(ModelFileError, match="card embedding model: cannot load"):
-        CardEmbedder(broken)
+    with pytest.raises(ModelFileError, match=r"card embedding model: cannot load .*broken\.onnx: \S"):
+        CardEmbedder(broken, backend=backend)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        CardEmbedder(backend="tensorrt")
     with pytest.raises(ValueError, match="kind must be one of"):
         reference_input(drawn_faces()[0], "corner")
     with pytest.raises(ModelFileError, match=r"embedding weights file .*missing\.pt not found"):
@@ -101,12 +115,31 @@ def test_bad_model_files_and_inputs_are_clear_errors(tmp_path: Path) -> None:
         train_embedding(EmbedTrainConfig(tmp_path / "run"), resume=True)
 
 
+def test_both_runtimes_give_the_committed_networks_vectors() -> None:
+    # OpenVINO (shipped: a third of OpenCV DNN's CPU time) and OpenCV's DNN module run the same
+    # exported network: the same unit vectors to float rounding, in batches of any size.
+    rng = np.random.default_rng(5)
+    faces = list(random_deck(DECK)[:70])
+    patches = [(rng.random((20, 63, 3)) * 255).astype(np.uint8) for _ in range(3)]
+    fast, before = CardEmbedder(), CardEmbedder(backend="opencv")
+    assert fast.backend == "openvino"
+    for a, b in (
+        (fast.references(faces), before.references(faces)),
+        (fast.patches(patches), before.patches(patches)),
+    ):
+        assert a.shape == b.shape and a.shape[1] == 64
+        assert np.abs(a - b).max() < 1e-5
+        assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    # A card's vector does not depend on the batch it is computed in.
+    assert np.abs(fast.references(faces[:1]) - fast.references(faces)[:1]).max() < 1e-6
+
+
 class _OneCard(CardEmbedder):
     """An embedding without a network: reference ``i`` of a set is unit vector ``i``, and every
-    camera patch is card 7's vector (so only card 7's band scores move)."""
+    camera patch is card ``card``'s vector (so only that card's band scores move)."""
 
-    def __init__(self) -> None:
-        self.kind = "band"
+    def __init__(self, card: int = 7) -> None:
+        self.kind, self.card = "band", card
         self.asked = 0
 
     def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
@@ -114,7 +147,7 @@ class _OneCard(CardEmbedder):
 
     def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
         self.asked += len(patches)
-        return np.tile(np.eye(1, N_CARDS, 7, dtype=np.float32), (len(patches), 1))
+        return np.tile(np.eye(1, N_CARDS, self.card, dtype=np.float32), (len(patches), 1))
 
 
 def test_the_identifier_adds_the_embedding_to_bands_seen_alone_only() -> None:
@@ -181,3 +214,30 @@ def test_a_table_with_an_enrolled_deck_reads_bands_with_the_embedding(tmp_path: 
     drawn = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [])
     assert enrolled.identifier.embedding is not None and enrolled.identifier.band_vectors is not None
     assert drawn.identifier.embedding is None and drawn.identifier.band_vectors is None
+
+
+def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:
+    # Every band's embedding says "card X" (an unseen card of a type some column holds as a band)
+    # with weight 5: more than any correlation can make up. The memory's bonus (0.25) alone
+    # cannot hold the column's bands; scaled by 1 + embedding_memory x weight it can, and a card
+    # seen whole or an identifier without the embedding keeps the plain bonus.
+    scene = scene_for_seed(9_300_001)
+    memory = layout_memory(scene.layout)
+    band = next(o for o in scene.objects if o.cls == "card_band" and o.card is not None and o.card >= 4)
+    kind = default_cards()[band.card].type
+    x = next(c for c in sorted(memory.unseen) if default_cards()[c].type == kind)
+    seats = tuple(p.seat for p in scene.layout.players)
+    truth = content(scene.truth)
+
+    def read(embedding_memory: float, know: bool) -> dict[str, object]:
+        ident = Identifier(embedding=_OneCard(x), embedding_weight=5.0, embedding_memory=embedding_memory)
+        assembler = Assembler(identifier=ident)
+        assembler.know(memory if know else None)
+        return content(assembler.assemble(scene.image, scene.homography, oracle_detections(scene), seats))
+
+    assert read(0.0, know=True) != truth  # the plain bonus: the embedding wins a band for X
+    assert read(10.0, know=False) != truth  # no memory, no bonus to scale
+    assert read(10.0, know=True) == truth  # 0.25 x (1 + 10 x 5) holds every band
+    ident = Identifier(embedding=_OneCard(x), embedding_weight=5.0, embedding_memory=10.0)
+    assert ident.memory_scale(whole=False) == 51.0 and ident.memory_scale(whole=True) == 1.0
+    assert Identifier(embedding_memory=10.0).memory_scale(whole=False) == 1.0

@@ -25,6 +25,7 @@ from vision.hands import (
     mask_iou,
     shrink_mask,
 )
+from vision.networks import BACKENDS
 from vision.training.evaluate import scene_for_seed
 from vision.training.hands import HandTrainConfig, evaluate_net, export_hands, smoke_hands, train_hands
 from vision.training.synth import RenderSettings, random_layout, render_table
@@ -141,15 +142,29 @@ def test_shrunk_mask_keeps_the_covered_share() -> None:
     assert (hand_cells(canon) == (small > 0)).all()
 
 
-def test_bad_model_files_are_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bad_model_files_are_named(tmp_path: Path, backend: str) -> None:
     with pytest.raises(ModelFileError, match=r"hand model file .*none\.onnx not found"):
-        HandSegmenter(tmp_path / "none.onnx")
+        HandSegmenter(tmp_path / "none.onnx", backend)
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"\x00garbage")
-    with pytest.raises(ModelFileError, match="cannot load"):
-        HandSegmenter(broken)
+    with pytest.raises(ModelFileError, match=r"hand model: cannot load .*broken\.onnx: \S"):
+        HandSegmenter(broken, backend)
     with pytest.raises(ModelFileError, match=r"hand weights file .*missing\.pt not found"):
         export_hands(tmp_path / "missing.pt", tmp_path / "out.onnx")
+
+
+def test_both_runtimes_find_the_same_hand() -> None:
+    # OpenVINO (shipped) and OpenCV's DNN module run the same exported network: the same
+    # probabilities to float rounding, so the same mask, on a rendered table with a hand.
+    seed = SEEDS[1]  # hand_prob 1
+    scene = render_table(random_layout(np.random.default_rng(seed)), seed, RenderSettings(hand_prob=1.0))
+    canon = rectify(scene.image, scene.homography)
+    fast, before = HandSegmenter(), HandSegmenter(backend="opencv")
+    assert fast.net.backend == "openvino"
+    p, q = fast.probabilities(canon), before.probabilities(canon)
+    assert np.abs(p - q).max() < 1e-4 and (p > 0.5).any()
+    assert np.array_equal(fast.find(canon)[0], before.find(canon)[0])
 
 
 def test_training_without_data_or_checkpoint_is_a_clear_error(tmp_path: Path) -> None:

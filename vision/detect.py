@@ -18,6 +18,7 @@ import numpy as np
 from vision.errors import FrameError, ModelFileError
 from vision.frames import native_stderr
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, CLASSES
+from vision.networks import first_reason, openvino_compiled
 from vision.paths import LOCATIONS
 
 #: Runtimes for the ONNX export, the shipped one first: OpenVINO measured fastest on this CPU
@@ -111,13 +112,6 @@ def decode(raw: np.ndarray, conf: float = 0.3, iou: float = 0.5) -> list[Detecti
     ]
 
 
-def _first_reason(exc: Exception) -> str:
-    """A native library's multi-line exception as one line: its most telling line."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    telling = [line for line in lines if not line.startswith("Exception from ")]
-    return (telling or lines or [type(exc).__name__])[0]
-
-
 class Detector:
     """Loads the exported model once, for one input size; ``detect`` takes a canonical table
     image (BGR), or with ``input_hw`` another size (the heap stage's ring crops) where the file
@@ -158,23 +152,8 @@ class Detector:
                     h, w = (d if isinstance(d, int) else n for d, n in zip(shape[2:], input_hw, strict=True))
                     self.input_hw = (h, w)
                 elif backend == "openvino":
-                    import openvino as ov
-
-                    core = ov.Core()
-                    net = core.read_model(str(p))
-                    if net.input(0).partial_shape.is_dynamic:  # a size-free export: fixed here
-                        net.reshape([1, 3, *input_hw])
-                    # f32 inference: on CPUs with bf16 units OpenVINO would otherwise drop to bf16,
-                    # which moved raw box outputs by up to 5 px here (a marble is 13 px).
-                    compiled = core.compile_model(
-                        net,
-                        "CPU",
-                        {
-                            "INFERENCE_NUM_THREADS": threads,
-                            "PERFORMANCE_HINT": "LATENCY",
-                            "INFERENCE_PRECISION_HINT": "f32",
-                        },
-                    )
+                    # a size-free export is fixed to this input size here
+                    compiled = openvino_compiled(p, threads, (1, 3, *input_hw))
                     self.request = compiled.create_infer_request()
                     self.output = compiled.output(0)
                     shape = compiled.input(0).shape
@@ -184,7 +163,7 @@ class Detector:
                     self.net = cv2.dnn.readNetFromONNX(str(p))
                     self.input_hw = input_hw
             except Exception as exc:  # onnxruntime, OpenVINO and OpenCV raise their own exception types
-                raise ModelFileError(f"detector: cannot load model file {p}: {_first_reason(exc)}") from exc
+                raise ModelFileError(f"detector: cannot load model file {p}: {first_reason(exc)}") from exc
         if self.input_hw != input_hw:
             raise ModelFileError(
                 f"detector: model file {p} takes {self.input_hw[0]}x{self.input_hw[1]}, expected "
@@ -197,7 +176,7 @@ class Detector:
                 try:
                     n = self._raw(np.zeros((1, 3, *input_hw), np.float32)).shape[-1]
                 except Exception as exc:  # cv2.error, from the first layer that cannot take it
-                    reason = _first_reason(exc)
+                    reason = first_reason(exc)
                 else:
                     if n != anchors(input_hw):
                         reason = f"its head gives {n} boxes, not {anchors(input_hw)}"

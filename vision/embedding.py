@@ -7,7 +7,7 @@ the benchmark's held-out deck or style; it adds what template correlation lacks 
 deck's blurred bands (docs/vision.md, "A learned card embedding"). This module is the runtime
 side: how a reference face and a camera patch are prepared as the network's input
 (:func:`reference_input`, :func:`patch_input`; training prepares its samples with the same
-functions) and the exported network, run on OpenCV's DNN module like the hand network.
+functions) and the exported network, run on OpenVINO like the detector (or OpenCV's DNN module).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from vision.faces import BAND_MM, CARD_MM
-from vision.networks import load_onnx
+from vision.networks import BACKENDS, Network
 from vision.paths import LOCATIONS
 
 #: The network's input (w, h) per kind: a top band at ~1 px/mm (63 × 20 mm), a whole card at
@@ -56,17 +56,20 @@ def patch_input(patch: np.ndarray, kind: str) -> np.ndarray:
 
 
 class CardEmbedder:
-    """The exported embedding network of one kind (``band`` or ``face``) on OpenCV's DNN module.
+    """The exported embedding network of one kind (``band`` or ``face``), on OpenVINO (one
+    thread: 1.1 against OpenCV DNN's 3.9 ms of CPU for a frame's ten bands, vectors equal to
+    2e-7; docs/vision.md, "Eleventh round") or OpenCV's DNN module (``backend="opencv"``, the
+    runtime before).
 
     :meth:`embed` takes input images (:func:`reference_input` / :func:`patch_input`) and gives
     their unit vectors; the dot product of two is their cosine similarity (-1..1).
     """
 
-    def __init__(self, path: Path | None = None, kind: str = "band") -> None:
+    def __init__(self, path: Path | None = None, kind: str = "band", backend: str = BACKENDS[0]) -> None:
         _check_kind(kind)
-        self.kind = kind
+        self.kind, self.backend = kind, backend
         self.path = path if path is not None else LOCATIONS.models / f"card_embedding_{kind}.onnx"
-        self.net = load_onnx(self.path, "card embedding model")
+        self.net = Network(self.path, "card embedding model", backend, threads=1)
 
     def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
         """Unit vectors (n × d, float32) of input images of this kind's size (BGR uint8)."""
@@ -82,8 +85,7 @@ class CardEmbedder:
         out = []
         for i in range(0, len(images), 64):  # the exported network takes batches of any size
             blob = cv2.dnn.blobFromImages(list(images[i : i + 64]), 1 / 255.0, (w, h), swapRB=True)
-            self.net.setInput(blob)
-            out.append(np.asarray(self.net.forward(), np.float32).reshape(len(blob), -1))
+            out.append(self.net.run(blob).reshape(len(blob), -1))
         v = np.concatenate(out)
         return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-8)
 

@@ -6,8 +6,8 @@ several weak partial boxes, and a zone the hand lies over must be reported unsee
 purpose-built network marks the hand's pixels instead, on the canonical table image shrunk
 ``HAND_SCALE`` times (2.5 mm a pixel); the hand's box and the zones it covers follow from the mask.
 
-Inference needs only OpenCV (the ONNX export runs on its DNN module, about 9 ms a frame on two
-cores, a seventh of the detector's time).
+Inference needs no torch (the ONNX export runs on OpenVINO, as the detector does, or on OpenCV's
+DNN module; 6-9 ms of CPU a frame, a seventh of the detector's time).
 Rendering the training set and training (they need torch) are in :mod:`vision.training.hands`.
 """
 
@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE
-from vision.networks import load_onnx
+from vision.networks import BACKENDS, Network
 from vision.paths import LOCATIONS
 
 HAND_SCALE = 2  # canonical pixels per mask pixel
@@ -39,18 +39,18 @@ PALM_PX = round(8000 * MASK_PX_PER_MM**2)
 
 
 class HandSegmenter:
-    """The exported hand network on OpenCV's DNN module: canonical table image -> hand mask."""
+    """The exported hand network: canonical table image -> hand mask. On OpenVINO, two threads
+    (about 2 ms of CPU a frame less than OpenCV DNN's 9.5-12.3 ms, logits equal to 5e-6;
+    docs/vision.md, "Eleventh round"), or OpenCV's DNN module (``backend="opencv"``, before)."""
 
-    def __init__(self, model: str | Path | None = None) -> None:
+    def __init__(self, model: str | Path | None = None, backend: str = BACKENDS[0]) -> None:
         path = Path(model) if model else LOCATIONS.hands
-        self.net = load_onnx(path, "hand model")
+        self.net = Network(path, "hand model", backend, threads=2)
         self.path = path
 
     def probabilities(self, canon: np.ndarray) -> np.ndarray:
         """Per mask pixel, the probability that a hand lies there (MASK_SIZE, float32)."""
-        blob = to_input(canon)[None]
-        self.net.setInput(blob)
-        logits = self.net.forward()[0, 0]
+        logits = self.net.run(to_input(canon)[None])[0, 0]
         return (1 / (1 + np.exp(-logits))).astype(np.float32)
 
     def find(self, canon: np.ndarray) -> tuple[np.ndarray, float]:

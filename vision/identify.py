@@ -66,6 +66,14 @@ HUB_NEIGHBOURS = 10
 #: 1.0 read random decks' bands best, the drawn faces' alike at every weight): docs/vision.md,
 #: "A learned card embedding".
 EMBEDDING_WEIGHT = 1.0
+#: With the embedding, a band seen alone scores its correlation plus ``embedding_weight`` × a
+#: cosine (two terms of about the same spread, where the memory's bonus was chosen for one):
+#: the referee's memory's bonus for such a band is scaled by ``1 + EMBEDDING_MEMORY ×
+#: embedding_weight`` (:meth:`Identifier.memory_scale`), so it keeps its share of the score. On
+#: development decks, with the memory exact and one move behind, scales of 1-3 × read every band
+#: alike (none lost); 1.0 follows from the score's two terms, and on the benchmark it kept the
+#: band the plain bonus lost (docs/vision.md, "Eleventh round").
+EMBEDDING_MEMORY = 1.0
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -110,10 +118,11 @@ class CardMemory:
     ``display``: the card it knows in each Display slot ``(level, slot)``; ``unseen``: the cards
     that may still appear (in the decks or a Research hand). A card moves only from the Display
     or a deck to a seat, and from a seat's Archive to its gizmos: so a Display slot holds its
-    known card or an unseen one of its level, and a seat's area holds its own cards, a Display
-    card or an unseen one, never another seat's. ``bonus`` is added to the score of the cards
-    the memory expects at a place: the Display slot's card, the seat's gizmos in its gizmos,
-    its Archive in its Archive.
+    known card or an unseen one of its level, a seat's gizmos hold its own cards (built, or
+    built from its Archive), a Display card or an unseen one, never another seat's; and its
+    Archive the same but its built gizmos (a built card never goes back). ``bonus`` is added to
+    the score of the cards the memory expects at a place: the Display slot's card, the seat's
+    gizmos in its gizmos, its Archive in its Archive.
     """
 
     gizmos: Mapping[int, Collection[int]] = field(default_factory=dict)
@@ -136,7 +145,7 @@ class CardMemory:
         gizmos, kept = _card_mask(self.gizmos.get(seat, ())), _card_mask(self.archive.get(seat, ()))
         arriving = _card_mask([*self.unseen, *self.display.values()])
         bonus = np.where(kept if archive else gizmos, self.bonus, 0.0).astype(np.float32)
-        return _narrowed(allowed, gizmos | kept | arriving), bonus
+        return _narrowed(allowed, kept | arriving if archive else gizmos | kept | arriving), bonus
 
 
 def _card_mask(cards: Collection[int]) -> np.ndarray:
@@ -243,6 +252,7 @@ class Identifier:
         band_views_mm: tuple[float, ...] = BAND_VIEWS_MM,
         embedding: CardEmbedder | None = None,
         embedding_weight: float = EMBEDDING_WEIGHT,
+        embedding_memory: float = EMBEDDING_MEMORY,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -281,8 +291,16 @@ class Identifier:
         self.band_sims = self._band_sims(faces, range(len(faces)), self.band_refs) if hub_weight else None
         self.hubness = self._hubness(self.band_sims)
         self.embedding, self.embedding_weight = embedding, embedding_weight
+        self.embedding_memory = embedding_memory
         #: The reference bands' unit vectors under :attr:`embedding` (rows by card id), or ``None``.
         self.band_vectors = embedding.references(faces) if embedding is not None else None
+
+    def memory_scale(self, whole: bool) -> float:
+        """What the referee's memory's bonus is multiplied by for a card seen ``whole`` or as a
+        band alone: a band alone with the embedding scores two terms (:data:`EMBEDDING_MEMORY`)."""
+        if whole or self.embedding is None:
+            return 1.0
+        return 1.0 + self.embedding_memory * self.embedding_weight
 
     def _padded_band(self, face: np.ndarray) -> np.ndarray:
         """A face's top band as the matcher cuts a patch: at the band's resolution, the search
@@ -591,8 +609,8 @@ class _Matches:
     def __init__(self, identifier: Identifier) -> None:
         self.identifier = identifier
         self.done: list[np.ndarray] = []  # by handle; _WAITING: waits for its group's product
-        #: Per (reference set, mask): the set, the mask and its patches' (handle, raw windows,
-        #: window means, window norms).
+        #: Per (reference set, mask): the set, the mask and its patches' (handle, windows (a view
+        #: of the patch: copied once, in :meth:`run`), window means, window norms).
         self.groups: dict[
             tuple[int, bytes | None],
             tuple[np.ndarray, np.ndarray | None, list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]],
@@ -616,9 +634,8 @@ class _Matches:
         view = np.lib.stride_tricks.sliding_window_view(p, (th, tw), axis=(0, 1))
         if p.ndim == 3:
             view = view.transpose(0, 1, 3, 4, 2)
-        raw = np.array(view, np.float32, order="C").reshape(len(mean), d)
         key = (id(refs), None if among is None else among.tobytes())
-        self.groups.setdefault(key, (refs, among, []))[2].append((handle, raw, mean, norm))
+        self.groups.setdefault(key, (refs, among, []))[2].append((handle, view, mean, norm))
         self.done.append(_WAITING)
         return handle
 
@@ -630,12 +647,19 @@ class _Matches:
                 sub, sums = refs, refs.sum(axis=1, dtype=np.float64)
             else:
                 sub, sums = ident._among(refs, among)
-            raws = members[0][1] if len(members) == 1 else np.concatenate([m[1] for m in members])
+            # Every patch's windows copied once, straight into the product's rows (row-major over
+            # the shifts, each window row-major: channels last), not into a copy of their own
+            # that is then concatenated (a copy of a frame's windows, about 50 MB, saved).
+            raws = np.empty((sum(len(m[2]) for m in members), sub.shape[1]), np.float32)
+            row = 0
+            for _, view, mean, _ in members:
+                raws[row : row + len(mean)].reshape(view.shape)[...] = view
+                row += len(mean)
             dots = raws @ sub.T
             row = 0
-            for handle, raw, mean, norm in members:
-                mine = dots[row : row + len(raw)].astype(np.float64)
-                row += len(raw)
+            for handle, _, mean, norm in members:
+                mine = dots[row : row + len(mean)].astype(np.float64)
+                row += len(mean)
                 best = ((mine - mean[:, None] * sums[None, :]) / (norm[:, None] + 1e-6)).max(axis=0)
                 if among is None:
                     self.done[handle] = best.astype(np.float32)

@@ -316,7 +316,8 @@ class Assembler:
     ) -> _Ask:
         """A card detection to score against every face (:meth:`_score`, the frame's cards
         together) and identify later, jointly."""
-        ask = _Ask(s, NO_SCORES, allowed, bonus, rotation, slot)
+        scaled = bonus * self.identifier.memory_scale(s.cls == "card")
+        ask = _Ask(s, NO_SCORES, allowed, scaled, rotation, slot)
         asks.append(ask)
         return ask
 
