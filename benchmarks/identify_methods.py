@@ -80,7 +80,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -588,6 +588,26 @@ def _development_deck(name: str, deck_seed: int) -> tuple[Faces | None, Faces]:
     return None, drawn if name == "drawn" else _development_photos(deck_seed, drawn)
 
 
+def _development_tables(
+    deck_key: str,
+    settings_of: Callable[[int], RenderSettings],
+    options: dict[str, dict[str, Any]],
+    frames: int,
+) -> Iterator[tuple[dict[str, Assembler], int, RenderedScene, tuple[int, ...]]]:
+    """Each development deck's tables, rendered once, with one assembler per option: the
+    options' identifiers, the table's seed, the scene and its seats in play."""
+    for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
+        deck, refs = _development_deck(deck_key, deck_seed)
+        runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
+        for t in range(frames):
+            seed = DEVELOPMENT_TABLES + 100 * k + t
+            size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
+            layout = random_layout(np.random.default_rng(seed))
+            settings = replace(settings_of(seed), size=size, hand_prob=0.0)
+            scene = render_table(layout, seed, settings, faces=deck)
+            yield runs, seed, scene, tuple(p.seat for p in scene.layout.players)
+
+
 def development(args: argparse.Namespace) -> None:
     """Top-band options on development decks and tables (see the module's docstring)."""
     options = dict(DEVELOPMENT_OPTIONS)
@@ -610,24 +630,15 @@ def development(args: argparse.Namespace) -> None:
             prog = Progress(
                 f"development: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8
             )
-            for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
-                deck, refs = _development_deck(deck_key, deck_seed)
-                runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
-                for t in range(args.frames):
-                    seed = DEVELOPMENT_TABLES + 100 * k + t
-                    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
-                    layout = random_layout(np.random.default_rng(seed))
-                    settings = replace(settings_of(seed), size=size, hand_prob=0.0)
-                    scene = render_table(layout, seed, settings, faces=deck)
-                    seats = tuple(p.seat for p in scene.layout.players)
-                    for name, asm in runs.items():
-                        asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
-                        tally_cards(asm.last_cards, scene, right[name])
-                        truths = true_cards(asm.last_cards, scene)
-                        for (seen, card), truth in zip(asm.last_cards, truths, strict=True):
-                            if seen.cls == "card_band" and truth is not None:
-                                right[name][f"bands in {area_of(scene.layout, truth)}"].add(card == truth)
-                    prog.step()
+            for runs, _seed, scene, seats in _development_tables(deck_key, settings_of, options, args.frames):
+                for name, asm in runs.items():
+                    asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
+                    tally_cards(asm.last_cards, scene, right[name])
+                    truths = true_cards(asm.last_cards, scene)
+                    for (seen, card), truth in zip(asm.last_cards, truths, strict=True):
+                        if seen.cls == "card_band" and truth is not None:
+                            right[name][f"bands in {area_of(scene.layout, truth)}"].add(card == truth)
+                prog.step()
             print(
                 f"\n== development: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})"
             )
@@ -668,39 +679,30 @@ def development_memory(args: argparse.Namespace) -> None:
             wrong_at: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
             lost: dict[tuple[str, str], int] = defaultdict(int)
             prog = Progress(f"memory: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8)
-            for k, deck_seed in enumerate(DEVELOPMENT_DECKS):
-                deck, refs = _development_deck(deck_key, deck_seed)
-                runs = {name: Assembler(identifier=Identifier(refs, **kw)) for name, kw in options.items()}
-                for t in range(args.frames):
-                    seed = DEVELOPMENT_TABLES + 100 * k + t
-                    size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
-                    layout = random_layout(np.random.default_rng(seed))
-                    settings = replace(settings_of(seed), size=size, hand_prob=0.0)
-                    scene = render_table(layout, seed, settings, faces=deck)
-                    seats = tuple(p.seat for p in scene.layout.players)
-                    memories = {
-                        "alone": None,
-                        "memory": layout_memory(scene.layout),
-                        "one move behind": lagging_memory(scene.layout, np.random.default_rng(seed)),
-                    }
-                    for mem_name, mem in memories.items():
-                        base: list[bool] = []
-                        for name, asm in runs.items():
-                            asm.know(mem)
-                            asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
-                            cards = asm.last_cards
-                            truths = true_cards(cards, scene)
-                            oks = [c == t for (_, c), t in zip(cards, truths, strict=True)]
-                            bands = [ok for (s, _), ok in zip(cards, oks, strict=True) if s.cls != "card"]
-                            if not base:
-                                base = bands
-                            lost[name, mem_name] += sum(b and not o for b, o in zip(base, bands, strict=True))
-                            for (s, _), truth, ok in zip(cards, truths, oks, strict=True):
-                                right[name, mem_name][s.cls].add(ok)
-                                if not ok and truth is not None:
-                                    where = area_of(scene.layout, truth)
-                                    wrong_at[name, mem_name][f"{s.cls} in {where}"] += 1
-                    prog.step()
+            for runs, seed, scene, seats in _development_tables(deck_key, settings_of, options, args.frames):
+                memories = {
+                    "alone": None,
+                    "memory": layout_memory(scene.layout),
+                    "one move behind": lagging_memory(scene.layout, np.random.default_rng(seed)),
+                }
+                for mem_name, mem in memories.items():
+                    base: list[bool] = []
+                    for name, asm in runs.items():
+                        asm.know(mem)
+                        asm.assemble(scene.image, scene.homography, oracle_detections(scene), seats)
+                        cards = asm.last_cards
+                        truths = true_cards(cards, scene)
+                        oks = [c == t for (_, c), t in zip(cards, truths, strict=True)]
+                        bands = [ok for (s, _), ok in zip(cards, oks, strict=True) if s.cls != "card"]
+                        if not base:
+                            base = bands
+                        lost[name, mem_name] += sum(b and not o for b, o in zip(base, bands, strict=True))
+                        for (s, _), truth, ok in zip(cards, truths, oks, strict=True):
+                            right[name, mem_name][s.cls].add(ok)
+                            if not ok and truth is not None:
+                                where = area_of(scene.layout, truth)
+                                wrong_at[name, mem_name][f"{s.cls} in {where}"] += 1
+                prog.step()
             print(f"\n== memory: {deck_name}, {render} tables ({len(DEVELOPMENT_DECKS)} x {args.frames})")
             for mem_name in MEMORIES:
                 for name in options:
