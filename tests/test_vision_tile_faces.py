@@ -27,7 +27,7 @@ from vision.tile_faces import (
 from vision.training.evaluate import HELDOUT
 from vision.training.tiles import OWN_DAMAGE, own_art
 from vision.training.workbench import own_faces, random_workbench, render_workbench
-from vision.workbench import FACE_MATCH, SquareReading, WorkbenchReader
+from vision.workbench import FACE_MATCH, FACE_NONE, SquareReading, WorkbenchReader
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +142,27 @@ def test_a_tables_enrolled_photos_are_faces_too(tmp_path: Path) -> None:
     assert int(got[0].content[1:].argmax()) == 0 and np.isclose(got[0].content.sum(), sum(unsure))
     own_only = WorkbenchReader(rows=3)  # no table's photos: the network's reading stands
     assert own_only.faced_readings(bare, [_reading(unsure)])[0].content.tolist() == unsure
+
+
+def test_a_tile_read_turned_wrong_is_turned_not_emptied(tmp_path: Path) -> None:
+    """On a table whose photos are enrolled, a tile whose facing the network misread matches no
+    face as read; turned a quarter it matches its own, so it stays a tile and its facing is
+    mended (the rule "like no face: the mat's grain" once emptied two Doubles so)."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    art = HeldOutArt()
+    for b in BUILDERS:
+        cv2.imwrite(str(folder / f"{b}-3.png"), cv2.resize(art.tile(b, False, 3)[..., :3], (200, 200)))
+    r = WorkbenchReader(rows=3, tiles=folder)
+    upright = _crop(art.tile("Engineer", False, 3))
+    turned = np.ascontiguousarray(np.rot90(upright, 3, axes=(0, 1)))  # read as facing north: wrong
+    match, _ = r.faces[1].builder_scores(turned, False, 3)
+    assert match.max() < FACE_NONE  # as read, like no face of the table
+    unsure = [0.02, 0.08, 0.25, 0.05, 0.45, 0.05, 0.05, 0.05]
+    got = r.faced_readings(np.stack([turned]), [_reading(unsure)])[0]
+    assert int(got.content[1:].argmax()) != 0  # still a tile
+    assert BUILDERS[int(got.content[2:].argmax())] == "Engineer"
+    assert got.facing.tolist() == np.eye(4)[1].tolist()  # turned a quarter back: upright
 
 
 def test_bad_faces_are_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -347,18 +347,23 @@ class WorkbenchReader:
             p = rd.content[1:] / max(float(rd.content[1:].sum()), 1e-9)
             if int(p.argmax()) == 0:  # read empty (:func:`sighting`)
                 continue
-            upright = np.rot90(crops[i], int(rd.facing.argmax()), axes=(0, 1))
+            facing = rd.facing
+            upright = np.rot90(crops[i], int(facing.argmax()), axes=(0, 1))
             read = (rd.double >= 0.5, int(rd.value.argmax()))
-            scored = [(f, *f.builder_scores(upright, *read)) for f in self.faces]
-            scored = [(f, m, lg) for f, m, lg in scored if not np.isnan(m).any()]
-            if not scored:
+            best = self._best_faces(upright, read)
+            if best is None:
                 continue
-            faces, match, logits = max(scored, key=lambda s: float(s[1].max()))
-            if float(match.max()) < FACE_NONE and any(f.enrolled for f, _, _ in scored):
-                content = rd.content.copy()
-                content[1], content[2:] = float(content[1:].sum()), 0.0
-                out[i] = SquareReading(content, rd.double, rd.facing, rd.value)
-                continue
+            faces, match, logits, enrolled = best
+            if float(match.max()) < FACE_NONE and enrolled:
+                turned = self._turned(upright, read)
+                if turned is None:  # like no face, whichever way it is turned: the mat's grain
+                    content = rd.content.copy()
+                    content[1], content[2:] = float(content[1:].sum()), 0.0
+                    out[i] = SquareReading(content, rd.double, rd.facing, rd.value)
+                    continue
+                quarter, upright, (faces, match, logits, _) = turned
+                facing = np.roll(rd.facing, quarter)
+                out[i] = SquareReading(rd.content, rd.double, facing, rd.value)
             if float(match.max()) < FACE_MATCH:
                 continue
             builders = rd.content[2:] * np.exp(logits)
@@ -370,8 +375,37 @@ class WorkbenchReader:
                 if not np.isnan(dial).any():
                     value = value * np.exp(dial)
                     value = value / value.sum()
-            out[i] = SquareReading(content, rd.double, rd.facing, value)
+            out[i] = SquareReading(content, rd.double, facing, value)
         return out
+
+    def _best_faces(
+        self, upright: np.ndarray, read: tuple[bool, int]
+    ) -> tuple[TileFaces, np.ndarray, np.ndarray, bool] | None:
+        """The set of faces matching the upright crop best, its matches and logits per Builder
+        (:meth:`TileFaces.builder_scores`), and whether an enrolled set was compared; None when
+        no set has all six Builders."""
+        scored = [(f, *f.builder_scores(upright, *read)) for f in self.faces]
+        scored = [(f, m, lg) for f, m, lg in scored if not np.isnan(m).any()]
+        if not scored:
+            return None
+        faces, match, logits = max(scored, key=lambda s: float(s[1].max()))
+        return faces, match, logits, any(f.enrolled for f, _, _ in scored)
+
+    def _turned(
+        self, upright: np.ndarray, read: tuple[bool, int]
+    ) -> tuple[int, np.ndarray, tuple[TileFaces, np.ndarray, np.ndarray, bool]] | None:
+        """The quarter turn of a crop no face matches as read after which one matches at least
+        FACE_NONE best (a tile whose facing was misread is still a tile, never the mat's
+        grain): the quarter, the crop so turned and its faces; None when no turn does."""
+        found = None
+        for quarter in (1, 2, 3):
+            turned = np.rot90(upright, quarter, axes=(0, 1))
+            best = self._best_faces(turned, read)
+            if best is None or float(best[1].max()) < FACE_NONE:
+                continue
+            if found is None or float(best[1].max()) > float(found[2][1].max()):
+                found = (quarter, turned, best)
+        return found
 
     def read(
         self,
