@@ -588,6 +588,14 @@ def _development_deck(name: str, deck_seed: int) -> tuple[Faces | None, Faces]:
     return None, drawn if name == "drawn" else _development_photos(deck_seed, drawn)
 
 
+#: How development tables are rendered: the training side's randomised tables, and the held-out
+#: style's settings (its materials, lamps and webcam; its frames and deck never).
+DEVELOPMENT_RENDERS: dict[str, Callable[[int], RenderSettings]] = {
+    "randomised": lambda seed: randomised(seed, HELDOUT)[0],
+    "held-out style": lambda _seed: heldout.STYLE,
+}
+
+
 def _development_tables(
     deck_key: str,
     settings_of: Callable[[int], RenderSettings],
@@ -619,13 +627,9 @@ def development(args: argparse.Namespace) -> None:
         options["embedding 1 + views"] = {"embedding": net, "band_views_mm": TWO_VIEWS}
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
-    renders: dict[str, Callable[[int], RenderSettings]] = {
-        "randomised": lambda seed: randomised(seed, HELDOUT)[0],
-        "held-out style": lambda _seed: heldout.STYLE,
-    }
     for deck_key in args.dev_decks.split(","):
         deck_name = DEV_DECKS[deck_key]
-        for render, settings_of in renders.items():
+        for render, settings_of in DEVELOPMENT_RENDERS.items():
             right: dict[str, dict[str, Tally]] = defaultdict(lambda: defaultdict(Tally))
             prog = Progress(
                 f"development: {deck_name}, {render}", len(DEVELOPMENT_DECKS) * args.frames, every=8
@@ -666,13 +670,9 @@ def development_memory(args: argparse.Namespace) -> None:
     options: dict[str, dict[str, Any]] = {"no embedding": {}}
     for m in MEMORY_SCALES:
         options[f"embedding, bonus x{1 + m:g}"] = {"embedding": net, "embedding_memory": m}
-    renders: dict[str, Callable[[int], RenderSettings]] = {
-        "randomised": lambda seed: randomised(seed, HELDOUT)[0],
-        "held-out style": lambda _seed: heldout.STYLE,
-    }
     for deck_key in args.dev_decks.split(","):
         deck_name = DEV_DECKS[deck_key]
-        for render, settings_of in renders.items():
+        for render, settings_of in DEVELOPMENT_RENDERS.items():
             right: dict[tuple[str, str], dict[str, Tally]] = defaultdict(
                 lambda: {"card": Tally(), "card_band": Tally()}
             )
