@@ -94,7 +94,7 @@ import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS, tally_cards, true_cards
 from vision.calibrate import Calibrator
-from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder
+from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder, model_path
 from vision.errors import CalibrationError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces, face_set
 from vision.identify import (
@@ -749,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
         "--embedding",
         type=Path,
         nargs="?",
-        const=Path("models/card_embedding_band.onnx"),
+        const=model_path("band"),
         help="also the learned band embedding (this ONNX file) and its blends with ncc",
     )
     ap.add_argument("--decks", default="random,drawn,other", help="--phone: decks (random,drawn,other)")

@@ -40,7 +40,7 @@ from benchmarks import heldout  # the style and deck no training sees
 from referee.app.settings import Settings
 from vision.calibrate import Calibration, Calibrator
 from vision.detect import BACKENDS, Detection, Detector
-from vision.embedding import CardEmbedder
+from vision.embedding import CardEmbedder, model_path
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
 from vision.hands import hand_cells, mask_box_mm, mask_iou
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         "--embedding",
         type=Path,
         nargs="?",
-        const=Path("models/card_embedding_band.onnx"),
+        const=model_path("band"),
         help="identify with the learned band embedding added (this ONNX file; vision/embedding.py)",
     )
     args = ap.parse_args(argv)

@@ -37,6 +37,12 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"card embedding: kind must be one of {KINDS}, not {kind!r}")
 
 
+def model_path(kind: str) -> Path:
+    """The committed embedding network of a kind (``models/card_embedding_<kind>.onnx``)."""
+    _check_kind(kind)
+    return LOCATIONS.models / f"card_embedding_{kind}.onnx"
+
+
 def reference_input(face: np.ndarray, kind: str) -> np.ndarray:
     """A reference face (upright, cropped to the card, any size) as the network's input image
     (uint8 BGR): its top band or the whole card, resized with area averaging."""
@@ -68,7 +74,7 @@ class CardEmbedder:
     def __init__(self, path: Path | None = None, kind: str = "band", backend: str = BACKENDS[0]) -> None:
         _check_kind(kind)
         self.kind, self.backend = kind, backend
-        self.path = path if path is not None else LOCATIONS.models / f"card_embedding_{kind}.onnx"
+        self.path = path if path is not None else model_path(kind)
         self.net = Network(self.path, "card embedding model", backend, threads=1)
 
     def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:

@@ -33,7 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from vision.embedding import INPUT_SIZE, KINDS, PATCH_PPM, REGION_MM, patch_input, reference_input
+from vision.embedding import INPUT_SIZE, KINDS, PATCH_PPM, REGION_MM, model_path, patch_input, reference_input
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS
@@ -366,7 +366,7 @@ def smoke_embedding(folder: Path, kind: str = "band", threads: int = 2) -> Path:
     """Two epochs of two steps on 16 cards, then the export (the check that training runs)."""
     cfg = EmbedTrainConfig(folder / "run", kind=kind, epochs=2, steps=2, cards=16, threads=threads)
     best = train_embedding(cfg)
-    return export_embedding(best, folder / f"card_embedding_{kind}.onnx")
+    return export_embedding(best, folder / model_path(kind).name)
 
 
 def main(argv: list[str] | None = None) -> int:
