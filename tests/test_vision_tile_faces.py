@@ -119,12 +119,18 @@ def test_the_reader_reads_with_the_faces_a_builder_the_network_misreads(reader: 
     assert engineer.confidence >= 0.85
 
 
-def test_a_tables_enrolled_photos_are_faces_too(tmp_path: Path) -> None:
+def _enrolled(tmp_path: Path, art: HeldOutArt) -> Path:
+    """A table's enrolment folder: each Builder's single tile of ``art`` at 3, photographed."""
     folder = tmp_path / "mine"
     folder.mkdir()
-    art = HeldOutArt()
     for b in BUILDERS:
         cv2.imwrite(str(folder / f"{b}-3.png"), cv2.resize(art.tile(b, False, 3)[..., :3], (200, 200)))
+    return folder
+
+
+def test_a_tables_enrolled_photos_are_faces_too(tmp_path: Path) -> None:
+    art = HeldOutArt()
+    folder = _enrolled(tmp_path, art)
     photos = enrolled_faces(folder)
     assert photos.temperature == PHOTO_TEMPERATURE and len(photos) >= len(BUILDERS)
     for b in BUILDERS:
@@ -148,11 +154,8 @@ def test_a_tile_read_turned_wrong_is_turned_not_emptied(tmp_path: Path) -> None:
     """On a table whose photos are enrolled, a tile whose facing the network misread matches no
     face as read; turned a quarter it matches its own, so it stays a tile and its facing is
     mended (the rule "like no face: the mat's grain" once emptied two Doubles so)."""
-    folder = tmp_path / "mine"
-    folder.mkdir()
     art = HeldOutArt()
-    for b in BUILDERS:
-        cv2.imwrite(str(folder / f"{b}-3.png"), cv2.resize(art.tile(b, False, 3)[..., :3], (200, 200)))
+    folder = _enrolled(tmp_path, art)
     r = WorkbenchReader(rows=3, tiles=folder)
     upright = _crop(art.tile("Engineer", False, 3))
     turned = np.ascontiguousarray(np.rot90(upright, 3, axes=(0, 1)))  # read as facing north: wrong
