@@ -297,6 +297,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     causes_no_heaps: Counter[str] = Counter()  # of exact_before
     heap_touching = {True: Tally(), False: Tally()}
     heap_extra, first_extra, heap_added, heap_passes = 0, 0, 0, 0
+    # Card boxes on bare table (vision/plausible.py): dropped, of them on a true card, and the
+    # frames assembled with them kept.
+    bare_dropped, bare_true, exact_with_bare = 0, 0, Tally()
+    # Top bands kept where a stack puts them (vision/stacks.py): added, of them on a true band,
+    # and the frames assembled without them.
+    stack_added, stack_true, exact_no_stacks = 0, 0, Tally()
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
     latency: list[float] = []
@@ -370,6 +376,21 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             added = {id(d) for d in observer.last_heap_marbles}
             heap_added += len(added)
             heap_passes += bool(observer.heaps and observer.heaps.last["second_pass"])
+            bare = observer.last_bare_table
+            card_cls = ("card", "card_band", "card_back")
+            truth_cards = [(c, b) for c, b, _ in truth_objects(scene) if c in card_cls]
+            bare_dropped += len(bare)
+            bare_true += sum(t is not None for _, t in match(bare, truth_cards, same_class=False))
+            with_bare = observer.assembler.assemble(
+                scene.image, seen_h.homography, observer.last_detections + bare, seats
+            )
+            exact_with_bare.add(content(with_bare) == content(scene.truth))
+            stacked = observer.last_stack_bands
+            stack_added += len(stacked)
+            stack_true += sum(t is not None for _, t in match(stacked, truth_cards, same_class=False))
+            unstacked = [d for d in observer.last_detections if all(d is not b for b in stacked)]
+            no_stacks = observer.assembler.assemble(scene.image, seen_h.homography, unstacked, seats)
+            exact_no_stacks.add(content(no_stacks) == content(scene.truth))
             first_pass = [d for d in observer.last_detections if id(d) not in added]
             no_heaps = observer.assembler.assemble(scene.image, seen_h.homography, first_pass, seats)
             exact_no_heaps.add(content(no_heaps) == content(scene.truth))
@@ -587,6 +608,14 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"  marbles the pipeline kept (after the heap stage, IoU >= 0.5): in touching heaps "
         f"{heap_touching[True]}; apart {heap_touching[False]}; marble boxes on no marble {heap_extra} "
         f"(before the heap stage {first_extra})"
+    )
+    print(
+        f"  card boxes on bare table dropped (vision/plausible.py) {bare_dropped}, of them on a true "
+        f"card {bare_true}; exactly right with them kept {exact_with_bare}"
+    )
+    print(
+        f"  top bands kept where a stack puts them (vision/stacks.py) {stack_added}, of them on a true "
+        f"card {stack_true}; exactly right without them {exact_no_stacks}"
     )
     print(
         "  error causes, frames affected (pipeline; before the heap stage and the tokens read together; "

@@ -65,8 +65,9 @@ from vision.identify import (
 from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
-from vision.plausible import plausible
+from vision.plausible import bare_table_cards, plausible
 from vision.reaches import reaches_of
+from vision.stacks import LOW_BAND_CONF, stack_bands
 from vision.tokens import (
     LOW_TOKEN_CONF,
     missed_tokens,
@@ -492,6 +493,16 @@ class Observer:
                 self.heaps.detect_ring = self._detect_ring
         #: The marbles the heap stage added to the last frame's detections.
         self.last_heap_marbles: list[Detection] = []
+        #: Card and top band boxes on bare table are dropped (vision/plausible.py:
+        #: bare_table_cards); False keeps them (the benchmark measures both).
+        self.bare_table = True
+        #: The boxes that stage dropped from the last frame's detections.
+        self.last_bare_table: list[Detection] = []
+        #: Top bands the detector was not sure of, kept where a stack of built cards puts them
+        #: (vision/stacks.py); False: its sure boxes alone (the benchmark measures both).
+        self.stacks = self.detector is not None
+        #: The bands that stage added to the last frame's detections.
+        self.last_stack_bands: list[Detection] = []
         #: VP tokens the detector was not sure of, kept from its less sure boxes where nothing
         #: else can be (vision/tokens.py: missed_tokens); False: its confident boxes alone.
         self.low_tokens = self.detector is not None
@@ -593,6 +604,8 @@ class Observer:
         # One decoding at the lowest confidence any stage needs; greedy NMS lets no less sure box
         # suppress a surer one, so the boxes kept at the pipeline's confidence are the same.
         floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
+        if self.stacks:
+            floor = min(floor, LOW_BAND_CONF)
         if self.low_tokens or self.marble_tokens:
             floor = min(floor, LOW_TOKEN_CONF)
         if self.hands is None:
@@ -602,6 +615,11 @@ class Observer:
             dets = [d for d in raw if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)]
         else:
             dets = [d for d in raw if d.cls != "hand" and d.confidence >= self.conf]
+        # card-sized boxes on bare table (vision/plausible.py)
+        self.last_bare_table = bare_table_cards(canon, dets) if self.bare_table else []
+        if self.last_bare_table:
+            bare = {id(d) for d in self.last_bare_table}
+            dets = [d for d in dets if id(d) not in bare]
         t3 = time.perf_counter()
         self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
         mask, confidence = None, 0.0
@@ -610,15 +628,22 @@ class Observer:
             self.timings["hands"] = time.perf_counter() - t3
         in_play = self.seats if seats is None else tuple(seats)
         self.last_heap_marbles = []
+        # zones under a hand are reported unseen: nothing to look for there
+        hidden = [b for b in [mask_box_mm(mask)] if b is not None] if mask is not None else []
+        hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
         if self.heaps is not None:
             t4 = time.perf_counter()
-            # zones under a hand are reported unseen: nothing to look for there
-            hidden = [b for b in [mask_box_mm(mask)] if b is not None] if mask is not None else []
-            hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
             low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
             self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
             dets += self.last_heap_marbles
             self.timings["heaps"] = time.perf_counter() - t4
+        self.last_stack_bands = []
+        if self.stacks:
+            t7 = time.perf_counter()
+            low = [d for d in raw if d.cls == "card_band" and LOW_BAND_CONF <= d.confidence < self.conf]
+            self.last_stack_bands = stack_bands(canon, self.zones, dets, low, in_play, hidden)
+            dets += self.last_stack_bands
+            self.timings["stacks"] = time.perf_counter() - t7
         self.last_low_tokens, self.last_marble_tokens = [], []
         if self.low_tokens or self.marble_tokens:
             t6 = time.perf_counter()

@@ -1,0 +1,123 @@
+"""Top bands the detector was not sure of, kept where a stack of built cards puts them.
+
+A seat's gizmos lie in columns and its Archive in one: each card is laid on the one before, a
+band lower, so that the earlier card shows its top band. On tables it never saw, the detector
+now and then leaves a band below the pipeline's confidence: a column's top band under a soft,
+far camera, a band in the Archive on a dark cloth (0.1-0.35 sure on development frames; every
+such band then reads as a gizmo missing). A less sure band box is kept when the stack explains
+it:
+
+* it lies in the gizmos or Archive zone of a seat in play that no hand covers, and has a top
+  band's size (:func:`vision.plausible.plausible`);
+* its lower edge, in the seat's reading direction, meets the upper edge of a card or band
+  already kept (:data:`MEET_MM`), their centres in line (:data:`ALIGN_MM`): it is the band of
+  the card that one was laid on;
+* it covers no card or band already kept (:data:`OVERLAP`), and it is not bare table
+  (:func:`vision.plausible.table_like`).
+
+A band kept counts for the next, so a column's missed bands are found from the bottom up. Rules
+of the stack's geometry, nothing fitted to a renderer's look; :data:`LOW_BAND_CONF` and the
+tolerances were chosen on development frames (seeds 9,160,000+ and 9,260,000+).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from vision.detect import Detection
+from vision.geometry import CANON_PX_PER_MM
+from vision.plausible import TABLE_SHARE, plausible, table_like
+from vision.zones import Rect, SeatZones, Zones, inside, overlaps
+
+#: A band box this sure, below the pipeline's confidence, is kept where the stack explains it.
+LOW_BAND_CONF = 0.1
+#: Its lower edge lies at most this far from the upper edge of the card or band below it (mm):
+#: hand-placed cards shift a few mm, and a box's edges a few more.
+MEET_MM = 8.0
+#: Their centres lie at most this far apart across the column (mm; a card is 63 mm wide).
+ALIGN_MM = 12.0
+#: It covers at most this share of its own area of any card or band kept.
+OVERLAP = 0.35
+
+Box = tuple[float, float, float, float]
+
+
+def _local(sz: SeatZones, box_px: Box) -> Box:
+    """A canonical-px box in the seat's own mm (x across the columns, y towards the player)."""
+    x0, y0, x1, y1 = (v / CANON_PX_PER_MM for v in box_px)
+    ax, ay = sz.to_local(x0, y0)
+    bx, by = sz.to_local(x1, y1)
+    return min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)
+
+
+def _covered(a: Box, b: Box) -> float:
+    """The share of ``a``'s area that ``b`` covers."""
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return w * h / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
+
+
+def _laid_on(band: Box, below: Box) -> bool:
+    """Whether ``band`` (seat mm) is the top band of a card that ``below`` was laid on."""
+    in_line = abs((band[0] + band[2]) / 2 - (below[0] + below[2]) / 2) <= ALIGN_MM
+    return in_line and abs(band[3] - below[1]) <= MEET_MM
+
+
+def stack_bands(
+    canon: np.ndarray,
+    zones: Zones,
+    detections: Sequence[Detection],
+    low: Sequence[Detection],
+    seats: Sequence[int],
+    hidden: Sequence[Box] = (),
+) -> list[Detection]:
+    """The band boxes of ``low`` to add to ``detections`` (canonical px; see the module's
+    docstring); ``hidden``: boxes (table mm, x1 y1 x2 y2) of hands, whose zones are left alone."""
+    areas: list[tuple[SeatZones, Rect]] = [
+        (sz, rect)
+        for sz in zones.seats
+        if sz.seat in seats
+        for rect in (sz.gizmos, sz.archive)
+        if not any(overlaps(rect, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in hidden)
+    ]
+    if not areas:
+        return []
+    cards = [d for d in detections if d.cls in ("card", "card_band", "card_back")]
+    blurred: np.ndarray | None = None
+    added: list[Detection] = []
+    mm = CANON_PX_PER_MM
+    waiting = sorted(
+        (
+            d
+            for d in low
+            if d.cls == "card_band"
+            and plausible(d.cls, (d.box[0] / mm, d.box[1] / mm, d.box[2] / mm, d.box[3] / mm))
+        ),
+        key=lambda d: -d.confidence,
+    )
+    grew = True
+    while grew and waiting:
+        grew = False
+        for d in list(waiting):
+            c = d.center_mm
+            place = next(((sz, rect) for sz, rect in areas if inside(rect, *c)), None)
+            if place is None:
+                waiting.remove(d)
+                continue
+            sz, rect = place
+            band = _local(sz, d.box)
+            mine = [_local(sz, k.box) for k in cards + added if inside(rect, *k.center_mm)]
+            if any(_covered(band, k) > OVERLAP for k in mine) or not any(_laid_on(band, k) for k in mine):
+                continue
+            if blurred is None:
+                blurred = cv2.GaussianBlur(canon, (3, 3), 0)
+            share = table_like(blurred, d.box, [k.box for k in cards + added])
+            waiting.remove(d)
+            if share is not None and share >= TABLE_SHARE:
+                continue
+            added.append(d)
+            grew = True
+    return added
