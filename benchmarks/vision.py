@@ -296,7 +296,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     exact_before = Tally()  # both of this round's stages off: no heap stage, each token alone
     causes_no_heaps: Counter[str] = Counter()  # of exact_before
     heap_touching = {True: Tally(), False: Tally()}
-    heap_extra, first_extra, heap_added, heap_passes = 0, 0, 0, 0
+    heap_extra, first_extra, heap_added, heap_passes, heap_row = 0, 0, 0, 0, 0
     # Card boxes on bare table (vision/plausible.py): dropped, of them on a true card, and the
     # frames assembled with them kept.
     bare_dropped, bare_true, exact_with_bare = 0, 0, Tally()
@@ -376,6 +376,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             added = {id(d) for d in observer.last_heap_marbles}
             heap_added += len(added)
             heap_passes += bool(observer.heaps and observer.heaps.last["second_pass"])
+            heap_row += observer.heaps.last["row"] if observer.heaps else 0
             bare = observer.last_bare_table
             card_cls = ("card", "card_band", "card_back")
             truth_cards = [(c, b) for c, b, _ in truth_objects(scene) if c in card_cls]
@@ -600,7 +601,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(
         f"  exactly right before the heap stage and reading the tokens together (each token by its "
         f"own size) {exact_before}; tokens together, no heap stage {exact_no_heaps}; both (shipped) "
-        f"{exact}; marbles the heap stage (vision/heaps.py) added {heap_added}, a second detector "
+        f"{exact}; marbles the heap stage (vision/heaps.py) added {heap_added} ({heap_row} in the Energy "
+        f"Row), a second detector "
         f"pass (on {'ring crops' if observer.ring_detector is not None else 'the whole frame'}) in "
         f"{heap_passes} frames"
     )

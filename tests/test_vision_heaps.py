@@ -90,7 +90,7 @@ def test_a_marble_surrounded_in_a_heap_is_found_by_peeling_the_others() -> None:
     assert len(added) == 1
     got = (added[0].center[0] / CANON_PX_PER_MM, added[0].center[1] / CANON_PX_PER_MM)
     assert math.dist(got, heap[0]) < 2.0
-    assert finder.last == {"physics": 0, "peeled": 1, "second_pass": 1}
+    assert finder.last == {"physics": 0, "row": 0, "peeled": 1, "second_pass": 1}
 
 
 def test_nothing_left_after_peeling_runs_no_second_pass_and_adds_nothing() -> None:
@@ -123,6 +123,26 @@ def test_a_less_sure_box_is_kept_only_touching_a_heap_and_overlapping_no_marble(
     assert [a.center for a in added] == [low[0].center]
     assert finder.last["physics"] == 1 and finder.last["second_pass"] == 0
     assert math.dist(between, heap[1]) < APART_MM
+
+
+def test_a_less_sure_marble_in_the_energy_row_is_kept_where_it_overlaps_none() -> None:
+    """The row's marbles lie apart: a less sure box there needs no heap, but never doubles a
+    marble kept, nor reaches below LOW_CONF, nor counts under a hand."""
+    rx, ry, _, rh = ZONES.energy_row
+    slots = [(rx + 15 + 28 * i, ry + rh / 2) for i in range(6)]
+    canon = _canvas(slots, rings=())
+    first = [_box(c, 0.9) for c in slots[:4]]
+    low = [
+        _box(slots[4], 0.3),  # a marble the detector was not sure of
+        _box((slots[3][0] + 4, slots[3][1]), 0.25),  # a second box on a marble kept
+        _box(slots[5], 0.05),  # below LOW_CONF
+    ]
+    finder = HeapFinder(ZONES, LikeTheDetector())
+    added = finder.find(canon, first, low)
+    assert added == [low[0]]
+    assert finder.last["row"] == 1 and finder.last["physics"] == 0
+    hand = (rx + 90, ry - 20, rx + 150, ry + 60)
+    assert HeapFinder(ZONES, LikeTheDetector()).find(canon, first, low, hidden=[hand]) == []
 
 
 def test_heaps_are_looked_for_in_the_rings_in_play_only() -> None:
@@ -164,7 +184,7 @@ def test_the_second_pass_looks_at_a_crop_round_the_ring_and_maps_its_boxes_back(
     assert ring.shapes == [(RING_CROP_PX, RING_CROP_PX, 3)] and unused.calls == 0
     assert on_crop.cls == on_whole.cls and on_crop.box == pytest.approx(on_whole.box, abs=1e-9)
     assert math.dist(on_crop.center_mm, heap[0]) < 2.0
-    assert finder.last == {"physics": 0, "peeled": 1, "second_pass": 1}
+    assert finder.last == {"physics": 0, "row": 0, "peeled": 1, "second_pass": 1}
 
 
 def test_a_ring_at_the_frame_edge_gets_a_whole_crop_inside_the_frame() -> None:
