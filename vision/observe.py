@@ -615,13 +615,15 @@ class Observer:
             dets = [d for d in raw if d.confidence >= (self.hand_conf if d.cls == "hand" else self.conf)]
         else:
             dets = [d for d in raw if d.cls != "hand" and d.confidence >= self.conf]
+        t3 = time.perf_counter()
+        self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
         # card-sized boxes on bare table (vision/plausible.py)
         self.last_bare_table = bare_table_cards(canon, dets) if self.bare_table else []
         if self.last_bare_table:
             bare = {id(d) for d in self.last_bare_table}
             dets = [d for d in dets if id(d) not in bare]
+        self.timings["bare_table"] = time.perf_counter() - t3
         t3 = time.perf_counter()
-        self.timings = {"calibration": t1 - t0, "rectify": t2 - t1, "detector": t3 - t2}
         mask, confidence = None, 0.0
         if self.hands is not None:
             mask, confidence = self.hands.find(canon)
