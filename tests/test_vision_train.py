@@ -9,7 +9,7 @@ import pytest
 from vision.errors import ModelFileError
 from vision.geometry import CLASSES
 from vision.training import offline
-from vision.training.train import TrainConfig, export, smoke, train
+from vision.training.train import TrainConfig, _train_args, export, smoke, train
 
 
 def test_offline_settings_disable_network_features() -> None:
@@ -81,3 +81,28 @@ def test_mixed_dataset_yaml_lists_every_set_and_refuses_an_unrendered_one(tmp_pa
     assert data["names"] == dict(enumerate(CLASSES))
     with pytest.raises(DatasetError, match="missing has no images/train"):
         write_mix_yaml(tmp_path / "bad.yaml", [tmp_path / "missing"])
+
+
+def test_a_fine_tune_can_freeze_the_backbone() -> None:
+    """--freeze reaches ultralytics as its own argument; without it every layer trains."""
+    start = Path("models/detector.pt")
+    assert _train_args(TrainConfig(data=Path("d.yaml"), start=start, freeze=10))["freeze"] == 10
+    assert _train_args(TrainConfig(data=Path("d.yaml"), start=start))["freeze"] is None
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--freeze", "10"],
+        ["--from", "models/detector.pt", "--freeze", "0"],
+        ["--from", "models/detector.pt", "--freeze", "22"],
+    ],
+)
+def test_a_freeze_without_weights_or_out_of_range_is_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from referee.app.cli import main
+
+    assert main(["vision", "train", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: train: --freeze")

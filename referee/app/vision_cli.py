@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from referee.app.settings import Settings
-from vision.errors import VisionError
+from vision.errors import DatasetError, VisionError
+
+#: The detector (YOLOv8n) has 22 layers; --freeze leaves at least its detection head to train.
+FREEZE_MAX = 21
 
 
 def _randomise_option(parser: argparse.ArgumentParser, help: str) -> None:
@@ -86,6 +89,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     t.add_argument("--resume", action="store_true", help="continue the interrupted run")
     t.add_argument("--from", dest="start", type=Path, help="start from these weights (a second stage)")
     t.add_argument("--lr0", type=float, default=0.002, help="initial learning rate")
+    t.add_argument(
+        "--freeze",
+        type=int,
+        help="freeze the first N layers (10: the backbone) of a fine-tune --from weights",
+    )
     t.add_argument("--smoke", action="store_true", help="one epoch on a few tiny rendered tiles (CI)")
     x = sub.add_parser("export", help="copy trained weights to models/ and export ONNX")
     x.add_argument(
@@ -248,12 +256,24 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "train":
         from vision.training.train import TrainConfig, smoke, train
 
+        if a.freeze is not None and (a.start is None or not 1 <= a.freeze <= FREEZE_MAX):
+            why = f"give 1-{FREEZE_MAX} layers, and --from the weights to fine-tune"
+            raise DatasetError(f"train: --freeze {a.freeze}: {why}")
+
         best = (
             smoke(threads=a.threads)
             if a.smoke
             else train(
                 TrainConfig(
-                    a.data, a.epochs, a.imgsz, a.batch, a.threads, name=a.name, start=a.start, lr0=a.lr0
+                    a.data,
+                    a.epochs,
+                    a.imgsz,
+                    a.batch,
+                    a.threads,
+                    name=a.name,
+                    start=a.start,
+                    lr0=a.lr0,
+                    freeze=a.freeze,
                 ),
                 resume=a.resume,
             )

@@ -41,6 +41,9 @@ class TrainConfig:
     #: no mosaic (whole frames are what the stage is for), and the learning rate ``lr0``.
     start: Path | None = None
     lr0: float = 0.002
+    #: Freeze the first this many layers (10: YOLOv8's backbone) so that a fine-tune from
+    #: ``start`` learns in the neck and head alone; None trains every layer.
+    freeze: int | None = None
 
 
 def set_threads(threads: int) -> None:
@@ -75,6 +78,7 @@ def _train_args(cfg: TrainConfig) -> dict[str, Any]:
         "plots": False,
         # From scratch, or from ``start``: with False ultralytics discards the weights it is given.
         "pretrained": str(cfg.start) if cfg.start is not None else False,
+        "freeze": cfg.freeze,
         "optimizer": "AdamW",
         "lr0": cfg.lr0,
         "cos_lr": False,
