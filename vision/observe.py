@@ -635,7 +635,7 @@ class Observer:
         hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
         if self.heaps is not None:
             t4 = time.perf_counter()
-            low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
+            low = [d for d in raw if d.cls in MARBLE_CLASSES and LOW_CONF <= d.confidence < self.conf]
             self.last_heap_marbles = self.heaps.find(canon, dets, low, in_play, hidden)
             dets += self.last_heap_marbles
             self.timings["heaps"] = time.perf_counter() - t4
