@@ -203,7 +203,11 @@ def matched_moves(
             if shown and raw["kind"] == "end_turn" and players == 1:
                 by = shown_over(changes, n)
             elif shown and provisional:
-                by = shown_before(changes, n, lambda p, raw=raw: raw in p["steps"])
+
+                def shows_step(p: dict[str, Any], raw: dict[str, Any] = raw) -> bool:
+                    return raw in p["steps"]
+
+                by = shown_before(changes, n, shows_step)
             out.append((by, raw["kind"], steps[hit][2], False))
         for w in change.warnings:
             code = w.get("code") or ""
@@ -212,11 +216,11 @@ def matched_moves(
                 by = change
                 if shown and provisional:
                     turn = w["turn"]
-                    by = shown_before(
-                        changes,
-                        n,
-                        lambda p, c=code, t=turn: p["turn"] == t and any(b["code"] == c for b in p["breaks"]),
-                    )
+
+                    def shows_break(p: dict[str, Any], c: str = code, t: Any = turn) -> bool:
+                        return p["turn"] == t and any(b["code"] == c for b in p["breaks"])
+
+                    by = shown_before(changes, n, shows_break)
                 out.append((by, code, frame, True))
     return out, unmatched
 

@@ -63,12 +63,13 @@ def play(players: int, games: int, seed: int) -> tuple[int, int, float, float]:
 def collect_builds(players: int, games: int, seed: int) -> list[tuple]:
     """The arguments of every payment enumeration random play asks for (one per Build candidate)."""
     seen: list[tuple] = []
-    raw: Enumerate = payments.__wrapped__  # type: ignore[attr-defined]
+    raw: Enumerate = payments.__wrapped__
 
     def recording(*args: object) -> tuple:
         seen.append(args)
         return raw(*args)
 
+    # Swapped in for the engine's cached function, which is typed as the cache wrapper it is.
     rules.payments = recording  # type: ignore[assignment]
     try:
         play(players, games, seed)
@@ -79,7 +80,7 @@ def collect_builds(players: int, games: int, seed: int) -> list[tuple]:
 
 def time_enumerations(calls: list[tuple]) -> list[float]:
     """Microseconds per uncached enumeration, one call at a time (best of 3 per call)."""
-    raw: Enumerate = payments.__wrapped__  # type: ignore[attr-defined]
+    raw: Enumerate = payments.__wrapped__
     out = []
     for args in calls:
         best = float("inf")
@@ -110,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.games < 1:
         parser.error("--games: at least 1")
 
-    cpu = _cpu_model()
-    print(f"machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}")
+    cpu_name = _cpu_model()
+    print(f"machine: {os.cpu_count()} CPUs ({cpu_name}), Python {platform.python_version()}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"random legal play, {args.games} games per row, seeds {args.seed}..{args.seed + args.games - 1}")
     print(
@@ -125,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.games / cpu:>13.1f}{listed / steps:>12.1f}"
         )
 
-    raw: Enumerate = payments.__wrapped__  # type: ignore[attr-defined]
-    rules.payments = raw  # type: ignore[assignment]
+    raw: Enumerate = payments.__wrapped__
+    rules.payments = raw  # type: ignore[assignment]  # the uncached function (see collect_builds)
     try:
         steps, _, secs, cpu = play(2, args.games, args.seed)
     finally:

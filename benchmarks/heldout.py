@@ -108,7 +108,9 @@ def webcam(rng: np.random.Generator, img: np.ndarray, kelvin: float | None = Non
     chroma = cv2.resize(rng.normal(0, rng.uniform(1, 4), (h // 2, w // 2, 3)).astype(np.float32), (w, h))
     img = np.clip(f + luma + chroma, 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 76))])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    out = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    assert out is not None  # a JPEG it has just encoded
+    return out
 
 
 #: The held-out VP-token printing besides its fills: a wide cream ring (4 canvas px, 2.5 mm;
@@ -209,7 +211,7 @@ def phone_photo(
     h, w = face.shape[:2]
     src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     dst = src + rng.uniform(-1, 1, (4, 2)).astype(np.float32) * FACE_PX_PER_MM
-    img = cv2.warpPerspective(
+    img: np.ndarray = cv2.warpPerspective(
         face,
         cv2.getPerspectiveTransform(src, dst),
         (w, h),
@@ -228,7 +230,9 @@ def phone_photo(
     img = cv2.resize(img, (out_w, round(out_w * h / w)), interpolation=cv2.INTER_AREA)
     img = np.clip(img + rng.normal(0, 2.5, img.shape), 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    out = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else img
+    assert out is not None  # a JPEG it has just encoded
+    return out
 
 
 def enrol_other_deck(folder: Path, seed: int = DECK_ART_SEED) -> Path:

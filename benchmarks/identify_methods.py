@@ -182,9 +182,12 @@ class EmbeddingMethods:
         return out
 
 
-def features_matcher(kind: str, refs: tuple[np.ndarray, ...]) -> Callable[[np.ndarray], np.ndarray]:
-    """ORB or SIFT: the number of RANSAC-consistent matches of a 3 px/mm patch with each face."""
-    feat = cv2.ORB_create(500) if kind == "orb" else cv2.SIFT_create(300)
+def features_matcher(
+    kind: str, refs: tuple[np.ndarray, ...]
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """ORB or SIFT: the number of RANSAC-consistent matches of a 3 px/mm patch with each face
+    (among the faces ``among`` allows)."""
+    feat = cv2.ORB.create(500) if kind == "orb" else cv2.SIFT.create(300)
     size = (round(CARD_MM[0] * 3), round(CARD_MM[1] * 3))
     ref_desc = []
     for f in refs:
@@ -210,8 +213,8 @@ def features_matcher(kind: str, refs: tuple[np.ndarray, ...]) -> Callable[[np.nd
             if len(ms) < 4:
                 out[i] = len(ms) / 100
                 continue
-            a = np.float32([kp[m.queryIdx].pt for m in ms])
-            b = np.float32([rk[m.trainIdx].pt for m in ms])
+            a = np.array([kp[m.queryIdx].pt for m in ms], np.float32)
+            b = np.array([rk[m.trainIdx].pt for m in ms], np.float32)
             _, inl = cv2.estimateAffinePartial2D(a, b, method=cv2.RANSAC, ransacReprojThreshold=4.0)
             out[i] = 0 if inl is None else float(inl.sum())
         return out
@@ -226,6 +229,7 @@ def mapped_ncc(scene: RenderedScene, ident: Identifier, zones: Zones) -> list[tu
     objs = [o for o in scene.objects if o.card is not None and o.visible]
     asks = []
     for o in objs:
+        assert o.card is not None  # objs holds the cards
         c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
         asks.append((o, c, rotation_at(zones, *c), candidates(scene.layout, o.card)))
 
@@ -353,8 +357,8 @@ def phone_enrolment(face: np.ndarray, kind: str, rng: np.random.Generator) -> np
     margin = rng.uniform(2, 6, 4) * ppm if "crop" in has else np.zeros(4)
     corner = (rng.uniform(-1.5, 1.5, (4, 2)) * ppm) if "keystone" in has else np.zeros((4, 2))
     w, h = round(FACE_W + margin[0] + margin[2]), round(FACE_H + margin[1] + margin[3])
-    src = np.float32([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]])
-    dst = (src + np.float32([margin[0], margin[1]]) + corner).astype(np.float32)
+    src = np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]], np.float32)
+    dst = (src + np.array([margin[0], margin[1]], np.float32) + corner).astype(np.float32)
     table = tuple(int(v) for v in rng.uniform(40, 200, 3))
     img = cv2.warpPerspective(
         face, cv2.getPerspectiveTransform(src, dst), (w, h), borderMode=cv2.BORDER_CONSTANT, borderValue=table
@@ -366,7 +370,9 @@ def phone_enrolment(face: np.ndarray, kind: str, rng: np.random.Generator) -> np
     img = cv2.resize(img, (out_w, round(out_w * h / w)), interpolation=cv2.INTER_AREA)
     img = np.clip(img + rng.normal(0, 2.0, img.shape), 0, 255).astype(np.uint8)
     _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    photo = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    assert photo is not None  # a JPEG it has just encoded
+    return photo
 
 
 def camera_crop(face: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -393,7 +399,7 @@ def camera_crop(face: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[
 
 
 def _phone_decks(names: list[str]) -> dict[str, tuple[np.ndarray, ...]]:
-    makers = {
+    makers: dict[str, Callable[[], tuple[np.ndarray, ...]]] = {
         "random": lambda: random_deck(TUNING_DECK_SEED),
         "drawn": drawn_faces,
         "other": heldout.other_deck,

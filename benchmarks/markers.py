@@ -33,21 +33,23 @@ def trial(rng: np.random.Generator, side: float) -> tuple[np.ndarray, np.ndarray
     d = cv2.aruco.getPredefinedDictionary(ARUCO_DICT)
     tile = np.full((96, 96), 238, np.uint8)
     tile[12:84, 12:84] = cv2.aruco.generateImageMarker(d, 1, 72)
-    src = np.float32([[12, 12], [84, 12], [84, 84], [12, 84]])
+    src = np.array([[12, 12], [84, 12], [84, 84], [12, 84]], np.float32)
     a = rng.uniform(0, 2 * np.pi)
     squash = rng.uniform(0.75, 1.0)
     unit = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * [1, squash]
     rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
     dst = (unit @ rot.T * side + 100 + rng.uniform(-5, 5, 2)).astype(np.float32)
     m = cv2.getPerspectiveTransform(src, dst)
-    img = (rng.uniform(70, 170) + 12 * rng.normal(0, 1, (200, 200))).astype(np.float32)
+    img: np.ndarray = (rng.uniform(70, 170) + 12 * rng.normal(0, 1, (200, 200))).astype(np.float32)
     mask = cv2.warpPerspective(np.ones((96, 96), np.float32), m, (200, 200), flags=cv2.INTER_AREA)
     warped = cv2.warpPerspective(tile.astype(np.float32), m, (200, 200), flags=cv2.INTER_AREA)
     img = img * (1 - mask) + warped * mask
     img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.6, 1.4))
     img = np.clip(img * rng.uniform(0.7, 1.1) + rng.normal(0, rng.uniform(3, 7), img.shape), 0, 255)
     _, buf = cv2.imencode(".jpg", img.astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(40, 81))])
-    return cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE), dst
+    frame = cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE)
+    assert frame is not None  # a JPEG it has just encoded
+    return frame, dst
 
 
 def main(argv: list[str] | None = None) -> int:

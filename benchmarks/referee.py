@@ -145,12 +145,12 @@ class SearchClock:
                 self.cpu += time.thread_time() - c0
 
         for module in self._modules:
-            module.explain = timed  # type: ignore[attr-defined]
+            module.explain = timed
         return self
 
     def __exit__(self, *exc: object) -> None:
         for module in self._modules:
-            module.explain = self._explain  # type: ignore[attr-defined]
+            module.explain = self._explain
 
 
 def run(
@@ -247,7 +247,7 @@ class Tracer:
                 self.after(feeder.camera.frame)
             return out
 
-        feeder.show = traced  # type: ignore[method-assign]
+        feeder.show = traced  # type: ignore[method-assign]  # the method wrapped for this run only
 
     def turn(self, script: TurnScript) -> None:
         if script.turn < 0:

@@ -18,6 +18,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # This file is named serial.py: drop its own folder from the path, or "import serial" (pyserial)
@@ -53,9 +54,9 @@ def parse_only(n: int) -> float:
     return n / elapsed
 
 
-def _wait(predicate: object, timeout: float) -> None:
+def _wait(predicate: Callable[[], bool], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         if time.monotonic() > deadline:
             raise SystemExit("benchmark: timed out waiting for events (see the driver's counters)")
         time.sleep(0.001)
@@ -69,10 +70,13 @@ def through_pty(n: int, latency_lines: int) -> tuple[float, list[float]]:
         with driver:
             _wait(lambda: driver.status().connected, 10)
             data = _stream(n, seed=2)
+
+            def write_all() -> None:
+                for i in range(0, len(data), 4096):
+                    sim.write_raw(data[i : i + 4096])
+
             start = time.perf_counter()
-            writer = threading.Thread(
-                target=lambda: [sim.write_raw(data[i : i + 4096]) for i in range(0, len(data), 4096)]
-            )
+            writer = threading.Thread(target=write_all)
             writer.start()
             _wait(lambda: len(got) >= n, 120)
             rate = n / (time.perf_counter() - start)

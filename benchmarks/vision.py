@@ -112,6 +112,14 @@ def corner_error_mm(h_est: np.ndarray, h_true: np.ndarray) -> float:
     return float(np.linalg.norm(back - pts, axis=2).max())
 
 
+def last_canon(observer: Observer) -> np.ndarray:
+    """The rectified image of the frame ``observer`` last observed (one it calibrated). Read in a
+    function: in :func:`measure` the type checker would keep ``observer.last_canon`` narrowed to
+    the ``None`` it is reset to before ``observe``, and skip the code after it as unreachable."""
+    assert observer.last_canon is not None
+    return observer.last_canon
+
+
 def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
     """This frame's homography and how it was had: "fresh", "covered" or "failed".
 
@@ -251,6 +259,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             observer.identifier.faces, embedding=CardEmbedder(args.embedding, "band")
         )
     det = observer.detector
+    assert det is not None  # the Observer was built on the detector's model, not on given boxes
     colors = MarbleColors()
     oracle = Assembler(observer.zones, observer.identifier, colors)
     cal = Calibrator(observer.zones)
@@ -422,8 +431,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                         hand_false_network.add(bool(observer.last_network_mask.any()))
                 else:
                     hand_iou.append(mask_iou(hand, hand_cells(scene.hand_mask)))
-                canon_seen = observer.last_canon
-                assert canon_seen is not None
+                canon_seen = last_canon(observer)
                 by_detector = [d for d in observer.last_detections if d.cls != "hand"] + [
                     d
                     for d in det.detect(canon_seen, conf=observer.hand_conf)
@@ -627,8 +635,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         set(causes_pipeline) | set(causes_no_heaps),
         key=lambda c: (-causes_pipeline[c], -causes_no_heaps[c], c),
     ):
-        after, before = causes_pipeline[cause], causes_no_heaps[cause]
-        print(f"    {cause:36s} {after:4d} {before:4d}  ({causes_oracle[cause]})")
+        n_after, n_before = causes_pipeline[cause], causes_no_heaps[cause]
+        print(f"    {cause:36s} {n_after:4d} {n_before:4d}  ({causes_oracle[cause]})")
     for cause in sorted(set(causes_oracle) - set(causes_pipeline) - set(causes_no_heaps)):
         print(f"    {cause:36s} {0:4d} {0:4d}  ({causes_oracle[cause]})")
     print(
@@ -672,12 +680,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 break
             runners[backend, threads].detect(canon_images[0])
     times: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for k in range(20):
-        for key, d in runners.items():
+    for i in range(20):
+        for key, runner in runners.items():
             if key[0] == "opencv":  # its thread count is per process, not per network
                 cv2.setNumThreads(key[1])
             t0 = time.perf_counter()
-            d.detect(canon_images[k % len(canon_images)])
+            runner.detect(canon_images[i % len(canon_images)])
             times[key].append(time.perf_counter() - t0)
     for (backend, threads), ts in times.items():
         print(f"  {backend:12s} {threads} thread(s): {statistics.median(ts) * 1000:.1f} ms")

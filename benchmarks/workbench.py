@@ -41,7 +41,7 @@ import numpy as np
 import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.workbench_heldout import HELD_OUT_DAMAGE, HeldOutArt
-from referee.observation import WorkbenchObservation
+from referee.observation import SquareSighting, WorkbenchObservation
 from vision.calibrate import Calibrator
 from vision.detect import Detector
 from vision.errors import CalibrationError, VisionError
@@ -110,7 +110,7 @@ TALLY: tuple[str, ...] = (
 )
 
 
-def _key(sq):  # type: ignore[no-untyped-def]
+def _key(sq: SquareSighting) -> tuple[str, bool, int | None, int | None] | None:
     t = sq.tile
     return None if t is None else (t.builder, t.double, t.facing, t.value)
 

@@ -95,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             if key == "exact":
                 cells.append(f"{r['exact']}/{r['frames']}")
                 continue
-            ok, n = r[key]  # type: ignore[misc]
+            counted = r[key]
+            assert isinstance(counted, tuple)  # every other row is a tally of run(): (right, of)
+            ok, n = counted
             cells.append(f"{100 * ok / n:.2f} % ({ok}/{n})" if n else "-")
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(f"\nload average (1 min) {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")

@@ -167,7 +167,7 @@ def can_research(state: Any) -> int | None:
         return None
     if state.players[state.current].profile.research != 3:
         return None
-    levels = [s.level for s in legal_steps(state) if s.kind == "research"]
+    levels = [s.level for s in legal_steps(state) if s.kind == "research" and s.level is not None]
     return next((lvl for lvl in levels if sum(n for _, n in state.decks[lvl - 1]) >= 3), None)
 
 
@@ -199,7 +199,9 @@ def research(driver: Any, game: LiveGame, level: int, then: str) -> int:
         t.tap(driver.find_element("css selector", "#legal .tile.reveal"))
     wait(driver, lambda d, b=before: settled(d, b))
     hand = driver.find_elements("css selector", "#legal .chooser.inline .tile")
-    assert sorted(int(h.get_attribute("data-tile")) for h in hand) == sorted(game.tracker.state.pending.hand)
+    pending = game.tracker.state.pending
+    assert pending is not None  # the three cards drawn are the pending Research choice
+    assert sorted(int(h.get_attribute("data-tile")) for h in hand) == sorted(pending.hand)
     before = seq(driver)
     if then == "skip":
         t.tap(driver.find_element("css selector", "#legal .group[data-kind=skip] button"))
