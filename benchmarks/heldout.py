@@ -13,7 +13,9 @@ color model can never have seen it:
 * :func:`other_deck` — a deck of different art (random abstract faces, not the project's
   drawings), and :func:`phone_photo`, the enrolment photo a user would take of such a card
   (keystone ~1 mm at the corners, ±6 % color cast, blur, glare, JPEG): the benchmark enrols
-  the deck from these photos and plays tables showing the real faces.
+  the deck from these photos and plays tables showing the real faces;
+* :func:`lookalike_deck` — a deck whose cards share one drawing per colour and type, told apart
+  only by title, text and cost (as a printed deck shares its layout), enrolled the same way.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from vision.training.synth import TokenPrint
 STYLE_SEED_BASE = 9_100_000
 DECK_SEED_BASE = 9_200_000
 DECK_ART_SEED = 424_242
+LOOKALIKE_SEED_BASE = 9_300_000
+LOOKALIKE_ART_SEED = 515_151
 
 
 def kelvin_gains(kelvin: float) -> np.ndarray:
@@ -154,39 +158,50 @@ def _glyphs(img: np.ndarray, rng: np.random.Generator, x: int, y: int, w: int, s
         cx += size // 2 + int(rng.integers(2, 6))
 
 
-def random_face(rng: np.random.Generator, color: str) -> np.ndarray:
+def random_face(
+    rng: np.random.Generator,
+    color: str,
+    template: np.random.Generator | None = None,
+    cost: int | None = None,
+) -> np.ndarray:
     """One card of the other deck: a color frame by its energy color, a title band with random
-    marks and a colored seal, an abstract picture, a text box of random marks."""
+    marks and a colored seal, an abstract picture, a text box of random marks.
+
+    ``template``: where the frame's shade, the paper, the seal's colour and the picture come from
+    (default ``rng``): the same template for several cards draws them alike, so that only the
+    title, the text and the seal's number (``cost``, default a random one) tell them apart."""
+    t = rng if template is None else template
     tint = {
         "red": (60, 60, 200),
         "blue": (200, 120, 50),
         "black": (60, 60, 60),
         "yellow": (60, 200, 230),
     }.get(color, (150, 150, 150))
-    frame = np.clip(np.array(tint, np.float32) + rng.normal(0, 18, 3), 0, 255)
+    frame = np.clip(np.array(tint, np.float32) + t.normal(0, 18, 3), 0, 255)
     img = np.empty((FACE_H, FACE_W, 3), np.uint8)
     img[:] = frame.astype(np.uint8)
     band = round(BAND_MM * FACE_PX_PER_MM)
     inset = 10
-    paper = tuple(int(v) for v in rng.uniform(200, 245, 3))
+    paper = tuple(int(v) for v in t.uniform(200, 245, 3))
     cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 4), paper, -1)
     _glyphs(img, rng, inset + 45, band // 2, FACE_W - 2 * inset - 50, 16, (30, 30, 30))
-    seal = tuple(int(v) for v in rng.uniform(0, 255, 3))
+    seal = tuple(int(v) for v in t.uniform(0, 255, 3))
     cv2.circle(img, (inset + 22, band // 2), 17, seal, -1, cv2.LINE_AA)
-    cv2.putText(img, str(int(rng.integers(1, 8))), (inset + 14, band // 2 + 9), 0, 0.8, (255, 255, 255), 2)
+    number = int(rng.integers(1, 8)) if cost is None else cost
+    cv2.putText(img, str(number), (inset + 14, band // 2 + 9), 0, 0.8, (255, 255, 255), 2)
     top, bottom = band + 4, FACE_H - 110
     pic = np.empty((bottom - top, FACE_W - 2 * inset, 3), np.uint8)
-    c1, c2 = rng.uniform(0, 255, 3), rng.uniform(0, 255, 3)
-    t = np.linspace(0, 1, pic.shape[0])[:, None, None]
-    pic[:] = (c1 * (1 - t) + c2 * t).astype(np.uint8)
-    for _ in range(int(rng.integers(4, 10))):
-        col = tuple(int(v) for v in rng.uniform(0, 255, 3))
-        cx, cy = int(rng.integers(0, pic.shape[1])), int(rng.integers(0, pic.shape[0]))
-        if rng.random() < 0.5:
-            ax = (int(rng.integers(8, 60)), int(rng.integers(8, 60)))
-            cv2.ellipse(pic, (cx, cy), ax, float(rng.uniform(0, 180)), 0, 360, col, -1, cv2.LINE_AA)
+    c1, c2 = t.uniform(0, 255, 3), t.uniform(0, 255, 3)
+    ramp = np.linspace(0, 1, pic.shape[0])[:, None, None]
+    pic[:] = (c1 * (1 - ramp) + c2 * ramp).astype(np.uint8)
+    for _ in range(int(t.integers(4, 10))):
+        col = tuple(int(v) for v in t.uniform(0, 255, 3))
+        cx, cy = int(t.integers(0, pic.shape[1])), int(t.integers(0, pic.shape[0]))
+        if t.random() < 0.5:
+            ax = (int(t.integers(8, 60)), int(t.integers(8, 60)))
+            cv2.ellipse(pic, (cx, cy), ax, float(t.uniform(0, 180)), 0, 360, col, -1, cv2.LINE_AA)
         else:
-            pts = rng.integers(0, [pic.shape[1], pic.shape[0]], (int(rng.integers(3, 6)), 2)).astype(np.int32)
+            pts = t.integers(0, [pic.shape[1], pic.shape[0]], (int(t.integers(3, 6)), 2)).astype(np.int32)
             cv2.fillPoly(pic, [pts], col, cv2.LINE_AA)
     img[top:bottom, inset : FACE_W - inset] = pic
     cv2.rectangle(img, (inset, bottom + 6), (FACE_W - inset, FACE_H - inset), paper, -1)
@@ -235,11 +250,38 @@ def phone_photo(
     return out
 
 
-def enrol_other_deck(folder: Path, seed: int = DECK_ART_SEED) -> Path:
-    """Write the other deck's phone photos as an enrolment folder (``<id>.jpg``) and return it."""
+@cache
+def lookalike_deck(seed: int = LOOKALIKE_ART_SEED) -> tuple[np.ndarray, ...]:
+    """The 112 faces of a look-alike deck (deterministic per seed): every card of one energy
+    colour and type shares its frame, paper, seal and picture (one template each, as a printed
+    deck shares its layout), and only its title, its text and its cost in the seal tell it from
+    the others of its template. The other deck's cards differ everywhere; a real deck lies
+    between the two."""
+    rng = np.random.default_rng(seed)
+    colors = sorted({c.color for c in default_cards()})
+    kinds = sorted({c.type for c in default_cards()})
+    return tuple(
+        random_face(
+            rng,
+            c.color,
+            np.random.default_rng([seed, colors.index(c.color), kinds.index(c.type)]),
+            c.cost,
+        )
+        for c in default_cards()
+    )
+
+
+def enrol_photos(folder: Path, faces: tuple[np.ndarray, ...], seed: int) -> Path:
+    """Write each face's phone photo (``<id>.jpg``, :func:`phone_photo`) into ``folder``, an
+    enrolment folder, and return it."""
     folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed + 1)
-    for cid, face in enumerate(other_deck(seed)):
+    rng = np.random.default_rng(seed)
+    for cid, face in enumerate(faces):
         cv2.imwrite(str(folder / f"{cid}.jpg"), phone_photo(face, rng))
     assert len(list(folder.glob("*.jpg"))) >= N_CARDS
     return folder
+
+
+def enrol_other_deck(folder: Path, seed: int = DECK_ART_SEED) -> Path:
+    """Write the other deck's phone photos as an enrolment folder (``<id>.jpg``) and return it."""
+    return enrol_photos(folder, other_deck(seed), seed + 1)

@@ -93,6 +93,18 @@ CONDITIONS = {
         heldout.DECK_SEED_BASE,
         "held-out style and a deck of different art, enrolled from phone-like photos",
     ),
+    "lookalike": (
+        heldout.STYLE,
+        heldout.lookalike_deck,
+        heldout.LOOKALIKE_SEED_BASE,
+        "held-out style and a look-alike deck (one drawing per colour and type; title, text and "
+        "cost tell cards apart), enrolled from phone-like photos",
+    ),
+}
+#: The enrolment photos of each condition's deck: (the faces, the photos' seed).
+ENROLMENTS = {
+    "deck": lambda: (heldout.other_deck(), heldout.DECK_ART_SEED + 1),
+    "lookalike": lambda: (heldout.lookalike_deck(), heldout.LOOKALIKE_ART_SEED + 1),
 }
 
 TARGETS = {
@@ -240,8 +252,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         settings = replace(settings, empty_table=True)
     first = args.first_seed if args.first_seed is not None else first_seed
     enrol_dir = None
-    if condition == "deck":
-        enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
+    if condition in ENROLMENTS:
+        faces_photographed, photo_seed = ENROLMENTS[condition]()
+        folder = Path(tempfile.mkdtemp(prefix=f"gizmos-{condition}-"))
+        enrol_dir = str(heldout.enrol_photos(folder, faces_photographed, photo_seed))
     print(
         f"\n===== condition {condition}: {about}\n"
         f"vision benchmark: {args.frames} frames, model {args.model}, {os.cpu_count()} CPU cores, "

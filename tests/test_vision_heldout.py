@@ -13,8 +13,9 @@ import numpy as np
 
 from benchmarks import heldout
 from referee.contrivance.data import BUILDERS
+from referee.gizmos.cards import default_cards
 from vision.enrol import check
-from vision.faces import drawn_faces
+from vision.faces import BAND_MM, FACE_H, FACE_PX_PER_MM, drawn_faces
 from vision.geometry import MARBLE_MM
 from vision.training.synth import random_layout, render_table
 from vision.whitebalance import balance, paper_color
@@ -66,6 +67,24 @@ def test_other_deck_is_other_art_and_its_phone_photos_enrol(tmp_path: Path) -> N
         d.shape == f.shape and not np.array_equal(d, f) for d, f in zip(deck, drawn_faces(), strict=True)
     )
     report = check(heldout.enrol_other_deck(tmp_path / "deck"))
+    assert len(report.enrolled) == len(deck) and not report.missing
+
+
+def test_the_lookalike_deck_shares_one_drawing_per_colour_and_type(tmp_path: Path) -> None:
+    """Cards of one template differ only in the title band and the text box; cards of two
+    templates differ in the picture too. Its phone photos enrol like the other deck's."""
+    deck = heldout.lookalike_deck()
+    cards = default_cards()
+    assert len(deck) == len(cards)
+    red_builds = [i for i, c in enumerate(cards) if (c.color, c.type) == ("red", "build")]
+    blue_picks = [i for i, c in enumerate(cards) if (c.color, c.type) == ("blue", "pick")]
+    band = round(BAND_MM * FACE_PX_PER_MM)
+    picture = slice(band + 4, FACE_H - 110)
+    a, b = deck[red_builds[0]], deck[red_builds[1]]
+    assert np.array_equal(a[picture], b[picture]) and not np.array_equal(a[:band], b[:band])
+    assert not np.array_equal(a[picture], deck[blue_picks[0]][picture])
+    assert not any(np.array_equal(d, o) for d, o in zip(deck, heldout.other_deck(), strict=True))
+    report = check(heldout.enrol_photos(tmp_path / "lookalike", deck, 1))
     assert len(report.enrolled) == len(deck) and not report.missing
 
 

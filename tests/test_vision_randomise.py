@@ -109,6 +109,7 @@ def test_randomised_looks_keep_clear_of_the_held_out_style() -> None:
     deck = random_deck(1)
     assert not any(np.array_equal(a, b) for a, b in zip(deck, drawn_faces(), strict=True))
     assert not any(np.array_equal(a, b) for a, b in zip(deck, heldout.other_deck(), strict=True))
+    assert not any(np.array_equal(a, b) for a, b in zip(deck, heldout.lookalike_deck(), strict=True))
 
 
 def test_distractors_lie_on_the_table_deterministically() -> None:
