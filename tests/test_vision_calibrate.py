@@ -142,6 +142,34 @@ def test_a_soft_small_marker_is_found_near_its_predicted_place() -> None:
     assert found, f"none of the missed markers {missed} found near the prediction"
 
 
+def test_a_marker_the_first_search_misses_is_found_at_another_scale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A development frame of the held-out style (seed 9,170,023: a 57 px marker that ArUco
+    loses when its crop is enlarged to 96 px) calibrates from all four markers; with the first
+    search alone it cannot."""
+    from benchmarks import heldout
+    from vision import calibrate
+    from vision.training.evaluate import scene_for_seed
+
+    scene = scene_for_seed(9_170_023, heldout.STYLE)
+    assert Calibrator().update(scene.image).markers_seen == (0, 1, 2, 3)
+    monkeypatch.setattr(calibrate, "SEARCHES", calibrate.SEARCHES[:1])
+    with pytest.raises(CalibrationError, match=r"markers \[0\] not found"):
+        Calibrator().update(scene.image)
+
+
+def test_a_marker_found_far_from_its_prediction_is_not_taken() -> None:
+    from vision.calibrate import search_near
+
+    scene = _scene(28)
+    gray = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+    truth = detect_markers(scene.image)
+    others = {k: v for k, v in truth.items() if k != 1}
+    side = float(np.linalg.norm(truth[1] - np.roll(truth[1], 1, axis=0), axis=1).mean())
+    near = search_near(gray, others, {1: truth[1] + 0.2 * side})
+    assert 1 in near and np.abs(near[1] - truth[1]).max() < 1.0
+    assert 1 not in search_near(gray, others, {1: truth[1] + np.array([0.7 * side, 0.0], np.float32)})
+
+
 def test_marker_advice_grows_the_marker_with_the_camera_height() -> None:
     from dataclasses import replace as with_
 

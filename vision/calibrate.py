@@ -66,6 +66,20 @@ def _detector(small: bool = False) -> cv2.aruco.ArucoDetector:
 
 #: A marker searched near where it should be is enlarged to about this many pixels a side.
 ROI_MARKER_PX = 96
+#: The searches near a predicted marker, in turn until one finds it: (how far round its predicted
+#: corners, in marker sides; the size it is enlarged to, px). ArUco's thresholds and corner fit
+#: react to a resampled soft marker erratically: on held-out development frames a 50-57 px
+#: marker missed at (0.8, 96) was found at another scale (docs/vision.md, "Twelfth round").
+SEARCHES: tuple[tuple[float, int], ...] = (
+    (0.8, ROI_MARKER_PX),
+    (0.5, 128),
+    (0.8, 160),
+    (0.8, 64),
+    (1.5, 128),
+)
+#: A marker found there counts only with its corners this close to the predicted ones, on average
+#: (marker sides): another marker's id misread in a crop is not taken for it.
+SEARCH_NEAR = 0.5
 
 
 def _detect(gray: np.ndarray, small: bool = False) -> dict[int, np.ndarray]:
@@ -102,19 +116,23 @@ def search_near(
         side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
         if not np.isfinite(side) or side < 4:
             continue
-        pad = 0.8 * side
-        x0, y0 = np.floor(quad.min(0) - pad).astype(int)
-        x1, y1 = np.ceil(quad.max(0) + pad).astype(int)
-        x0, y0 = max(x0, 0), max(y0, 0)
-        x1, y1 = min(x1, gray.shape[1]), min(y1, gray.shape[0])
-        if x1 - x0 < 8 or y1 - y0 < 8:
-            continue
-        k = float(np.clip(ROI_MARKER_PX / side, 1.0, 6.0))
-        roi = cv2.resize(gray[y0:y1, x0:x1], None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
-        hit = _detect(roi, small=True).get(mid)
-        if hit is not None:
+        for pad, marker_px in SEARCHES:
+            x0, y0 = np.floor(quad.min(0) - pad * side).astype(int)
+            x1, y1 = np.ceil(quad.max(0) + pad * side).astype(int)
+            x0, y0 = max(x0, 0), max(y0, 0)
+            x1, y1 = min(x1, gray.shape[1]), min(y1, gray.shape[0])
+            if x1 - x0 < 8 or y1 - y0 < 8:
+                break
+            k = float(np.clip(marker_px / side, 1.0, 6.0))
+            roi = cv2.resize(gray[y0:y1, x0:x1], None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
+            hit = _detect(roi, small=True).get(mid)
+            if hit is None:
+                continue
             # ROI pixel u is centred on u: image x = x0 + (u + 0.5) / k - 0.5
-            found[mid] = (hit + 0.5) / k - 0.5 + np.array([x0, y0], np.float32)
+            corners = (hit + 0.5) / k - 0.5 + np.array([x0, y0], np.float32)
+            if float(np.linalg.norm(corners - quad, axis=1).mean()) <= SEARCH_NEAR * side:
+                found[mid] = corners
+                break
     return found
 
 
