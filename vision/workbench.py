@@ -363,8 +363,9 @@ class WorkbenchReader:
                     continue
                 quarter, upright, (faces, match, logits, _) = turned
                 facing = np.roll(rd.facing, quarter)
-                out[i] = SquareReading(rd.content, rd.double, facing, rd.value)
             if float(match.max()) < FACE_MATCH:
+                if facing is not rd.facing:  # turned back, its Builder left to the network
+                    out[i] = SquareReading(rd.content, rd.double, facing, rd.value)
                 continue
             builders = rd.content[2:] * np.exp(logits)
             content = rd.content.copy()
