@@ -69,6 +69,7 @@ from vision.plausible import bare_table_cards, plausible
 from vision.reaches import reaches_of
 from vision.stacks import LOW_BAND_CONF, stack_bands
 from vision.tokens import (
+    FAINT_FIVE_CONF,
     LOW_TOKEN_CONF,
     missed_tokens,
     token_points,
@@ -606,8 +607,10 @@ class Observer:
         floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
         if self.stacks:
             floor = min(floor, LOW_BAND_CONF)
-        if self.low_tokens or self.marble_tokens:
+        if self.low_tokens:
             floor = min(floor, LOW_TOKEN_CONF)
+        if self.marble_tokens:
+            floor = min(floor, FAINT_FIVE_CONF)
         if self.hands is None:
             floor = min(floor, self.hand_conf)
         raw = self.detector.detect(canon, conf=floor)

@@ -83,6 +83,12 @@ _CHROMA_ANGLES = np.linspace(0, 2 * math.pi, 16, endpoint=False)
 #: A VP-token box this sure, below the pipeline's confidence, may be a token the detector missed
 #: (the heap stage's floor, vision/heaps.py: the detector is decoded once at it).
 LOW_TOKEN_CONF = 0.1
+#: A marble box in a VP zone down to this sure is a 5 the detector missed when, besides
+#: :func:`missed_tokens`' rules, its measured disc has a 5's size (:data:`VP_SPLIT_MM` or more: no
+#: marble and no 1 is that big). On development frames the held-out printing's 5s were boxed as
+#: marbles at 0.09-0.1 (its light rim fades into a light mat); taking every marble box down to
+#: 0.05 gained them but also tokens on no token (docs/vision.md, "Twelfth round").
+FAINT_FIVE_CONF = 0.05
 #: ... when it overlaps no round thing kept (marble or token): their centres are at least this
 #: share of the sum of their radii apart (the heap stage's 0.75, vision/heaps.py; a box on a
 #: player mat's corner 14 mm from a 5 kept was refused so), and no card box holds its centre ...
@@ -103,6 +109,12 @@ class Disc:
     center: tuple[float, float]
     diameter: float
     support: float
+
+    @property
+    def box(self) -> tuple[float, float, float, float]:
+        """The square round the disc (table mm, x1 y1 x2 y2)."""
+        (x, y), r = self.center, self.diameter / 2
+        return (x - r, y - r, x + r, y + r)
 
 
 def _sample(frame: np.ndarray, h_img: np.ndarray, pts_mm: np.ndarray) -> np.ndarray:
@@ -216,10 +228,11 @@ def missed_tokens(
     low: Sequence[Detection],
     rects: Sequence[Rect],
     classes: Sequence[str] = ("vp1", "vp5"),
+    floor: float = LOW_TOKEN_CONF,
 ) -> list[Detection]:
-    """The less sure VP-token boxes of ``low`` (canonical frame, at least :data:`LOW_TOKEN_CONF`)
-    to keep: of a token's size (:data:`TOKEN_BOX_MM`), centred in one of ``rects`` (the VP zones
-    of the seats in play), overlapping no
+    """The less sure VP-token boxes of ``low`` (canonical frame, at least ``floor``) to keep: of
+    a token's size (:data:`TOKEN_BOX_MM`), centred in one of ``rects`` (the VP zones of the seats
+    in play), overlapping no
     object of ``kept`` (:data:`TOKEN_APART`, card boxes) and differing from the table round
     them (:data:`TOKEN_CONTRAST`); surest first, each one kept counts as kept for the next.
     ``classes``: the boxes of ``low`` looked at (:func:`tokens_seen_as_marbles` passes marbles)."""
@@ -232,7 +245,7 @@ def missed_tokens(
     ]
     added: list[Detection] = []
     for d in sorted(low, key=lambda d: -d.confidence):
-        if d.cls not in classes or d.confidence < LOW_TOKEN_CONF:
+        if d.cls not in classes or d.confidence < floor:
             continue
         box = d.box_mm
         c, r = d.center_mm, box_size(box) / 2
@@ -268,24 +281,33 @@ def tokens_seen_as_marbles(
     round"), so a marble box there is taken for a token under :func:`missed_tokens`' rules (a
     token's size, on nothing kept, standing out from the table), surest first. A marble's box is
     a marble's size whatever lies under it, so the token's box becomes its measured disc
-    (:func:`measure`; the box itself when no edge is clear), read like any token's. What this gives
-    up: a marble left lying in a VP zone counts as a token."""
+    (:func:`measure`; the box itself when no edge is clear), read like any token's. A box from
+    :data:`FAINT_FIVE_CONF` up to :data:`LOW_TOKEN_CONF` is looked at after those, and kept only
+    as a 5 whose disc is measured. What this gives up: a marble left lying in a VP zone counts as
+    a token."""
 
     def in_vp(d: Detection) -> bool:
         return d.cls.startswith("marble_") and any(inside(zone, *d.center_mm) for zone in rects)
 
     rest = [d for d in kept if not in_vp(d)]
     candidates = [d for d in (*kept, *low) if in_vp(d)]
-    tokens = []
+    tokens: list[Detection] = []
     for d in missed_tokens(frame, h_img, rest, candidates, rects, classes=MARBLE_CLASSES):
         disc = measure(frame, h_img, d.center_mm)
-        box = d.box_mm
-        if disc is not None:
-            (x, y), r = disc.center, disc.diameter / 2
-            box = (x - r, y - r, x + r, y + r)
-        cls = "vp5" if box_size(box) >= VP_SPLIT_MM else "vp1"  # the value is read later, together
-        tokens.append(Detection(cls, d.confidence, tuple(v * CANON_PX_PER_MM for v in box)))  # type: ignore[arg-type]
+        tokens.append(_token(d, disc.box if disc is not None else d.box_mm))
+    faint = [d for d in candidates if FAINT_FIVE_CONF <= d.confidence < LOW_TOKEN_CONF]
+    for d in missed_tokens(frame, h_img, rest + tokens, faint, rects, MARBLE_CLASSES, FAINT_FIVE_CONF):
+        disc = measure(frame, h_img, d.center_mm)
+        if disc is not None and disc.diameter >= VP_SPLIT_MM:
+            tokens.append(_token(d, disc.box))
     return rest, tokens
+
+
+def _token(d: Detection, box_mm: tuple[float, float, float, float]) -> Detection:
+    """A token where the marble box ``d`` was, its box ``box_mm`` (its measured disc, or the box
+    itself); a 5 or a 1 by that size (the value is read later, with the frame's other tokens)."""
+    cls = "vp5" if box_size(box_mm) >= VP_SPLIT_MM else "vp1"
+    return Detection(cls, d.confidence, tuple(v * CANON_PX_PER_MM for v in box_mm))  # type: ignore[arg-type]
 
 
 def two_groups(points: np.ndarray) -> np.ndarray | None:
