@@ -11,6 +11,7 @@ import pytest
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM
 from vision.tokens import (
+    FAINT_FIVE_CONF,
     TOKEN_CONTRAST,
     TOKEN_MM,
     VP_SPLIT_MM,
@@ -217,3 +218,33 @@ def test_marble_boxes_in_a_vp_zone_are_tokens_read_by_their_disc() -> None:
         assert abs(box_size(t.box_mm) - d) < 1.5, (t, d)
     # no VP zone in play: nothing changes
     assert tokens_seen_as_marbles(frame, H_TOP, kept, low, []) == (kept, [])
+
+
+def test_a_faint_marble_box_in_a_vp_zone_is_kept_only_as_a_five_measured() -> None:
+    """Marble boxes from FAINT_FIVE_CONF up to LOW_TOKEN_CONF (the held-out printing's 5s, whose
+    light rim fades into a light mat) are tokens only where a 5's disc is measured: not on a 1,
+    not on bare mat, not below the floor, not on a token already kept."""
+    zone = (0.0, 0.0, 150.0, 110.0)
+    frame = _printed(
+        [
+            ((20.0, 20.0), 24.0, PURPLE_FIVE),
+            ((60.0, 20.0), 18.0, TINTED_ONE),
+            ((100.0, 20.0), 24.0, PURPLE_FIVE),
+        ]
+    )
+    five = _det("marble_black", 0.07, (20.0, 20.0), 16.5)
+    low = [
+        five,
+        _det("marble_yellow", 0.08, (60.0, 20.0), 16.5),  # a 1: too small to be a faint 5
+        _det("marble_red", 0.09, (60.0, 80.0), 16.0),  # bare mat
+        _det("marble_black", FAINT_FIVE_CONF - 0.01, (100.0, 20.0), 16.5),  # below the floor
+        _det("marble_blue", 0.06, (21.0, 21.0), 16.0),  # a second box on the faint 5
+    ]
+    rest, tokens = tokens_seen_as_marbles(frame, H_TOP, [], low, [zone])
+    assert rest == [] and [t.cls for t in tokens] == ["vp5"]
+    assert abs(tokens[0].center_mm[0] - 20.0) < 1 and abs(box_size(tokens[0].box_mm) - 24.0) < 1.5
+    # the same 1 boxed surer than LOW_TOKEN_CONF is a token, as before
+    _, surer = tokens_seen_as_marbles(
+        frame, H_TOP, [], [_det("marble_yellow", 0.2, (60.0, 20.0), 16.5)], [zone]
+    )
+    assert [t.cls for t in surer] == ["vp1"]
