@@ -83,12 +83,6 @@ _CHROMA_ANGLES = np.linspace(0, 2 * math.pi, 16, endpoint=False)
 #: A VP-token box this sure, below the pipeline's confidence, may be a token the detector missed
 #: (the heap stage's floor, vision/heaps.py: the detector is decoded once at it).
 LOW_TOKEN_CONF = 0.1
-#: A marble box in a VP zone down to this sure is a 5 the detector missed when, besides
-#: :func:`missed_tokens`' rules, its measured disc has a 5's size (:data:`VP_SPLIT_MM` or more: no
-#: marble and no 1 is that big). On development frames the held-out printing's 5s were boxed as
-#: marbles at 0.09-0.1 (its light rim fades into a light mat); taking every marble box down to
-#: 0.05 gained them but also tokens on no token (docs/vision.md, "Twelfth round").
-FAINT_FIVE_CONF = 0.05
 #: ... when it overlaps no round thing kept (marble or token): their centres are at least this
 #: share of the sum of their radii apart (the heap stage's 0.75, vision/heaps.py; a box on a
 #: player mat's corner 14 mm from a 5 kept was refused so), and no card box holds its centre ...
@@ -100,6 +94,12 @@ TOKEN_BOX_MM = (15.0, 28.0)
 #: of its centre and 14.5-16 mm out) by at least this. On development frames the missed tokens
 #: differed by 13-21, the boxes on bare mat by 0-7.3 (docs/vision.md, "Sixth round").
 TOKEN_CONTRAST = 10.0
+#: A marble box in a VP zone down to this sure is a 5 the detector missed when, besides
+#: :func:`missed_tokens`' rules, its measured disc has a 5's size (:data:`VP_SPLIT_MM` or more: no
+#: marble and no 1 is that big). On development frames the held-out printing's 5s were boxed as
+#: marbles at 0.09-0.1 (its light rim fades into a light mat); taking every marble box down to
+#: 0.05 gained them but also tokens on no token (docs/vision.md, "Twelfth round").
+FAINT_FIVE_CONF = 0.05
 
 
 @dataclass(frozen=True, slots=True)
