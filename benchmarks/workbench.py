@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     try:
         reader = WorkbenchReader(a.model, damage_model=a.damage_model, tiles=a.tiles)
-        Detector() if a.compare_detector else None
+        detector = Detector() if a.compare_detector else None  # a missing model: one line, exit 2
     except VisionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -274,7 +274,6 @@ def main(argv: list[str] | None = None) -> int:
     names = [n.strip() for n in a.conditions.split(",") if n.strip()]
     for n in names:
         condition(n)
-    detector = Detector() if a.compare_detector else None
     load_before = os.getloadavg()[0]
     results = {n: run(n, a.frames, reader, a.show_errors, detector) for n in names}
     load_after = os.getloadavg()[0]
