@@ -27,7 +27,8 @@ from referee.contrivance.data import BUILDERS, MAX_VALUE
 from vision.errors import ModelFileError
 from vision.tile_enrol import TileKey, load_tiles
 
-#: A square's crop side (px) and the tile's side in it: 60 mm of the square's 66 mm.
+#: A square's crop side (px; the Workbench reader's crops, :mod:`vision.workbench`, which takes
+#: it from here) and the tile's side in it: 60 mm of the square's 66 mm.
 CROP_PX = 64
 TILE_IN_CROP_PX = round(CROP_PX * 60 / 66)
 #: The middle of the face compared (px of the crop): 48 of the tile's 58 px leaves 8 px of

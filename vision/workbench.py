@@ -41,12 +41,11 @@ from vision.geometry import rectify
 from vision.hands import MASK_PX_PER_MM, HandSegmenter
 from vision.networks import load_onnx
 from vision.paths import LOCATIONS
-from vision.tile_faces import TileFaces, enrolled_faces, load_faces
+from vision.tile_faces import CROP_PX, TileFaces, enrolled_faces, load_faces
 from vision.zones import Rect
 
 #: What the network says lies on a square; index order of its first head.
 CONTENTS: tuple[str, ...] = ("hand", "empty", *BUILDERS)
-CROP_PX = 64  #: side of a square's crop (pixels)
 #: A square is not seen when the hand network marks more than this share of it: a square a
 #: hand touches is reported unknown rather than guessed. Chosen on development seeds
 #: 8,800,000-8,800,059 against the truth's rule that a square a hand covers more than 2 % of
