@@ -91,3 +91,10 @@ def covered_zones(
             if overlaps(rect, (x1, y1, x2 - x1, y2 - y1)):
                 out.add(key)
     return out
+
+
+def covered_share(box: tuple[float, ...], other: tuple[float, ...]) -> float:
+    """The share of ``box``'s area that ``other`` covers (both x1, y1, x2, y2, one unit)."""
+    w = max(0.0, min(box[2], other[2]) - max(box[0], other[0]))
+    h = max(0.0, min(box[3], other[3]) - max(box[1], other[1]))
+    return w * h / max(1e-6, (box[2] - box[0]) * (box[3] - box[1]))

@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 
 from vision.detect import Detection
-from vision.geometry import CANON_PX_PER_MM
+from vision.geometry import covered_share
 from vision.plausible import TABLE_SHARE, plausible, table_like
 from vision.zones import Rect, SeatZones, Zones, inside, overlaps
 
@@ -47,19 +47,12 @@ OVERLAP = 0.35
 Box = tuple[float, float, float, float]
 
 
-def _local(sz: SeatZones, box_px: Box) -> Box:
-    """A canonical-px box in the seat's own mm (x across the columns, y towards the player)."""
-    x0, y0, x1, y1 = (v / CANON_PX_PER_MM for v in box_px)
+def _local(sz: SeatZones, box_mm: Box) -> Box:
+    """A table-mm box in the seat's own mm (x across the columns, y towards the player)."""
+    x0, y0, x1, y1 = box_mm
     ax, ay = sz.to_local(x0, y0)
     bx, by = sz.to_local(x1, y1)
     return min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)
-
-
-def _covered(a: Box, b: Box) -> float:
-    """The share of ``a``'s area that ``b`` covers."""
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    return w * h / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
 
 
 def _laid_on(band: Box, below: Box) -> bool:
@@ -90,15 +83,8 @@ def stack_bands(
     cards = [d for d in detections if d.cls in ("card", "card_band", "card_back")]
     blurred: np.ndarray | None = None
     added: list[Detection] = []
-    mm = CANON_PX_PER_MM
     waiting = sorted(
-        (
-            d
-            for d in low
-            if d.cls == "card_band"
-            and plausible(d.cls, (d.box[0] / mm, d.box[1] / mm, d.box[2] / mm, d.box[3] / mm))
-        ),
-        key=lambda d: -d.confidence,
+        (d for d in low if d.cls == "card_band" and plausible(d.cls, d.box_mm)), key=lambda d: -d.confidence
     )
     grew = True
     while grew and waiting:
@@ -110,10 +96,12 @@ def stack_bands(
                 waiting.remove(d)
                 continue
             sz, rect = place
-            band = _local(sz, d.box)
-            mine = [_local(sz, k.box) for k in cards + added if inside(rect, *k.center_mm)]
-            if any(_covered(band, k) > OVERLAP for k in mine) or not any(_laid_on(band, k) for k in mine):
-                continue
+            band = _local(sz, d.box_mm)
+            mine = [_local(sz, k.box_mm) for k in cards + added if inside(rect, *k.center_mm)]
+            if any(covered_share(band, k) > OVERLAP for k in mine):
+                continue  # on a card or band kept
+            if not any(_laid_on(band, k) for k in mine):
+                continue  # nothing laid on it (yet: a band kept below may come)
             if blurred is None:
                 blurred = cv2.GaussianBlur(canon, (3, 3), 0)
             share = table_like(blurred, d.box, [k.box for k in cards + added])

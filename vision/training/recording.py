@@ -50,7 +50,7 @@ from referee.gizmos.cards import COLORS
 from referee.observation import Observation, PlayerSighting
 from referee.simulation.breaks import BreakError, Played, PlayedGame, planned_game
 from vision.errors import VisionError
-from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_zones
+from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, canonical_from_image, covered_share, covered_zones
 from vision.paths import LOCATIONS, source_file
 from vision.progress import Progress
 from vision.training.cachelock import render_lock
@@ -787,7 +787,7 @@ class Recording:
         out = []
         hand = self.hand(index)
         for cls, *box in self.doc["tables"][self.table(index)]["objects"]:
-            if hand is None or _covered_share(tuple(box), hand) < 0.3:
+            if hand is None or covered_share(tuple(box), hand) < 0.3:
                 out.append((cls, tuple(box)))
         if hand is not None:
             out.append(("hand", hand))
@@ -814,13 +814,6 @@ class Recording:
         """Every frame in order: (index, time in seconds, image path)."""
         for i, (t, _, _) in enumerate(self.doc["frames"]):
             yield i, float(t), self.frame_path(i)
-
-
-def _covered_share(box: tuple[float, ...], hand: tuple[float, ...]) -> float:
-    w = max(0.0, min(box[2], hand[2]) - max(box[0], hand[0]))
-    h = max(0.0, min(box[3], hand[3]) - max(box[1], hand[1]))
-    area = max(1e-6, (box[2] - box[0]) * (box[3] - box[1]))
-    return w * h / area
 
 
 def hide(obs: Observation, covered: set[str]) -> Observation:
