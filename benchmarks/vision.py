@@ -75,7 +75,7 @@ from vision.training.evaluate import (
 )
 from vision.training.synth import MARBLE_MM, RenderedScene
 from vision.whitebalance import balance
-from vision.zones import default_zones, inside, overlaps
+from vision.zones import default_zones, hidden_by, inside
 
 #: name -> (render settings, the deck's faces or None for the project's own, first seed, what it is)
 CONDITIONS = {
@@ -147,9 +147,7 @@ def calibrate(cal: Calibrator, scene: RenderedScene) -> tuple[np.ndarray, str]:
         z = cal.zones
         m = 10.0  # the white quiet zone around the black square counts too
         tiles = [(x - m, y - m, z.marker_mm + 2 * m, z.marker_mm + 2 * m) for _, (x, y) in z.marker_tiles]
-        hand_on_marker = any(
-            overlaps(t, (x1, y1, x2 - x1, y2 - y1)) for t in tiles for x1, y1, x2, y2 in scene.hands_mm
-        )
+        hand_on_marker = any(hidden_by(t, scene.hands_mm) for t in tiles)
         return scene.homography, "covered" if hand_on_marker else "failed"
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import cv2
 import numpy as np
 
-from vision.zones import Rect, Zones, overlaps
+from vision.zones import Rect, Zones, hidden_by
 
 CLASSES: tuple[str, ...] = (
     "card",
@@ -85,12 +85,7 @@ def covered_zones(
     zones: Zones, seats: tuple[int, ...], hands_mm: list[tuple[float, float, float, float]]
 ) -> set[str]:
     """Zones a hand overlaps; they are reported as not seen (the same rule the pipeline applies)."""
-    out = set()
-    for key, rect in zone_rects(zones, seats).items():
-        for x1, y1, x2, y2 in hands_mm:
-            if overlaps(rect, (x1, y1, x2 - x1, y2 - y1)):
-                out.add(key)
-    return out
+    return {key for key, rect in zone_rects(zones, seats).items() if hidden_by(rect, hands_mm)}
 
 
 def covered_share(box: tuple[float, ...], other: tuple[float, ...]) -> float:

@@ -40,7 +40,7 @@ import numpy as np
 
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, MARBLE_MM
-from vision.zones import Rect, Zones, inside, overlaps
+from vision.zones import Rect, Zones, hidden_by, inside
 
 #: A marble box this sure, below the pipeline's confidence, is kept when it lies in a heap.
 LOW_CONF = 0.1
@@ -192,33 +192,27 @@ class HeapFinder:
         rings to look at (default every seat's); ``hidden``: boxes (table mm, x1 y1 x2 y2) of
         hands, whose zones are reported unseen and left alone here."""
         self.last = {"physics": 0, "row": 0, "peeled": 0, "second_pass": 0}
-        rects = [
-            r
-            for r in marble_zones(self.zones, seats)
-            if not any(overlaps(r, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in hidden)
-        ]
+        rects = [r for r in marble_zones(self.zones, seats) if not hidden_by(r, hidden)]
         kept = [d.center_mm for d in detections if d.cls.startswith("marble_")]
 
-        def keep(candidates: Sequence[Detection]) -> list[Detection]:
-            """The marble boxes of ``candidates`` that fit, surest first; each counts as kept for the next."""
+        def keep(candidates: Sequence[Detection], zones: Sequence[Rect], in_heap: bool) -> list[Detection]:
+            """The marble boxes of ``candidates`` in ``zones`` that fit, surest first; each counts
+            as kept for the next."""
             taken = []
             for d in sorted(candidates, key=lambda d: -d.confidence):
                 c = d.center_mm
-                if d.cls.startswith("marble_") and _in_zones(rects, c) and _fits(c, kept, in_heap=True):
+                if d.cls.startswith("marble_") and _in_zones(zones, c) and _fits(c, kept, in_heap):
                     kept.append(c)
                     taken.append(d)
             return taken
 
-        added = keep(low)
+        added = keep(low, rects, in_heap=True)
         self.last["physics"] = len(added)
         row = self.zones.energy_row
-        if not any(overlaps(row, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in hidden):
-            for d in sorted((d for d in low if d.confidence >= LOW_CONF), key=lambda d: -d.confidence):
-                c = d.center_mm
-                if d.cls.startswith("marble_") and inside(row, *c) and _fits(c, kept, in_heap=False):
-                    kept.append(c)
-                    added.append(d)
-                    self.last["row"] += 1
+        if not hidden_by(row, hidden):
+            in_row = keep([d for d in low if d.confidence >= LOW_CONF], [row], in_heap=False)
+            added += in_row
+            self.last["row"] = len(in_row)
         peeled = canon.copy()
         self.last_leftovers = []
         left: list[Rect] = []  # the rings where something is left
@@ -243,7 +237,7 @@ class HeapFinder:
             second = self.detect(peeled, self.conf)
         else:
             second = [d for rect in left for d in self._ring_pass(peeled, rect)]
-        found = keep(second)
+        found = keep(second, rects, in_heap=True)
         self.last["peeled"] = len(found)
         return added + found
 

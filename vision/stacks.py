@@ -32,7 +32,7 @@ import numpy as np
 from vision.detect import Detection
 from vision.geometry import covered_share
 from vision.plausible import TABLE_SHARE, plausible, table_like
-from vision.zones import Rect, SeatZones, Zones, inside, overlaps
+from vision.zones import Rect, SeatZones, Zones, hidden_by, inside
 
 #: A band box this sure, below the pipeline's confidence, is kept where the stack explains it.
 LOW_BAND_CONF = 0.1
@@ -76,7 +76,7 @@ def stack_bands(
         for sz in zones.seats
         if sz.seat in seats
         for rect in (sz.gizmos, sz.archive)
-        if not any(overlaps(rect, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in hidden)
+        if not hidden_by(rect, hidden)
     ]
     if not areas:
         return []

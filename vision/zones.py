@@ -9,6 +9,7 @@ The zones file is YAML; :func:`default_zones` builds the layout the renderer use
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -229,3 +230,8 @@ def inside(rect: Rect, x: float, y: float) -> bool:
 def overlaps(a: Rect, b: Rect) -> bool:
     """Whether two rectangles intersect."""
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def hidden_by(rect: Rect, boxes: Iterable[tuple[float, float, float, float]]) -> bool:
+    """Whether any of ``boxes`` (x1, y1, x2, y2, mm: hands) overlaps the zone ``rect``."""
+    return any(overlaps(rect, (x1, y1, x2 - x1, y2 - y1)) for x1, y1, x2, y2 in boxes)
