@@ -565,10 +565,7 @@ DEVELOPMENT_OPTIONS: dict[str, dict[str, Any]] = {
 def _development_photos(deck_seed: int, deck: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
     """A development deck enrolled from phone-like photos (the benchmark's model, its own seed)."""
     folder = Path(tempfile.mkdtemp(prefix=f"gizmos-dev-{deck_seed}-"))
-    rng = np.random.default_rng(deck_seed + 99)
-    for cid, face in enumerate(deck):
-        cv2.imwrite(str(folder / f"{cid}.jpg"), heldout.phone_photo(face, rng))
-    return face_set(folder)
+    return face_set(heldout.enrol_photos(folder, deck, deck_seed + 99))
 
 
 #: The development decks by ``--dev-decks`` name: random decks of the training side enrolled from
