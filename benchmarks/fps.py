@@ -6,8 +6,8 @@ the committed models (calibration, rectification, detector, hand network, occlus
 the median wall time per frame, per stage ("identify": the card identification's share of
 "assemble"), and the CPU time the process used per frame; and the
 same for a frame the still-frame gate drops that the live loop reads for the players' arms alone
-(``Observer.arms``: the hand network on a cheap view, issue 13). ``deck`` enrols the held-out
-deck from its phone photos first, as a real deck is (the learned band embedding on).
+(``Observer.arms``: the hand network on a cheap view, issue 13). ``deck`` and ``lookalike`` enrol
+their deck from its phone photos first, as a real deck is (the learned band embedding on).
 
 On a machine shared with other work the wall time measures the machine's load as much as the
 pipeline; the CPU time (all of the process's threads together) does not, and its inverse is what
@@ -26,7 +26,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -37,8 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
-from benchmarks import heldout
-from benchmarks.vision import CONDITIONS
+from benchmarks.vision import CONDITIONS, enrolment
 from referee.app.live import ARMS_EVERY
 from vision.embedding import CardEmbedder
 from vision.errors import CalibrationError
@@ -82,11 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --runtimes must name some of {', '.join(BACKENDS)}, each once", file=sys.stderr)
         return 2
     settings, faces, first, _ = CONDITIONS[args.condition]
-    # ``deck`` is observed as a real deck is: enrolled from its phone photos (Observer(enrol_dir)),
-    # which turns the learned band embedding on (vision/observe.py).
-    enrol_dir = None
-    if args.condition == "deck":
-        enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-fps-deck-"))))
+    # ``deck`` (and ``lookalike``) is observed as a real deck is: enrolled from its phone photos
+    # (Observer(enrol_dir)), which turns the learned band embedding on (vision/observe.py).
+    enrol_dir = enrolment(args.condition)
     even = args.size == "1280x720"  # the held-out sets render even seeds at 1280x720
     seeds = [first + 2 * i + (0 if even else 1) for i in range(args.frames)]
     settings = replace(settings, empty_table=args.empty_table)

@@ -20,15 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
-from benchmarks import heldout
-from benchmarks.vision import CONDITIONS
+from benchmarks.vision import CONDITIONS, enrolment
 from vision.errors import CalibrationError
 from vision.observe import Observer
 from vision.progress import Progress
@@ -44,10 +42,7 @@ def observations(conditions: list[str], frames: int) -> list[str]:
     prog = Progress("identity: frames", frames * len(conditions))
     for name in conditions:
         settings, faces, first, _ = CONDITIONS[name]
-        enrol_dir = None
-        if name == "deck":
-            enrol_dir = str(heldout.enrol_other_deck(Path(tempfile.mkdtemp(prefix="gizmos-deck-"))))
-        observer = Observer(reaches=True, enrol_dir=enrol_dir)
+        observer = Observer(reaches=True, enrol_dir=enrolment(name))
         for i in range(frames):
             seed = first + 2 * i  # even seeds: 1280x720
             scene = scene_for_seed(seed, settings, faces() if faces else None)

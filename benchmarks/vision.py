@@ -107,6 +107,17 @@ ENROLMENTS = {
     "lookalike": lambda: (heldout.lookalike_deck(), heldout.LOOKALIKE_ART_SEED + 1),
 }
 
+
+def enrolment(condition: str) -> str | None:
+    """A new enrolment folder of the condition's deck photographed as a user would (its phone
+    photos), or None where the tables show the project's own faces."""
+    if condition not in ENROLMENTS:
+        return None
+    faces, seed = ENROLMENTS[condition]()
+    folder = Path(tempfile.mkdtemp(prefix=f"gizmos-{condition}-"))
+    return str(heldout.enrol_photos(folder, faces, seed))
+
+
 TARGETS = {
     "marble colour": 0.995,
     "identification, full faces": 0.99,
@@ -249,11 +260,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     if args.empty_table:  # the same frames, plus each table's empty view (nothing else changes)
         settings = replace(settings, empty_table=True)
     first = args.first_seed if args.first_seed is not None else first_seed
-    enrol_dir = None
-    if condition in ENROLMENTS:
-        faces_photographed, photo_seed = ENROLMENTS[condition]()
-        folder = Path(tempfile.mkdtemp(prefix=f"gizmos-{condition}-"))
-        enrol_dir = str(heldout.enrol_photos(folder, faces_photographed, photo_seed))
+    enrol_dir = enrolment(condition)
     print(
         f"\n===== condition {condition}: {about}\n"
         f"vision benchmark: {args.frames} frames, model {args.model}, {os.cpu_count()} CPU cores, "
