@@ -150,6 +150,10 @@ def candidates(layout: TableLayout, card: int) -> np.ndarray:
 #: The blend weights of ``ncc+emb`` (the cosine's share added to ``ncc``'s band score) and how
 #: many of ``ncc``'s best bands the embedding re-ranks.
 EMBED_WEIGHTS = (0.1, 0.2, 0.35, 0.5, 1.0, 1.5, 2.0, 3.0)
+#: Weights of the embedding's cosine for cards seen whole (``Identifier(embedding_whole=...)``).
+EMBED_WHOLE_WEIGHTS = (0.25, 0.5, 1.0, 2.0)
+#: ... added among the cards whose score is this close to the best (``embedding_whole_margin``).
+EMBED_WHOLE_MARGINS = (0.03, 0.06, 0.1)
 RERANK_TOP = 3
 
 
@@ -628,6 +632,15 @@ def development(args: argparse.Namespace) -> None:
             options[f"embedding {w:g}"] = {"embedding": net, "embedding_weight": w}
         # the two views (an option since the ninth round) with the embedding: an enrolled deck only
         options["embedding 1 + views"] = {"embedding": net, "band_views_mm": TWO_VIEWS}
+        # the embedding's cosine of a whole card's top band added to its score (thirteenth round)
+        for w in EMBED_WHOLE_WEIGHTS:
+            options[f"embedding 1 + whole {w:g}"] = {"embedding": net, "embedding_whole": w}
+            for m in EMBED_WHOLE_MARGINS:
+                options[f"embedding 1 + whole {w:g} within {m:g}"] = {
+                    "embedding": net,
+                    "embedding_whole": w,
+                    "embedding_whole_margin": m,
+                }
     if args.methods:
         options = {k: v for k, v in options.items() if k in args.methods.split(",")}
     for deck_key in args.dev_decks.split(","):

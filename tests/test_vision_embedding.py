@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +20,17 @@ from vision.embedding import (
     reference_input,
 )
 from vision.errors import ModelFileError
-from vision.faces import FACE_H, FACE_W, N_CARDS, drawn_faces
+from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS, Identifier
 from vision.observe import Assembler
 from vision.training.embedding import (
+    VIEWS,
     EmbedTrainConfig,
+    Views,
     camera_patch,
     enrolment_face,
     export_embedding,
+    main,
     smoke_embedding,
     to_tensor_array,
     top1_among_level,
@@ -34,7 +38,7 @@ from vision.training.embedding import (
     view_pairs,
 )
 from vision.training.evaluate import content, layout_memory, oracle_detections, scene_for_seed
-from vision.training.randomise import random_deck
+from vision.training.randomise import lookalike_random_deck, random_deck
 from vision.training.synth import RenderSettings, random_layout, render_table
 
 DECK = 6_999_999  # a random deck no training step draws (training: 6,000,000 + step)
@@ -79,6 +83,48 @@ def test_the_next_card_covers_the_bands_lower_edge() -> None:
     # The cover's top edge lies 5 mm above to 2 mm below the band's lower edge: the bottom 4 mm
     # are mostly dark with it, light without it.
     assert np.median(covered) < 0.6 * np.median(bare)
+
+
+def test_a_card_casts_its_thickness_shadow_under_the_wide_views() -> None:
+    # With and without the shadow the views draw the same random numbers: the patches differ by
+    # the shadow alone, which only darkens.
+    deck = random_deck(DECK)
+    shaded, plain = replace(VIEWS["wide"], shadow=1.0), replace(VIEWS["wide"], shadow=1e-12)
+    darker = []
+    for seed in range(6):
+        a = camera_patch(deck[3], deck[4], np.random.default_rng(seed), "band", shaded).astype(float)
+        b = camera_patch(deck[3], deck[4], np.random.default_rng(seed), "band", plain).astype(float)
+        assert a.shape == b.shape
+        darker.append(float(np.percentile(b - a, 99)))
+        assert (b - a).mean() > 0
+    assert max(darker) > 25  # a dark strip where the shadow falls clear of the card
+    # v1 is the first recipe's views: nothing is drawn for what it leaves at 0
+    v1 = camera_patch(deck[3], deck[4], np.random.default_rng(0), "band")
+    assert np.array_equal(v1, camera_patch(deck[3], deck[4], np.random.default_rng(0), "band", Views()))
+
+
+def test_a_lookalike_deck_shares_its_templates() -> None:
+    deck = lookalike_random_deck(DECK)
+    assert all(np.array_equal(a, b) for a, b in zip(deck, lookalike_random_deck(DECK), strict=True))
+    cards = default_cards()
+    same = [c.id for c in cards if (c.color, c.type) == (cards[40].color, cards[40].type)]
+    a, b = deck[same[0]], deck[same[1]]
+    middle = slice(FACE_H // 2 - 10, FACE_H // 2 + 10)  # the shared picture
+    assert np.array_equal(a[middle], b[middle])
+    assert not np.array_equal(a[:40], b[:40])  # the title band tells them apart
+    other = next(c.id for c in cards if c.color != cards[40].color)
+    assert not np.array_equal(a[middle], deck[other][middle])
+
+
+def test_the_training_recipe_rejects_unknown_views(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ValueError, match="views must be one of"):
+        train_embedding(EmbedTrainConfig(tmp_path / "run", views="fisheye"))
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--views", "fisheye", "--out", str(tmp_path / "run")])
+    assert exc.value.code == 2
+    assert "invalid choice: 'fisheye'" in capsys.readouterr().err
 
 
 def test_view_pairs_and_the_network_input() -> None:
@@ -153,7 +199,8 @@ class _OneCard(CardEmbedder):
 def test_the_identifier_adds_the_embedding_to_bands_seen_alone_only() -> None:
     scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
     stub = _OneCard()
-    plain, learned = Identifier(), Identifier(embedding=stub, embedding_weight=0.3)
+    plain = Identifier()
+    learned = Identifier(embedding=stub, embedding_weight=0.3, embedding_whole=0.0)
     places = []
     for i, o in enumerate(o for o in scene.objects if o.cls in ("card", "card_band")):
         c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
@@ -171,6 +218,45 @@ def test_the_identifier_adds_the_embedding_to_bands_seen_alone_only() -> None:
     # Enrolling a card gives it the embedding of its new face.
     learned.enrol(9, drawn_faces()[3])
     assert learned.band_vectors is not None and learned.band_vectors[9].argmax() == 0
+
+
+class _Keeper(_OneCard):
+    """An embedding that keeps the camera patches it is given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[np.ndarray] = []
+
+    def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
+        self.seen.extend(patches)
+        return super().patches(patches)
+
+
+def test_a_card_seen_whole_adds_its_top_bands_cosine_when_asked() -> None:
+    scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
+    stub = _OneCard()
+    plain = Identifier()
+    both = Identifier(embedding=stub, embedding_weight=0.3, embedding_whole=0.2)
+    places = [
+        (((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2), 0, None, o.cls == "card")
+        for o in scene.objects
+        if o.cls in ("card", "card_band")
+    ]
+    want = plain.scores(scene.image, scene.homography, places)
+    got = both.scores(scene.image, scene.homography, places)
+    assert stub.asked == len(places)  # the whole cards' bands too, in the same batch
+    card7 = np.arange(N_CARDS) == 7
+    for (*_, whole), w, g in zip(places, want, got, strict=True):
+        assert np.allclose(g, w + np.where(card7, 0.2 if whole else 0.3, 0.0), atol=1e-6)
+    assert both.memory_scale(True) == pytest.approx(1.2) and both.memory_scale(False) == pytest.approx(1.3)
+    assert Identifier(embedding=stub, embedding_whole=0.0).memory_scale(True) == 1.0
+    # The whole card's patch is its top band: cut where the band of a card seen whole lies.
+    keeper = _Keeper()
+    (cx, cy), *_ = next(p for p in places if p[3])
+    Identifier(embedding=keeper).scores(scene.image, scene.homography, [((cx, cy), 0, None, True)])
+    up = (CARD_MM[1] - BAND_MM) / 2
+    top = both._patch(scene.image, scene.homography, (cx, cy - up), REGION_MM["band"], PATCH_PPM["band"], 0)
+    assert len(keeper.seen) == 1 and np.array_equal(keeper.seen[0], top)
 
 
 @pytest.mark.slow
@@ -205,6 +291,15 @@ def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Pa
     assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 2
 
 
+@pytest.mark.slow
+def test_a_wider_network_on_wide_views_and_lookalike_decks_exports_its_width(tmp_path: Path) -> None:
+    cfg = EmbedTrainConfig(tmp_path / "run", epochs=1, steps=2, cards=8, views="wide", lookalike=0.5, width=8)
+    best = train_embedding(cfg)
+    onnx = export_embedding(best, tmp_path / "band.onnx")
+    refs = CardEmbedder(onnx, "band").references(drawn_faces()[:3])
+    assert refs.shape == (3, 64) and np.allclose(np.linalg.norm(refs, axis=1), 1.0, atol=1e-4)
+
+
 def test_a_table_with_an_enrolled_deck_reads_bands_with_the_embedding(tmp_path: Path) -> None:
     # A real deck is always enrolled (its art is never shipped): the pipeline then adds the
     # learned embedding; the project's drawn faces are read as before, without it.
@@ -230,7 +325,12 @@ def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:
     truth = content(scene.truth)
 
     def read(embedding_memory: float, know: bool) -> dict[str, object]:
-        ident = Identifier(embedding=_OneCard(x), embedding_weight=5.0, embedding_memory=embedding_memory)
+        ident = Identifier(
+            embedding=_OneCard(x),
+            embedding_weight=5.0,
+            embedding_memory=embedding_memory,
+            embedding_whole=0.0,
+        )
         assembler = Assembler(identifier=ident)
         assembler.know(memory if know else None)
         return content(assembler.assemble(scene.image, scene.homography, oracle_detections(scene), seats))
@@ -238,6 +338,8 @@ def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:
     assert read(0.0, know=True) != truth  # the plain bonus: the embedding wins a band for X
     assert read(10.0, know=False) != truth  # no memory, no bonus to scale
     assert read(10.0, know=True) == truth  # 0.25 x (1 + 10 x 5) holds every band
-    ident = Identifier(embedding=_OneCard(x), embedding_weight=5.0, embedding_memory=10.0)
+    ident = Identifier(
+        embedding=_OneCard(x), embedding_weight=5.0, embedding_memory=10.0, embedding_whole=0.0
+    )
     assert ident.memory_scale(whole=False) == 51.0 and ident.memory_scale(whole=True) == 1.0
     assert Identifier(embedding_memory=10.0).memory_scale(whole=False) == 1.0

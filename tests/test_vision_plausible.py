@@ -8,7 +8,7 @@ import pytest
 
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, rectify
-from vision.plausible import SURE, bare_table_cards, on_bare_table, table_like
+from vision.plausible import INSET, SURE, bare_table_cards, on_bare_table, table_like
 from vision.training.evaluate import oracle_detections
 from vision.training.synth import RenderSettings, random_layout, render_table
 
@@ -61,6 +61,27 @@ def test_a_box_hemmed_in_by_cards_is_not_judged() -> None:
     ]
     assert table_like(canon, box, around) is None
     assert not on_bare_table(canon, box, 0.4, around)
+
+
+def test_a_band_box_below_a_card_is_judged_by_its_own_part() -> None:
+    """A band box on the gap below a card takes in the card's dark lower edge: what the card's own
+    box covers is the card's, the rest is table. A true band, partly under the card laid on it,
+    is still its print."""
+    table = grained_wood()
+    canon, card = with_card(table, 40, 40)
+    band_h = int(20 * CANON_PX_PER_MM)
+    canon[int(card[3]) - 2 : int(card[3]), int(card[0]) : int(card[2])] = (20, 20, 20)  # its edge
+    gap = (card[0], card[3] - 6, card[2], card[3] - 6 + band_h)
+    assert gap[1] + INSET * band_h < card[3] - 2  # the card's edge lies inside what is judged
+    assert on_bare_table(canon, gap, 0.5, [card])
+    # a true band: the top of a card whose next card is laid 2 px over its lower edge
+    canon2, lower = with_card(table, 40, 40 + band_h - 2)
+    band = (lower[0], 40.0, lower[2], 40.0 + band_h)
+    canon2[40 : 40 + band_h - 2, int(band[0]) : int(band[2])] = (225, 235, 240)
+    canon2[46:50, int(band[0]) + 6 : int(band[2]) - 6] = (40, 40, 40)
+    assert not on_bare_table(canon2, band, 0.5, [lower])
+    # a box all but covered by another (a duplicate) has nothing of its own: it is judged whole
+    assert not on_bare_table(canon, card, 0.5, [card])
 
 
 def test_only_doubtful_card_boxes_are_dropped() -> None:

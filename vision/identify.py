@@ -74,6 +74,23 @@ EMBEDDING_WEIGHT = 1.0
 #: alike (none lost); 1.0 follows from the score's two terms, and on the benchmark it kept the
 #: band the plain bonus lost (docs/vision.md, "Eleventh round").
 EMBEDDING_MEMORY = 1.0
+#: How much of the embedding's cosine for a card seen whole (its top band, cut from the whole
+#: card) its score adds: a whole card is read by its face and its band (0.5 each), where a deck
+#: whose cards share their pictures (look-alikes, as a printed deck's layout is) differs in the
+#: title and cost the band holds. 0: whole cards are read without the embedding. Chosen on
+#: development decks and frames (docs/vision.md, "Thirteenth round"; the thirteenth round's
+#: network): the project's drawn faces enrolled from phone photos, a look-alike deck, read
+#: 86.4 / 88.7 % of whole cards without it, 93.0 / 95.8 % at 0.5, 95.9 / 96.2 % at 1; random
+#: decks 100 % either way; but at 1 the development frames of ``deck`` (a deck whose cards
+#: differ everywhere, where the face alone is sure) lost 2 + 1 oracle observations of 60, at
+#: 0.5 none (one pipeline frame).
+EMBEDDING_WHOLE = 0.5
+#: ... among the cards whose score without it is within this of the best (the cards the face
+#: cannot tell apart); a card further behind gets the least the cosine can give (-1), so that a
+#: face that stands out keeps its card. ``inf``: every card adds its cosine. Margins of 0.03-0.1
+#: kept ``deck``'s development frames but gave back most of the look-alikes' gain (89.1 / 92.3 %
+#: at 0.06): not used.
+EMBEDDING_WHOLE_MARGIN = float("inf")
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -234,7 +251,8 @@ class Identifier:
     ``band_views_mm`` the heights from the band's top of the views it is matched in
     (:data:`BAND_VIEWS_MM`; ``(BAND_MM,)``: the whole band only, the matcher before);
     ``embedding`` a learned band embedding (:class:`vision.embedding.CardEmbedder`; ``None``, the
-    default: none) whose cosine similarity, times ``embedding_weight``, a band seen alone adds.
+    default: none) whose cosine similarity, times ``embedding_weight``, a band seen alone adds
+    (and, times ``embedding_whole``, a card seen whole, :data:`EMBEDDING_WHOLE`).
     """
 
     def __init__(
@@ -253,6 +271,8 @@ class Identifier:
         embedding: CardEmbedder | None = None,
         embedding_weight: float = EMBEDDING_WEIGHT,
         embedding_memory: float = EMBEDDING_MEMORY,
+        embedding_whole: float = EMBEDDING_WHOLE,
+        embedding_whole_margin: float = EMBEDDING_WHOLE_MARGIN,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -291,16 +311,17 @@ class Identifier:
         self.band_sims = self._band_sims(faces, range(len(faces)), self.band_refs) if hub_weight else None
         self.hubness = self._hubness(self.band_sims)
         self.embedding, self.embedding_weight = embedding, embedding_weight
-        self.embedding_memory = embedding_memory
+        self.embedding_memory, self.embedding_whole = embedding_memory, embedding_whole
+        self.embedding_whole_margin = embedding_whole_margin
         #: The reference bands' unit vectors under :attr:`embedding` (rows by card id), or ``None``.
         self.band_vectors = embedding.references(faces) if embedding is not None else None
 
     def memory_scale(self, whole: bool) -> float:
         """What the referee's memory's bonus is multiplied by for a card seen ``whole`` or as a
-        band alone: a band alone with the embedding scores two terms (:data:`EMBEDDING_MEMORY`)."""
-        if whole or self.embedding is None:
+        band alone: with the embedding a score has two terms (:data:`EMBEDDING_MEMORY`)."""
+        if self.embedding is None:
             return 1.0
-        return 1.0 + self.embedding_memory * self.embedding_weight
+        return 1.0 + self.embedding_memory * (self.embedding_whole if whole else self.embedding_weight)
 
     def _padded_band(self, face: np.ndarray) -> np.ndarray:
         """A face's top band as the matcher cuts a patch: at the band's resolution, the search
@@ -489,7 +510,14 @@ class Identifier:
                     band = band - self.hubness
                     if k in learned:
                         band = band + self.embedding_weight * learned[k]
-                scored.append(band if full is None else 0.5 * got[full] + 0.5 * band)
+                if full is None:
+                    scored.append(band)
+                elif k in learned:
+                    face = 0.5 * got[full] + 0.5 * band
+                    near = face >= face.max() - self.embedding_whole_margin
+                    scored.append(face + self.embedding_whole * np.where(near, learned[k], -1.0))
+                else:
+                    scored.append(0.5 * got[full] + 0.5 * band)
             out.append(np.max(scored, axis=0))
         return out
 
@@ -497,18 +525,22 @@ class Identifier:
         self, frame: np.ndarray, h_img: np.ndarray, places: Sequence[CardPlace]
     ) -> dict[int, np.ndarray]:
         """The embedding's cosine similarity with every reference band, by the index of each place
-        seen as a band alone (none without an embedding): one batch for the frame's bands."""
+        seen as a band alone, and of each card seen whole when :attr:`embedding_whole` (its top
+        band; none without an embedding): one batch for the frame's bands."""
         if self.embedding is None or self.band_vectors is None:
             return {}
-        alone = [k for k, (*_, whole) in enumerate(places) if not whole]
-        if not alone:
+        asked = [k for k, (*_, whole) in enumerate(places) if not whole or self.embedding_whole]
+        if not asked:
             return {}
-        patches = [
-            self._patch(frame, h_img, places[k][0], REGION_MM["band"], PATCH_PPM["band"], places[k][1])
-            for k in alone
-        ]
+        up = CARD_MM[1] / 2 - BAND_MM / 2  # a whole card's band centre, towards its top
+        patches = []
+        for k in asked:
+            (cx, cy), rotation, _, whole = places[k]
+            t = math.radians(rotation)
+            center = (cx + up * math.sin(t), cy - up * math.cos(t)) if whole else (cx, cy)
+            patches.append(self._patch(frame, h_img, center, REGION_MM["band"], PATCH_PPM["band"], rotation))
         sims = self.embedding.patches(patches) @ self.band_vectors.T
-        return {k: sims[i].astype(np.float32) for i, k in enumerate(alone)}
+        return {k: sims[i].astype(np.float32) for i, k in enumerate(asked)}
 
     def _band(
         self,

@@ -38,7 +38,7 @@ from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS
 from vision.training.checkpoints import keep, log_epoch, restore
-from vision.training.randomise import random_deck
+from vision.training.randomise import lookalike_random_deck, random_deck
 
 #: ``random_deck`` seeds of training (one deck per step) and of validation: apart from the
 #: decks the benchmarks and development studies use (5,150,000; 5,170,001-4).
@@ -47,6 +47,43 @@ VAL_DECK_BASE = 6_900_000
 VAL_DECKS = 3
 #: Share of training steps on the project's drawn faces instead of a random deck.
 OWN_FACES_SHARE = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Views:
+    """How far the two views are degraded (a recipe's ``views``; :data:`VIEWS`). A setting of
+    0 draws nothing from the random source, so ``v1`` makes exactly the first recipe's views."""
+
+    camera_ppm: tuple[float, float] = (0.55, 1.45)
+    camera_blur_mm: tuple[float, float] = (0.25, 0.9)
+    camera_cast: float = 0.15
+    camera_noise: tuple[float, float] = (1.0, 6.0)
+    #: Each corner of the cut patch up to this far off (a calibration's error, a lens).
+    camera_keystone_mm: float = 0.0
+    #: Chance that the card (and the card on its band) casts a thickness shadow on what is below.
+    shadow: float = 0.0
+    enrol_keystone_mm: float = 1.5
+    enrol_blur_px: tuple[float, float] = (0.5, 2.0)
+    enrol_cast: float = 0.10
+
+
+#: ``v1``: the tenth round's views. ``wide``: farther cameras and softer lenses, stronger casts
+#: and noise, a patch cut slightly askew, card thickness shadows, rougher enrolment photos (the
+#: held-out style's webcam lay beyond ``v1``'s range: validation saturated, the benchmark not).
+VIEWS = {
+    "v1": Views(),
+    "wide": Views(
+        camera_ppm=(0.45, 1.6),
+        camera_blur_mm=(0.25, 1.2),
+        camera_cast=0.22,
+        camera_noise=(1.0, 9.0),
+        camera_keystone_mm=1.0,
+        shadow=0.6,
+        enrol_keystone_mm=2.5,
+        enrol_blur_px=(0.5, 2.5),
+        enrol_cast=0.15,
+    ),
+}
 
 
 # ----------------------------------------------------------------------------------------------- data
@@ -81,22 +118,24 @@ def _jpeg(img: np.ndarray, rng: np.random.Generator, lo: int, hi: int) -> np.nda
     return img if out is None else np.asarray(out)
 
 
-def enrolment_face(face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def enrolment_face(face: np.ndarray, rng: np.random.Generator, views: Views = VIEWS["v1"]) -> np.ndarray:
     """A card as enrolment from a phone photo leaves it (``FACE_W × FACE_H``): the photo's
     keystone left after rectifying along the outline (each corner up to 1.5 mm off, the crop up to
     1 mm inside or 2 mm outside the edge), a colour cast of ±10 %, glare, blur, 130-320 px across,
-    noise and JPEG; then resized back to the face size as :func:`vision.enrol.load_face` does."""
+    noise and JPEG; then resized back to the face size as :func:`vision.enrol.load_face` does
+    (the ranges are ``views``'s)."""
     ppm = FACE_PX_PER_MM
     src = np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]], np.float32)
     grow = rng.uniform(-1.0, 2.0) * ppm
     out = src + np.array([[-grow, -grow], [grow, -grow], [grow, grow], [-grow, grow]], np.float32)
-    corner = rng.uniform(-1.5, 1.5, (4, 2)).astype(np.float32) * ppm
+    k = views.enrol_keystone_mm
+    corner = rng.uniform(-k, k, (4, 2)).astype(np.float32) * ppm
     table = tuple(int(v) for v in rng.uniform(30, 220, 3))
     # The crop (``out`` + keystone) mapped onto the output: the card inside, table round it.
     m = cv2.getPerspectiveTransform(out + corner, src)
     img = cv2.warpPerspective(face, m, (FACE_W, FACE_H), borderMode=cv2.BORDER_CONSTANT, borderValue=table)
-    img = _light(img, rng, 0.10, 0.5)
-    img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.5, 2.0))
+    img = _light(img, rng, views.enrol_cast, 0.5)
+    img = cv2.GaussianBlur(img, (0, 0), rng.uniform(*views.enrol_blur_px))
     w = int(rng.integers(130, 321))
     img = cv2.resize(img, (w, round(w * FACE_H / FACE_W)), interpolation=cv2.INTER_AREA)
     img = np.clip(img + rng.normal(0, 2.5, img.shape), 0, 255).astype(np.uint8)
@@ -105,7 +144,11 @@ def enrolment_face(face: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def camera_patch(
-    face: np.ndarray, cover: np.ndarray | None, rng: np.random.Generator, kind: str
+    face: np.ndarray,
+    cover: np.ndarray | None,
+    rng: np.random.Generator,
+    kind: str,
+    views: Views = VIEWS["v1"],
 ) -> np.ndarray:
     """The camera's patch of one card as the pipeline cuts it (:data:`vision.embedding.REGION_MM`
     round the box centre at :data:`vision.embedding.PATCH_PPM`), before :func:`patch_input`.
@@ -114,8 +157,9 @@ def camera_patch(
     ``cover`` (another card of the deck; ``None``: none) lies on it as the next card of a column,
     its top edge 5 mm above to 2 mm below the band's lower edge, a few mm and degrees off. The
     camera sees 0.55-1.45 px/mm, a colour cast of ±15 %, a brightness and gamma, glare, blur of
-    0.25-0.9 mm, sometimes a webcam's sharpening, noise and JPEG 35-95."""
-    ppm = float(rng.uniform(0.55, 1.45))
+    0.25-0.9 mm, sometimes a webcam's sharpening, noise and JPEG 35-95 (``v1``'s ranges;
+    ``views`` may widen them, cast thickness shadows and cut the patch askew)."""
+    ppm = float(rng.uniform(*views.camera_ppm))
     margin = 6.0
     rw, rh = REGION_MM[kind]
     region = (rw + 2 * margin, rh + 2 * margin)
@@ -134,7 +178,17 @@ def camera_patch(
     to_px = _mm_to_px(ppm)
     inv = np.linalg.inv(_mm_to_px(ppm))
 
+    shade, fall, dark = False, np.zeros(2), 0.0
+    if views.shadow > 0:  # a lamp's direction (mm the shadow falls) and darkness, for the patch
+        shade = bool(rng.random() < views.shadow)
+        fall, dark = rng.uniform(-1.5, 1.5, 2), float(rng.uniform(0.25, 0.6))
+
     def paste(img: np.ndarray, mm: np.ndarray) -> None:
+        if shade:
+            m = (to_px @ _rot(0, fall[0], fall[1]) @ mm @ inv)[:2]
+            mask = cv2.warpAffine(np.ones(img.shape[:2], np.float32), m, size, flags=cv2.INTER_LINEAR)
+            mask = cv2.GaussianBlur(mask, (0, 0), max(0.5, 0.8 * ppm))
+            canvas[:] = (canvas * (1 - dark * mask[..., None])).astype(np.uint8)
         m = (to_px @ mm @ inv)[:2]
         cv2.warpAffine(img, m, size, dst=canvas, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_TRANSPARENT)
 
@@ -143,30 +197,40 @@ def camera_patch(
         dx, dy = rng.uniform(-4, 4), BAND_MM + rng.uniform(-5, 2)
         below = card @ _rot(float(rng.uniform(-4, 4)), dx, dy)
         paste(cv2.resize(cover, small_size, interpolation=cv2.INTER_AREA), below)
-    img = _light(canvas, rng, 0.15, 0.3)
-    img = cv2.GaussianBlur(img, (0, 0), max(0.3, rng.uniform(0.25, 0.9) * ppm))
+    img = _light(canvas, rng, views.camera_cast, 0.3)
+    img = cv2.GaussianBlur(img, (0, 0), max(0.3, rng.uniform(*views.camera_blur_mm) * ppm))
     if rng.random() < 0.4:
         soft = cv2.GaussianBlur(img, (0, 0), 1.2)
         img = cv2.addWeighted(img, 1.5, soft, -0.5, 0)
-    img = np.clip(img + rng.normal(0, rng.uniform(1, 6), img.shape), 0, 255).astype(np.uint8)
+    img = np.clip(img + rng.normal(0, rng.uniform(*views.camera_noise), img.shape), 0, 255).astype(np.uint8)
     img = _jpeg(img, rng, 35, 95)
     # Rectified at the patch's resolution as the pipeline cuts it, centred on the box.
     pp = PATCH_PPM[kind]
     full = cv2.resize(img, (round(region[0] * pp), round(region[1] * pp)), interpolation=cv2.INTER_LINEAR)
+    if views.camera_keystone_mm > 0:
+        h, w = full.shape[:2]
+        src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+        k = views.camera_keystone_mm * pp
+        m = cv2.getPerspectiveTransform(src, src + rng.uniform(-k, k, (4, 2)).astype(np.float32))
+        full = cv2.warpPerspective(full, m, (w, h), borderMode=cv2.BORDER_REPLICATE)
     x0, y0 = round(margin * pp), round(margin * pp)
     return full[y0 : y0 + round(rh * pp), x0 : x0 + round(rw * pp)]
 
 
 def view_pairs(
-    deck: tuple[np.ndarray, ...], cards: np.ndarray, rng: np.random.Generator, kind: str
+    deck: tuple[np.ndarray, ...],
+    cards: np.ndarray,
+    rng: np.random.Generator,
+    kind: str,
+    views: Views = VIEWS["v1"],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Camera inputs (anchors) and enrolment inputs (positives) of ``cards`` of one deck, as
     uint8 arrays n × h × w × 3. A band's cover is another card of the deck (70 % of bands)."""
     anchors, positives = [], []
     for c in cards:
         cover = deck[int(rng.integers(0, len(deck)))] if rng.random() < 0.7 else None
-        anchors.append(patch_input(camera_patch(deck[c], cover, rng, kind), kind))
-        positives.append(reference_input(enrolment_face(deck[c], rng), kind))
+        anchors.append(patch_input(camera_patch(deck[c], cover, rng, kind, views), kind))
+        positives.append(reference_input(enrolment_face(deck[c], rng, views), kind))
     return np.stack(anchors), np.stack(positives)
 
 
@@ -228,7 +292,9 @@ def build_net(kind: str, width: int = 16, dim: int = 64) -> Any:
 @dataclass(frozen=True, slots=True)
 class EmbedTrainConfig:
     """The embedding's training recipe: ``epochs`` of ``steps`` steps, each step one fresh deck
-    (all its 112 cards, both views), InfoNCE at ``temperature``."""
+    (all its 112 cards, both views, degraded as :data:`VIEWS` ``[views]``), InfoNCE at
+    ``temperature``; ``lookalike`` of the steps draw a look-alike deck; ``width`` the network's
+    first stage."""
 
     out: Path = Path("runs/embedding-band")
     kind: str = "band"
@@ -239,20 +305,33 @@ class EmbedTrainConfig:
     threads: int = 2
     seed: int = 0
     cards: int = N_CARDS  # cards of the deck per step
+    views: str = "v1"
+    lookalike: float = 0.0
+    width: int = 16
 
 
-def _deck_for_step(step: int, seed: int) -> tuple[np.ndarray, ...]:
-    if np.random.default_rng([seed, step, 1]).random() < OWN_FACES_SHARE:
+def _deck_for_step(step: int, seed: int, lookalike: float = 0.0) -> tuple[np.ndarray, ...]:
+    draw = np.random.default_rng([seed, step, 1]).random()
+    if draw < OWN_FACES_SHARE:
         return drawn_faces()
+    if draw < OWN_FACES_SHARE + lookalike:
+        return lookalike_random_deck(TRAIN_DECK_BASE + step)
     return random_deck(TRAIN_DECK_BASE + step)
 
 
-def validation_set(kind: str, decks: int = VAL_DECKS) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Fixed views of the validation decks (random decks of their own seeds), per deck."""
+def validation_set(
+    kind: str, decks: int = VAL_DECKS, views: str = "v1", lookalike: bool = False
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Fixed views of the validation decks (random decks of their own seeds), per deck; with
+    ``lookalike`` one more, a look-alike deck of the validation seeds."""
     out = []
     for k in range(decks):
         rng = np.random.default_rng(VAL_DECK_BASE + k)
-        out.append(view_pairs(random_deck(VAL_DECK_BASE + k), np.arange(N_CARDS), rng, kind))
+        out.append(view_pairs(random_deck(VAL_DECK_BASE + k), np.arange(N_CARDS), rng, kind, VIEWS[views]))
+    if lookalike:
+        rng = np.random.default_rng(VAL_DECK_BASE + decks)
+        deck = lookalike_random_deck(VAL_DECK_BASE + decks)
+        out.append(view_pairs(deck, np.arange(N_CARDS), rng, kind, VIEWS[views]))
     return out
 
 
@@ -283,12 +362,14 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
 
     if cfg.kind not in KINDS:
         raise ValueError(f"embedding training: kind must be one of {KINDS}, not {cfg.kind!r}")
+    if cfg.views not in VIEWS:
+        raise ValueError(f"embedding training: views must be one of {sorted(VIEWS)}, not {cfg.views!r}")
     last = cfg.out / "last.pt"
     if resume and not last.is_file():
         raise ModelFileError(f"embedding training: nothing to resume in {cfg.out}")
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
-    net = build_net(cfg.kind)
+    net = build_net(cfg.kind, cfg.width)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.epochs * cfg.steps)
     cfg.out.mkdir(parents=True, exist_ok=True)
@@ -297,16 +378,16 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
     if resume:
         ck = restore(last, net, opt, sched)
         start, best = ck["epoch"] + 1, ck["best"]
-    val = validation_set(cfg.kind)
+    val = validation_set(cfg.kind, views=cfg.views, lookalike=cfg.lookalike > 0)
     for epoch in range(start, cfg.epochs):
         t0 = time.monotonic()
         total = 0.0
         for s in range(cfg.steps):
             step = epoch * cfg.steps + s
             rng = np.random.default_rng([cfg.seed, step])
-            deck = _deck_for_step(step, cfg.seed)
+            deck = _deck_for_step(step, cfg.seed, cfg.lookalike)
             cards = np.sort(rng.choice(N_CARDS, min(cfg.cards, N_CARDS), replace=False))
-            a, p = view_pairs(deck, cards, rng, cfg.kind)
+            a, p = view_pairs(deck, cards, rng, cfg.kind, VIEWS[cfg.views])
             net.train()
             za = net(torch.from_numpy(to_tensor_array(a)))
             zp = net(torch.from_numpy(to_tensor_array(p)))
@@ -322,7 +403,14 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
         if score > best:
             best = score
             torch.save(
-                {"net": net.state_dict(), "epoch": epoch, "val_top1": score, "kind": cfg.kind}, best_path
+                {
+                    "net": net.state_dict(),
+                    "epoch": epoch,
+                    "val_top1": score,
+                    "kind": cfg.kind,
+                    "width": cfg.width,
+                },
+                best_path,
             )
         keep(last, net, opt, sched, epoch=epoch, best=best)
         line = {"epoch": epoch + 1, "loss": total / cfg.steps, "val_top1": score, "s": time.monotonic() - t0}
@@ -343,7 +431,7 @@ def export_embedding(weights: Path, out: Path) -> Path:
         raise ModelFileError(f"embedding weights file {weights} not found")
     ck = torch.load(weights, weights_only=False)
     kind = ck["kind"]
-    net = build_net(kind)
+    net = build_net(kind, int(ck.get("width", 16)))
     net.load_state_dict(ck["net"])
     net.eval()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -380,6 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--steps", type=int, default=40)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--views", choices=sorted(VIEWS), default="v1")
+    t.add_argument("--lookalike", type=float, default=0.0, help="share of steps on a look-alike deck")
+    t.add_argument("--width", type=int, default=16)
     e = sub.add_parser("export", help="export best.pt to ONNX")
     e.add_argument("weights", type=Path)
     e.add_argument("onnx", type=Path)
@@ -390,7 +481,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         out = args.out or Path(f"runs/embedding-{args.kind}")
         cfg = EmbedTrainConfig(
-            out, kind=args.kind, epochs=args.epochs, steps=args.steps, seed=args.seed, threads=args.threads
+            out,
+            kind=args.kind,
+            epochs=args.epochs,
+            steps=args.steps,
+            seed=args.seed,
+            threads=args.threads,
+            views=args.views,
+            lookalike=args.lookalike,
+            width=args.width,
         )
         print(train_embedding(cfg, resume=(out / "last.pt").is_file()))
     except ModelFileError as exc:

@@ -63,45 +63,55 @@ def _color(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> tuple[in
     return tuple(int(v) for v in rng.uniform(lo, hi, 3))  # type: ignore[return-value]
 
 
-def random_face(rng: np.random.Generator, color: str) -> np.ndarray:
+def random_face(
+    rng: np.random.Generator,
+    color: str,
+    template: np.random.Generator | None = None,
+    cost: int | None = None,
+) -> np.ndarray:
     """One card of a random deck: a frame tinted by its energy color (at random strength), a
     title band with printed words and a cost disc, a picture of stripes, noise or blobs, and a
-    rules box of printed lines (OpenCV's own Hershey fonts: nothing is downloaded)."""
+    rules box of printed lines (OpenCV's own Hershey fonts: nothing is downloaded).
+
+    ``template``: where the frame, paper, ink, font, disc and picture come from (default
+    ``rng``, which then draws exactly as before): cards drawn from one template look alike, and
+    only their title, their text and ``cost`` (printed in the disc when given) tell them apart."""
+    t = rng if template is None else template
     energy = {"red": (40, 40, 190), "blue": (190, 110, 40), "black": (50, 50, 50), "yellow": (40, 190, 220)}
     base = np.array(energy.get(color, (140, 140, 140)), np.float32)
-    frame = np.clip(base * rng.uniform(0.5, 1.2) + rng.normal(0, 35, 3), 0, 255)
+    frame = np.clip(base * t.uniform(0.5, 1.2) + t.normal(0, 35, 3), 0, 255)
     img = np.empty((FACE_H, FACE_W, 3), np.uint8)
     img[:] = frame.astype(np.uint8)
     band = round(BAND_MM * FACE_PX_PER_MM)
-    inset = int(rng.integers(4, 16))
-    paper = _color(rng, 150, 255)
-    ink = _color(rng, 0, 90)
+    inset = int(t.integers(4, 16))
+    paper = _color(t, 150, 255)
+    ink = _color(t, 0, 90)
     cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 2), paper, -1)
-    font = int(rng.choice([cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX, cv2.FONT_HERSHEY_TRIPLEX]))
+    font = int(t.choice([cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX, cv2.FONT_HERSHEY_TRIPLEX]))
     word = "".join(chr(int(c)) for c in rng.integers(65, 91, int(rng.integers(4, 10))))
     cv2.putText(img, word, (inset + 40, band // 2 + 8), font, rng.uniform(0.5, 0.8), ink, 1, cv2.LINE_AA)
-    cv2.circle(img, (inset + 18, band // 2), 14, _color(rng), -1, cv2.LINE_AA)
-    top, bottom = band + int(rng.integers(2, 10)), FACE_H - int(rng.integers(70, 140))
+    cv2.circle(img, (inset + 18, band // 2), 14, _color(t), -1, cv2.LINE_AA)
+    if cost is not None:
+        cv2.putText(img, str(cost), (inset + 11, band // 2 + 7), font, 0.6, ink, 2, cv2.LINE_AA)
+    top, bottom = band + int(t.integers(2, 10)), FACE_H - int(t.integers(70, 140))
     ph, pw = bottom - top, FACE_W - 2 * inset
-    kind = int(rng.integers(0, 3))
+    kind = int(t.integers(0, 3))
     if kind == 0:  # stripes
         yy, xx = np.mgrid[0:ph, 0:pw].astype(np.float32)
-        a = rng.uniform(0, math.pi)
-        t = (np.sin((xx * math.cos(a) + yy * math.sin(a)) / rng.uniform(3, 20)) + 1) / 2
-        pic = np.array(_color(rng), np.float32) * t[..., None] + np.array(_color(rng), np.float32) * (
-            1 - t[..., None]
+        a = t.uniform(0, math.pi)
+        wave = (np.sin((xx * math.cos(a) + yy * math.sin(a)) / t.uniform(3, 20)) + 1) / 2
+        pic = np.array(_color(t), np.float32) * wave[..., None] + np.array(_color(t), np.float32) * (
+            1 - wave[..., None]
         )
     elif kind == 1:  # colored noise
-        small = rng.uniform(0, 255, (int(rng.integers(3, 12)), int(rng.integers(3, 12)), 3)).astype(
-            np.float32
-        )
+        small = t.uniform(0, 255, (int(t.integers(3, 12)), int(t.integers(3, 12)), 3)).astype(np.float32)
         pic = cv2.resize(small, (pw, ph), interpolation=cv2.INTER_CUBIC)
     else:  # blobs on a flat ground
         pic = np.empty((ph, pw, 3), np.float32)
-        pic[:] = _color(rng)
-        for _ in range(int(rng.integers(3, 12))):
-            c = (int(rng.integers(0, pw)), int(rng.integers(0, ph)))
-            cv2.circle(pic, c, int(rng.integers(5, 40)), _color(rng), -1, cv2.LINE_AA)
+        pic[:] = _color(t)
+        for _ in range(int(t.integers(3, 12))):
+            c = (int(t.integers(0, pw)), int(t.integers(0, ph)))
+            cv2.circle(pic, c, int(t.integers(5, 40)), _color(t), -1, cv2.LINE_AA)
     img[top:bottom, inset : FACE_W - inset] = np.clip(pic, 0, 255).astype(np.uint8)
     cv2.rectangle(img, (inset, bottom + 4), (FACE_W - inset, FACE_H - inset), paper, -1)
     for k in range(int(rng.integers(2, 6))):
@@ -117,6 +127,27 @@ def random_deck(deck_seed: int) -> tuple[np.ndarray, ...]:
     """The 112 faces of one random deck (deterministic per seed)."""
     rng = np.random.default_rng(deck_seed)
     return tuple(random_face(rng, c.color) for c in default_cards())
+
+
+@lru_cache(maxsize=2)
+def lookalike_random_deck(deck_seed: int) -> tuple[np.ndarray, ...]:
+    """The 112 faces of one random look-alike deck (deterministic per seed): the cards of one
+    energy color and type share one template (a printed deck shares its layout), and only their
+    title, text and cost tell them apart. What an embedding must learn to tell apart when a
+    real deck's cards differ in a few glyphs rather than in their pictures."""
+    rng = np.random.default_rng(deck_seed)
+    cards = default_cards()
+    colors = sorted({c.color for c in cards})
+    kinds = sorted({c.type for c in cards})
+    return tuple(
+        random_face(
+            rng,
+            c.color,
+            np.random.default_rng([deck_seed, colors.index(c.color), kinds.index(c.type)]),
+            c.cost,
+        )
+        for c in cards
+    )
 
 
 def random_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
