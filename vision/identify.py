@@ -78,12 +78,13 @@ EMBEDDING_MEMORY = 1.0
 #: card) its score adds: a whole card is read by its face and its band (0.5 each), where a deck
 #: whose cards share their pictures (look-alikes, as a printed deck's layout is) differs in the
 #: title and cost the band holds. 0: whole cards are read without the embedding. Chosen on
-#: development decks and frames (docs/vision.md, "Thirteenth round"; the thirteenth round's
-#: network): the project's drawn faces enrolled from phone photos, a look-alike deck, read
-#: 86.4 / 88.7 % of whole cards without it, 93.0 / 95.8 % at 0.5, 95.9 / 96.2 % at 1; random
-#: decks 100 % either way; but at 1 the development frames of ``deck`` (a deck whose cards
-#: differ everywhere, where the face alone is sure) lost 2 + 1 oracle observations of 60, at
-#: 0.5 none (one pipeline frame).
+#: development decks and frames (docs/vision.md, "Thirteenth round"; with the candidate network
+#: of that round trained with look-alike decks): the project's drawn faces enrolled from phone
+#: photos, a look-alike deck, read 86.4 / 88.7 % of whole cards without it, 93.0 / 95.8 % at
+#: 0.5, 95.9 / 96.2 % at 1; random decks 100 % either way; but at 1 the development frames of
+#: ``deck`` (a deck whose cards differ everywhere, where the face alone is sure) lost 2 + 1
+#: oracle observations of 60, at 0.5 none (one pipeline frame). The shipped network reads the
+#: drawn faces' whole cards 94.6 / 97.1 % at 0.5.
 EMBEDDING_WHOLE = 0.5
 #: ... among the cards whose score without it is within this of the best (the cards the face
 #: cannot tell apart); a card further behind gets the least the cosine can give (-1), so that a
@@ -234,6 +235,14 @@ class Match:
 #: (0 or 180), the candidate mask (``None``: every card) and whether the card is seen whole (else
 #: only its top band).
 CardPlace = tuple[tuple[float, float], int, "np.ndarray | None", bool]
+
+
+def top_band_centre(center_mm: tuple[float, float], degrees: float) -> tuple[float, float]:
+    """The centre of a whole card's top band (table mm): towards the card's top, which a card
+    turned ``degrees`` (its reading direction and any further turn) has turned with it."""
+    up = CARD_MM[1] / 2 - BAND_MM / 2
+    t = math.radians(degrees)
+    return (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
 
 
 class Identifier:
@@ -487,9 +496,7 @@ class Identifier:
                     size = (CARD_MM[0] + m, CARD_MM[1] + m)
                     patch = self._patch(frame, h_img, center_mm, size, FULL_PPM, rotation, angle)
                     full = matches.add(self._prep(patch, FULL_PPM), *self.full_size, self.full_refs, among)
-                    up = CARD_MM[1] / 2 - BAND_MM / 2
-                    t = math.radians(angle + rotation)  # the band lies ``up`` mm towards the card's top
-                    band_c = (center_mm[0] + up * math.sin(t), center_mm[1] - up * math.cos(t))
+                    band_c = top_band_centre(center_mm, angle + rotation)
                 per_angle.append(
                     (full, self._band(matches, frame, h_img, band_c, rotation, among, angle, whole))
                 )
@@ -532,12 +539,11 @@ class Identifier:
         asked = [k for k, (*_, whole) in enumerate(places) if not whole or self.embedding_whole]
         if not asked:
             return {}
-        up = CARD_MM[1] / 2 - BAND_MM / 2  # a whole card's band centre, towards its top
         patches = []
         for k in asked:
-            (cx, cy), rotation, _, whole = places[k]
-            t = math.radians(rotation)
-            center = (cx + up * math.sin(t), cy - up * math.cos(t)) if whole else (cx, cy)
+            center, rotation, _, whole = places[k]
+            if whole:
+                center = top_band_centre(center, rotation)
             patches.append(self._patch(frame, h_img, center, REGION_MM["band"], PATCH_PPM["band"], rotation))
         sims = self.embedding.patches(patches) @ self.band_vectors.T
         return {k: sims[i].astype(np.float32) for i, k in enumerate(asked)}
