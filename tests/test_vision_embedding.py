@@ -38,7 +38,7 @@ from vision.training.embedding import (
     view_pairs,
 )
 from vision.training.evaluate import content, layout_memory, oracle_detections, scene_for_seed
-from vision.training.randomise import lookalike_random_deck, random_deck
+from vision.training.randomise import lookalike_random_deck, random_deck, varied_random_deck
 from vision.training.synth import RenderSettings, random_layout, render_table
 
 DECK = 6_999_999  # a random deck no training step draws (training: 6,000,000 + step)
@@ -116,6 +116,19 @@ def test_a_lookalike_deck_shares_its_templates() -> None:
     assert not np.array_equal(a[middle], deck[other][middle])
 
 
+def test_a_deck_of_a_random_design_is_one_design_of_different_cards() -> None:
+    deck = varied_random_deck(DECK)
+    assert len(deck) == N_CARDS and deck[0].shape == (FACE_H, FACE_W, 3)
+    assert all(np.array_equal(a, b) for a, b in zip(deck, varied_random_deck(DECK), strict=True))
+    # one design: the cards' frames (the outer 2 px) agree within a colour, the cards differ
+    reds = [f for f, c in zip(deck, default_cards(), strict=True) if c.color == "red"]
+    assert np.array_equal(reds[0][:2, :2], reds[1][:2, :2])
+    assert not np.array_equal(reds[0], reds[1])
+    # another deck, another design
+    other = varied_random_deck(DECK + 1)
+    assert not np.array_equal(deck[0][:2, :2], other[0][:2, :2])
+
+
 def test_the_training_recipe_rejects_unknown_views(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -125,6 +138,10 @@ def test_the_training_recipe_rejects_unknown_views(
         main(["train", "--views", "fisheye", "--out", str(tmp_path / "run")])
     assert exc.value.code == 2
     assert "invalid choice: 'fisheye'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"together at most 0\.9"):
+        train_embedding(EmbedTrainConfig(tmp_path / "run", lookalike=0.5, varied=0.5))
+    assert main(["train", "--varied", "-0.1", "--out", str(tmp_path / "run")]) == 2
+    assert "must be >= 0" in capsys.readouterr().out
 
 
 def test_view_pairs_and_the_network_input() -> None:
@@ -292,7 +309,7 @@ def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_a_wider_network_on_wide_views_and_lookalike_decks_exports_its_width(tmp_path: Path) -> None:
+def test_a_wider_network_on_wide_views_and_other_decks_exports_its_width(tmp_path: Path) -> None:
     cfg = EmbedTrainConfig(tmp_path / "run", epochs=1, steps=2, cards=8, views="wide", lookalike=0.5, width=8)
     best = train_embedding(cfg)
     onnx = export_embedding(best, tmp_path / "band.onnx")

@@ -38,7 +38,7 @@ from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS
 from vision.training.checkpoints import keep, log_epoch, restore
-from vision.training.randomise import lookalike_random_deck, random_deck
+from vision.training.randomise import lookalike_random_deck, random_deck, varied_random_deck
 
 #: ``random_deck`` seeds of training (one deck per step) and of validation: apart from the
 #: decks the benchmarks and development studies use (5,150,000; 5,170,001-4).
@@ -293,8 +293,8 @@ def build_net(kind: str, width: int = 16, dim: int = 64) -> Any:
 class EmbedTrainConfig:
     """The embedding's training recipe: ``epochs`` of ``steps`` steps, each step one fresh deck
     (all its 112 cards, both views, degraded as :data:`VIEWS` ``[views]``), InfoNCE at
-    ``temperature``; ``lookalike`` of the steps draw a look-alike deck; ``width`` the network's
-    first stage."""
+    ``temperature``; ``lookalike`` of the steps draw a look-alike deck, ``varied`` a deck of a
+    random design; ``width`` the network's first stage."""
 
     out: Path = Path("runs/embedding-band")
     kind: str = "band"
@@ -307,23 +307,29 @@ class EmbedTrainConfig:
     cards: int = N_CARDS  # cards of the deck per step
     views: str = "v1"
     lookalike: float = 0.0
+    varied: float = 0.0
     width: int = 16
 
 
-def _deck_for_step(step: int, seed: int, lookalike: float = 0.0) -> tuple[np.ndarray, ...]:
+def _deck_for_step(
+    step: int, seed: int, lookalike: float = 0.0, varied: float = 0.0
+) -> tuple[np.ndarray, ...]:
     draw = np.random.default_rng([seed, step, 1]).random()
     if draw < OWN_FACES_SHARE:
         return drawn_faces()
     if draw < OWN_FACES_SHARE + lookalike:
         return lookalike_random_deck(TRAIN_DECK_BASE + step)
+    if draw < OWN_FACES_SHARE + lookalike + varied:
+        return varied_random_deck(TRAIN_DECK_BASE + step)
     return random_deck(TRAIN_DECK_BASE + step)
 
 
 def validation_set(
-    kind: str, decks: int = VAL_DECKS, views: str = "v1", lookalike: bool = False
+    kind: str, decks: int = VAL_DECKS, views: str = "v1", lookalike: bool = False, varied: bool = False
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Fixed views of the validation decks (random decks of their own seeds), per deck; with
-    ``lookalike`` one more, a look-alike deck of the validation seeds."""
+    ``lookalike`` one more, a look-alike deck of the validation seeds, with ``varied`` one of a
+    random design."""
     out = []
     for k in range(decks):
         rng = np.random.default_rng(VAL_DECK_BASE + k)
@@ -331,6 +337,10 @@ def validation_set(
     if lookalike:
         rng = np.random.default_rng(VAL_DECK_BASE + decks)
         deck = lookalike_random_deck(VAL_DECK_BASE + decks)
+        out.append(view_pairs(deck, np.arange(N_CARDS), rng, kind, VIEWS[views]))
+    if varied:
+        rng = np.random.default_rng(VAL_DECK_BASE + decks + 1)
+        deck = varied_random_deck(VAL_DECK_BASE + decks + 1)
         out.append(view_pairs(deck, np.arange(N_CARDS), rng, kind, VIEWS[views]))
     return out
 
@@ -364,6 +374,11 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
         raise ValueError(f"embedding training: kind must be one of {KINDS}, not {cfg.kind!r}")
     if cfg.views not in VIEWS:
         raise ValueError(f"embedding training: views must be one of {sorted(VIEWS)}, not {cfg.views!r}")
+    if min(cfg.lookalike, cfg.varied) < 0 or cfg.lookalike + cfg.varied > 1 - OWN_FACES_SHARE:
+        raise ValueError(
+            f"embedding training: the look-alike and varied shares must be >= 0 and together at most "
+            f"{1 - OWN_FACES_SHARE:g}, not {cfg.lookalike:g} and {cfg.varied:g}"
+        )
     last = cfg.out / "last.pt"
     if resume and not last.is_file():
         raise ModelFileError(f"embedding training: nothing to resume in {cfg.out}")
@@ -378,14 +393,14 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
     if resume:
         ck = restore(last, net, opt, sched)
         start, best = ck["epoch"] + 1, ck["best"]
-    val = validation_set(cfg.kind, views=cfg.views, lookalike=cfg.lookalike > 0)
+    val = validation_set(cfg.kind, views=cfg.views, lookalike=cfg.lookalike > 0, varied=cfg.varied > 0)
     for epoch in range(start, cfg.epochs):
         t0 = time.monotonic()
         total = 0.0
         for s in range(cfg.steps):
             step = epoch * cfg.steps + s
             rng = np.random.default_rng([cfg.seed, step])
-            deck = _deck_for_step(step, cfg.seed, cfg.lookalike)
+            deck = _deck_for_step(step, cfg.seed, cfg.lookalike, cfg.varied)
             cards = np.sort(rng.choice(N_CARDS, min(cfg.cards, N_CARDS), replace=False))
             a, p = view_pairs(deck, cards, rng, cfg.kind, VIEWS[cfg.views])
             net.train()
@@ -470,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--threads", type=int, default=2)
     t.add_argument("--views", choices=sorted(VIEWS), default="v1")
     t.add_argument("--lookalike", type=float, default=0.0, help="share of steps on a look-alike deck")
+    t.add_argument("--varied", type=float, default=0.0, help="share of steps on a deck of a random design")
     t.add_argument("--width", type=int, default=16)
     e = sub.add_parser("export", help="export best.pt to ONNX")
     e.add_argument("weights", type=Path)
@@ -489,10 +505,11 @@ def main(argv: list[str] | None = None) -> int:
             threads=args.threads,
             views=args.views,
             lookalike=args.lookalike,
+            varied=args.varied,
             width=args.width,
         )
         print(train_embedding(cfg, resume=(out / "last.pt").is_file()))
-    except ModelFileError as exc:
+    except (ModelFileError, ValueError) as exc:
         print(exc)
         return 2
     return 0

@@ -129,6 +129,125 @@ def random_deck(deck_seed: int) -> tuple[np.ndarray, ...]:
     return tuple(random_face(rng, c.color) for c in default_cards())
 
 
+_FONTS = (
+    cv2.FONT_HERSHEY_SIMPLEX,
+    cv2.FONT_HERSHEY_PLAIN,
+    cv2.FONT_HERSHEY_DUPLEX,
+    cv2.FONT_HERSHEY_COMPLEX,
+    cv2.FONT_HERSHEY_TRIPLEX,
+    cv2.FONT_HERSHEY_COMPLEX_SMALL,
+    cv2.FONT_HERSHEY_SCRIPT_SIMPLEX,
+)
+
+
+def _picture(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    """An abstract picture: stripes, noise, blobs, polygons, rings, a gradient or a checker."""
+    kind = int(rng.integers(0, 7))
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    c0, c1 = np.array(_color(rng), np.float32), np.array(_color(rng), np.float32)
+    if kind == 0:
+        a = rng.uniform(0, math.pi)
+        t = (np.sin((xx * math.cos(a) + yy * math.sin(a)) / rng.uniform(3, 20)) + 1) / 2
+    elif kind == 1:
+        small = rng.uniform(0, 255, (int(rng.integers(3, 12)), int(rng.integers(3, 12)), 3)).astype(
+            np.float32
+        )
+        return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
+    elif kind == 2:
+        t = np.zeros((h, w), np.float32)
+        pic = np.empty((h, w, 3), np.float32)
+        pic[:] = c0
+        for _ in range(int(rng.integers(3, 12))):
+            c = (int(rng.integers(0, w)), int(rng.integers(0, h)))
+            cv2.circle(pic, c, int(rng.integers(5, 40)), _color(rng), -1, cv2.LINE_AA)
+        return pic
+    elif kind == 3:
+        pic = np.empty((h, w, 3), np.float32)
+        pic[:] = c0
+        for _ in range(int(rng.integers(2, 8))):
+            pts = rng.integers(0, (w, h), (int(rng.integers(3, 7)), 2)).astype(np.int32)
+            cv2.fillPoly(pic, [pts], _color(rng), cv2.LINE_AA)
+        return pic
+    elif kind == 4:
+        cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+        t = (np.sin(np.hypot(xx - cx, yy - cy) / rng.uniform(3, 15)) + 1) / 2
+    elif kind == 5:
+        a = rng.uniform(0, math.pi)
+        t = xx * math.cos(a) + yy * math.sin(a)
+        t = (t - t.min()) / max(1e-6, float(t.max() - t.min()))
+    else:
+        size = rng.uniform(6, 30)
+        t = ((xx // size + yy // size) % 2).astype(np.float32)
+    return c0 * t[..., None] + c1 * (1 - t[..., None])
+
+
+def varied_face(rng: np.random.Generator, color: str, layout: int) -> np.ndarray:
+    """One card of a deck of a random *design*: where :func:`random_face` draws every deck in one
+    layout (title band, a disc at its left, a picture, a rules box), here the deck's own
+    seed ``layout`` (the same for all its cards) draws the design: frame tint and width, the
+    title's height, font, size and alignment, a seal left or right (disc, square or none), the
+    lower part as printed lines, a row of icons or both, the picture's share of the card; each
+    card (``rng``) draws its title, seal colour, picture and text. An embedding trained on such
+    decks learns cards, not one design (issue 14: art far beyond the project's own look)."""
+    lo = np.random.default_rng(layout)  # the same draws for every card of the deck
+    energy = {"red": (40, 40, 190), "blue": (190, 110, 40), "black": (50, 50, 50), "yellow": (40, 190, 220)}
+    base = np.array(energy.get(color, (140, 140, 140)), np.float32)
+    tint, dark = lo.uniform(0.0, 1.2), lo.random() < 0.3
+    neutral = np.array(_color(lo, 0, 80) if dark else _color(lo, 150, 255), np.float32)
+    frame = np.clip(tint * base + (1 - min(tint, 1.0)) * neutral + lo.normal(0, 20, 3), 0, 255)
+    img = np.empty((FACE_H, FACE_W, 3), np.uint8)
+    img[:] = frame.astype(np.uint8)
+    inset = int(lo.integers(2, 24))
+    band = round(lo.uniform(0.55, 1.0) * BAND_MM * FACE_PX_PER_MM)
+    paper, ink = _color(lo, 140, 255), _color(lo, 0, 90)
+    title_bg = int(lo.integers(0, 3))  # paper, the frame, or a band of its own colour
+    font, italic = int(lo.choice(_FONTS)), bool(lo.random() < 0.3)
+    scale, centred = lo.uniform(0.45, 0.9), bool(lo.random() < 0.4)
+    seal_side, seal_shape = int(lo.integers(0, 2)), int(lo.integers(0, 3))
+    lower, pic_bottom = int(lo.integers(0, 3)), FACE_H - int(lo.integers(50, 150))
+    if title_bg == 0:
+        cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 2), paper, -1)
+    elif title_bg == 2:
+        cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 2), _color(lo), -1)
+    word = "".join(chr(int(c)) for c in rng.integers(65, 91, int(rng.integers(3, 11))))
+    if rng.random() < 0.5:
+        word = word.capitalize()
+    f = font | (cv2.FONT_ITALIC if italic else 0)
+    (tw, th), _ = cv2.getTextSize(word, f, scale, 1)
+    seal_x = inset + 18 if seal_side == 0 else FACE_W - inset - 18
+    x = (FACE_W - tw) // 2 if centred else (inset + 40 if seal_side == 0 else inset + 8)
+    cv2.putText(img, word, (x, band // 2 + th // 2), f, scale, ink, 1 + int(scale > 0.7), cv2.LINE_AA)
+    seal = _color(rng)
+    if seal_shape == 0:
+        cv2.circle(img, (seal_x, band // 2), 13, seal, -1, cv2.LINE_AA)
+    elif seal_shape == 1:
+        cv2.rectangle(img, (seal_x - 12, band // 2 - 12), (seal_x + 12, band // 2 + 12), seal, -1)
+    top = band + int(lo.integers(0, 10))
+    ph, pw = pic_bottom - top, FACE_W - 2 * inset
+    img[top:pic_bottom, inset : FACE_W - inset] = np.clip(_picture(rng, ph, pw), 0, 255).astype(np.uint8)
+    y0 = pic_bottom + 4
+    cv2.rectangle(img, (inset, y0), (FACE_W - inset, FACE_H - inset), paper, -1)
+    if lower in (0, 2):
+        for k in range(int(rng.integers(1, 6))):
+            line = "".join(chr(int(c)) for c in rng.integers(97, 123, int(rng.integers(6, 18))))
+            y = y0 + 18 + 16 * k
+            if y < FACE_H - inset - 4:
+                cv2.putText(img, line, (inset + 6, y), font, 0.4, ink, 1, cv2.LINE_AA)
+    if lower in (1, 2):
+        y = FACE_H - inset - 16
+        for k in range(int(rng.integers(1, 5))):
+            cv2.circle(img, (inset + 18 + 30 * k, y), 10, _color(rng), -1, cv2.LINE_AA)
+    return img
+
+
+@lru_cache(maxsize=2)
+def varied_random_deck(deck_seed: int) -> tuple[np.ndarray, ...]:
+    """The 112 faces of one deck of a random design (:func:`varied_face`; deterministic per seed)."""
+    rng = np.random.default_rng(deck_seed)
+    layout_seed = int(rng.integers(0, 2**63))
+    return tuple(varied_face(rng, c.color, layout_seed) for c in default_cards())
+
+
 @lru_cache(maxsize=2)
 def lookalike_random_deck(deck_seed: int) -> tuple[np.ndarray, ...]:
     """The 112 faces of one random look-alike deck (deterministic per seed): the cards of one
