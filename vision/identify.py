@@ -519,12 +519,12 @@ class Identifier:
                         band = band + self.embedding_weight * learned[k]
                 if full is None:
                     scored.append(band)
-                elif k in learned:
-                    face = 0.5 * got[full] + 0.5 * band
+                    continue
+                face = 0.5 * got[full] + 0.5 * band
+                if k in learned:
                     near = face >= face.max() - self.embedding_whole_margin
-                    scored.append(face + self.embedding_whole * np.where(near, learned[k], -1.0))
-                else:
-                    scored.append(0.5 * got[full] + 0.5 * band)
+                    face = face + self.embedding_whole * np.where(near, learned[k], -1.0)
+                scored.append(face)
             out.append(np.max(scored, axis=0))
         return out
 

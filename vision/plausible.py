@@ -80,6 +80,19 @@ def _every(pixels: np.ndarray, at_most: int) -> np.ndarray:
     return pixels[::step]
 
 
+def _uncovered(shape: tuple[int, int], origin: tuple[int, int], boxes: Sequence[Box]) -> np.ndarray:
+    """A ``shape`` mask of a region whose top left pixel is ``origin`` (x, y): False where one
+    of ``boxes`` (canonical px) reaches."""
+    ox, oy = origin
+    mask = np.ones(shape, bool)
+    for bx0, by0, bx1, by1 in boxes:
+        mask[
+            max(0, int(by0) - oy) : max(0, int(np.ceil(by1)) - oy),
+            max(0, int(bx0) - ox) : max(0, int(np.ceil(bx1)) - ox),
+        ] = False
+    return mask
+
+
 def table_like(canon: np.ndarray, box: Box, others: Sequence[Box]) -> float | None:
     """The share of ``box``'s inside (canonical px) whose colour is found in the table round it,
     leaving out ``others`` (the other objects' boxes); None where too little table is seen round
@@ -91,23 +104,13 @@ def table_like(canon: np.ndarray, box: Box, others: Sequence[Box]) -> float | No
     ox1, oy1 = min(width, int(np.ceil(x1)) + SURROUND_PX), min(height, int(np.ceil(y1)) + SURROUND_PX)
     if ox1 <= ox0 or oy1 <= oy0:
         return None
-    table = np.ones((oy1 - oy0, ox1 - ox0), bool)
-    for bx0, by0, bx1, by1 in (box, *others):
-        table[
-            max(0, int(by0) - oy0) : max(0, int(np.ceil(by1)) - oy0),
-            max(0, int(bx0) - ox0) : max(0, int(np.ceil(bx1)) - ox0),
-        ] = False
+    table = _uncovered((oy1 - oy0, ox1 - ox0), (ox0, oy0), (box, *others))
     around = canon[oy0:oy1, ox0:ox1][table]
     ix0, iy0 = max(0, int(x0 + INSET * w)), max(0, int(y0 + INSET * h))
     ix1, iy1 = min(width, int(x1 - INSET * w)), min(height, int(y1 - INSET * h))
     inside = canon[iy0:iy1, ix0:ix1]
     # What other boxes cover is theirs (a box on the gap below a card takes in its lower edge).
-    free = np.ones(inside.shape[:2], bool)
-    for bx0, by0, bx1, by1 in others:
-        free[
-            max(0, int(by0) - iy0) : max(0, int(np.ceil(by1)) - iy0),
-            max(0, int(bx0) - ix0) : max(0, int(np.ceil(bx1)) - ix0),
-        ] = False
+    free = _uncovered(inside.shape[:2], (ix0, iy0), others)
     inside = inside[free] if free.mean() >= MIN_FREE else inside.reshape(-1, 3)
     if len(around) < MIN_SURROUND or len(inside) == 0:
         return None

@@ -330,19 +330,15 @@ def validation_set(
     """Fixed views of the validation decks (random decks of their own seeds), per deck; with
     ``lookalike`` one more, a look-alike deck of the validation seeds, with ``varied`` one of a
     random design."""
-    out = []
-    for k in range(decks):
-        rng = np.random.default_rng(VAL_DECK_BASE + k)
-        out.append(view_pairs(random_deck(VAL_DECK_BASE + k), np.arange(N_CARDS), rng, kind, VIEWS[views]))
+    seeds = [(VAL_DECK_BASE + k, random_deck) for k in range(decks)]
     if lookalike:
-        rng = np.random.default_rng(VAL_DECK_BASE + decks)
-        deck = lookalike_random_deck(VAL_DECK_BASE + decks)
-        out.append(view_pairs(deck, np.arange(N_CARDS), rng, kind, VIEWS[views]))
+        seeds.append((VAL_DECK_BASE + decks, lookalike_random_deck))
     if varied:
-        rng = np.random.default_rng(VAL_DECK_BASE + decks + 1)
-        deck = varied_random_deck(VAL_DECK_BASE + decks + 1)
-        out.append(view_pairs(deck, np.arange(N_CARDS), rng, kind, VIEWS[views]))
-    return out
+        seeds.append((VAL_DECK_BASE + decks + 1, varied_random_deck))
+    return [
+        view_pairs(make(seed), np.arange(N_CARDS), np.random.default_rng(seed), kind, VIEWS[views])
+        for seed, make in seeds
+    ]
 
 
 def top1_among_level(anchors: np.ndarray, refs: np.ndarray) -> float:
