@@ -94,7 +94,7 @@ import vision  # noqa: F401  (caps BLAS at one thread)
 from benchmarks import heldout
 from benchmarks.vision import CONDITIONS, tally_cards, true_cards
 from vision.calibrate import Calibrator
-from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder, model_path
+from vision.embedding import REGION_MM, CardEmbedder, model_path
 from vision.errors import CalibrationError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces, face_set
 from vision.identify import (
@@ -169,7 +169,7 @@ class EmbeddingMethods:
         self, frame: np.ndarray, h_img: np.ndarray, centre: tuple[float, float], rot: int
     ) -> np.ndarray:
         """Cosine similarity of the band round ``centre`` with every reference band."""
-        patch = Identifier._patch(frame, h_img, centre, REGION_MM["band"], PATCH_PPM["band"], rot)
+        patch = Identifier._patch(frame, h_img, centre, REGION_MM["band"], self.net.patch_ppm, rot)
         return self.refs @ self.net.patches([patch])[0]
 
     def judge(self, ncc: np.ndarray, cos: np.ndarray, among: np.ndarray, card: int) -> dict[str, bool]:

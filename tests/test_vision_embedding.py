@@ -16,6 +16,7 @@ from vision.embedding import (
     PATCH_PPM,
     REGION_MM,
     CardEmbedder,
+    input_size,
     patch_input,
     reference_input,
 )
@@ -28,6 +29,7 @@ from vision.training.embedding import (
     EmbedTrainConfig,
     Views,
     camera_patch,
+    combine_embeddings,
     enrolment_face,
     export_embedding,
     main,
@@ -144,6 +146,84 @@ def test_the_training_recipe_rejects_unknown_views(
     assert "must be >= 0" in capsys.readouterr().out
 
 
+def test_a_finer_network_takes_patches_cut_finer() -> None:
+    # Scale 2: the band cut at 2 px/mm, the network's input twice the size each way.
+    deck = random_deck(DECK)
+    patch = camera_patch(deck[0], deck[1], np.random.default_rng(3), "band", VIEWS["fine"], scale=2)
+    w, h = REGION_MM["band"]
+    assert patch.shape == (round(h * 2 * PATCH_PPM["band"]), round(w * 2 * PATCH_PPM["band"]), 3)
+    assert input_size("band", 2) == (2 * INPUT_SIZE["band"][0], 2 * INPUT_SIZE["band"][1])
+    a, p = view_pairs(deck, np.array([0, 7]), np.random.default_rng(0), "band", VIEWS["fine"], scale=2)
+    assert a.shape == p.shape == (2, input_size("band", 2)[1], input_size("band", 2)[0], 3)
+    assert VIEWS["fine"].camera_ppm[1] > VIEWS["wide"].camera_ppm[1]
+
+
+def _image_network(path: Path, size: tuple[int, int], scale: float = 1.0) -> Path:
+    """A stand-in embedding network without torch: the mean of each colour plane, times ``scale``
+    (a 3-d output of input (w, h) ``size``)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    w, h = size
+
+    def constant(name: str, kind: int, values: list[float] | list[int]) -> onnx.NodeProto:
+        return helper.make_node(
+            "Constant", [], [name], value=helper.make_tensor(name, kind, [len(values)], values)
+        )
+
+    nodes = [
+        constant("axes", TensorProto.INT64, [2, 3]),
+        helper.make_node("ReduceMean", ["image", "axes"], ["m"], keepdims=0),
+        constant("k", TensorProto.FLOAT, [scale]),
+        helper.make_node("Mul", ["m", "k"], ["embedding"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "stand_in",
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["n", 3, h, w])],
+        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["n", 3])],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(path))
+    return path
+
+
+def test_the_network_file_says_its_resolution(tmp_path: Path) -> None:
+    fine = CardEmbedder(_image_network(tmp_path / "fine.onnx", input_size("band", 2)))
+    assert (fine.scale, fine.patch_ppm) == (2, 2 * PATCH_PPM["band"])
+    assert fine.references(drawn_faces()[:2]).shape == (2, 3)
+    assert CardEmbedder().scale == 1
+    with pytest.raises(
+        ModelFileError, match=r"its input is 64x21 px, not a whole multiple of the band network's 64x20"
+    ):
+        CardEmbedder(_image_network(tmp_path / "odd.onnx", (64, 21)))
+
+
+def test_combined_networks_give_the_mean_of_their_cosines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    committed = CardEmbedder()
+    other = _image_network(tmp_path / "other.onnx", INPUT_SIZE["band"])
+    both = CardEmbedder(combine_embeddings([committed.path, other], tmp_path / "both.onnx"))
+    faces = list(random_deck(DECK)[:6])
+    a, b = committed.references(faces), CardEmbedder(other).references(faces)
+    v = both.references(faces)
+    assert v.shape == (6, a.shape[1] + b.shape[1])
+    assert np.abs(v @ v.T - (a @ a.T + b @ b.T) / 2).max() < 1e-5
+    # Bad members: one clear line, exit 2.
+    assert main(["combine", str(other), "--out", str(tmp_path / "x.onnx")]) == 2
+    assert "at least two networks" in capsys.readouterr().out
+    assert main(["combine", str(other), str(tmp_path / "none.onnx"), "--out", str(tmp_path / "x.onnx")]) == 2
+    assert "none.onnx not found" in capsys.readouterr().out
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a network")
+    assert main(["combine", str(other), str(bad), "--out", str(tmp_path / "x.onnx")]) == 2
+    assert "bad.onnx is not an ONNX file" in capsys.readouterr().out
+    fine = _image_network(tmp_path / "fine.onnx", input_size("band", 2))
+    assert main(["combine", str(other), str(fine), "--out", str(tmp_path / "x.onnx")]) == 2
+    assert "take different inputs" in capsys.readouterr().out
+    assert not (tmp_path / "x.onnx").exists()
+
+
 def test_view_pairs_and_the_network_input() -> None:
     deck = random_deck(DECK)
     a, p = view_pairs(deck, np.array([0, 7, 9]), np.random.default_rng(0), "band")
@@ -203,6 +283,7 @@ class _OneCard(CardEmbedder):
 
     def __init__(self, card: int = 7) -> None:
         self.kind, self.card = "band", card
+        self.scale, self.patch_ppm = 1, PATCH_PPM["band"]
         self.asked = 0
 
     def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
@@ -315,6 +396,19 @@ def test_a_wider_network_on_wide_views_and_other_decks_exports_its_width(tmp_pat
     onnx = export_embedding(best, tmp_path / "band.onnx")
     refs = CardEmbedder(onnx, "band").references(drawn_faces()[:3])
     assert refs.shape == (3, 64) and np.allclose(np.linalg.norm(refs, axis=1), 1.0, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_a_finer_network_trains_and_exports_its_resolution(tmp_path: Path) -> None:
+    cfg = EmbedTrainConfig(
+        tmp_path / "run", epochs=1, steps=1, cards=8, views="fine", varied=0.5, width=8, scale=2
+    )
+    net = CardEmbedder(export_embedding(train_embedding(cfg), tmp_path / "band.onnx"))
+    assert (net.scale, net.patch_ppm) == (2, 2.0)
+    refs = net.references(drawn_faces()[:3])
+    assert refs.shape == (3, 64) and np.allclose(np.linalg.norm(refs, axis=1), 1.0, atol=1e-4)
+    with pytest.raises(ValueError, match="scale must be 1 or more"):
+        train_embedding(replace(cfg, scale=0))
 
 
 def test_a_table_with_an_enrolled_deck_reads_bands_with_the_embedding(tmp_path: Path) -> None:

@@ -18,16 +18,19 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM
-from vision.networks import BACKENDS, Network
+from vision.networks import BACKENDS, Network, network_input_size
 from vision.paths import LOCATIONS
 
-#: The network's input (w, h) per kind: a top band at ~1 px/mm (63 × 20 mm), a whole card at
-#: ~0.5 px/mm (63 × 88 mm, stretched to a multiple of the network's pooling).
+#: The network's input (w, h) per kind at its base resolution (scale 1): a top band at ~1 px/mm
+#: (63 × 20 mm), a whole card at ~0.5 px/mm (63 × 88 mm, stretched to a multiple of the network's
+#: pooling). A network may take a whole multiple of it (``scale``: :func:`input_size`), read from
+#: its file: a band network at scale 2 reads the band at 2 px/mm, where the camera gives more.
 INPUT_SIZE: dict[str, tuple[int, int]] = {"band": (64, 20), "face": (32, 48)}
 #: The table region (mm) a camera patch covers per kind, centred on the card's box or band.
 REGION_MM: dict[str, tuple[float, float]] = {"band": (CARD_MM[0], BAND_MM), "face": CARD_MM}
-#: The resolution (px/mm) a camera patch is cut at before it is resized to the input.
+#: The resolution (px/mm) a camera patch is cut at before it is resized to the input (scale 1).
 PATCH_PPM: dict[str, float] = {"band": 1.0, "face": 0.5}
 KINDS = ("band", "face")
 
@@ -43,20 +46,26 @@ def model_path(kind: str) -> Path:
     return LOCATIONS.models / f"card_embedding_{kind}.onnx"
 
 
-def reference_input(face: np.ndarray, kind: str) -> np.ndarray:
-    """A reference face (upright, cropped to the card, any size) as the network's input image
-    (uint8 BGR): its top band or the whole card, resized with area averaging."""
-    _check_kind(kind)
-    if kind == "band":
-        face = face[: max(1, round(face.shape[0] * BAND_MM / CARD_MM[1]))]
-    return cv2.resize(face, INPUT_SIZE[kind], interpolation=cv2.INTER_AREA)
-
-
-def patch_input(patch: np.ndarray, kind: str) -> np.ndarray:
-    """A camera patch (the card's band or face rectified from the frame at :data:`PATCH_PPM`,
-    :data:`REGION_MM` round its centre) as the network's input image."""
+def input_size(kind: str, scale: int = 1) -> tuple[int, int]:
+    """The input (w, h) of a network of ``kind`` at ``scale`` times the base resolution."""
     _check_kind(kind)
     w, h = INPUT_SIZE[kind]
+    return w * scale, h * scale
+
+
+def reference_input(face: np.ndarray, kind: str, scale: int = 1) -> np.ndarray:
+    """A reference face (upright, cropped to the card, any size) as the network's input image
+    (uint8 BGR): its top band or the whole card, resized with area averaging."""
+    size = input_size(kind, scale)
+    if kind == "band":
+        face = face[: max(1, round(face.shape[0] * BAND_MM / CARD_MM[1]))]
+    return cv2.resize(face, size, interpolation=cv2.INTER_AREA)
+
+
+def patch_input(patch: np.ndarray, kind: str, scale: int = 1) -> np.ndarray:
+    """A camera patch (the card's band or face rectified from the frame at :data:`PATCH_PPM` ×
+    ``scale``, :data:`REGION_MM` round its centre) as the network's input image."""
+    w, h = input_size(kind, scale)
     interp = cv2.INTER_AREA if patch.shape[1] > w else cv2.INTER_LINEAR
     return cv2.resize(patch, (w, h), interpolation=interp)
 
@@ -76,10 +85,14 @@ class CardEmbedder:
         self.kind, self.backend = kind, backend
         self.path = path if path is not None else model_path(kind)
         self.net = Network(self.path, "card embedding model", backend, threads=1)
+        #: The network's resolution: its input is :func:`input_size` ``(kind, scale)``.
+        self.scale = _scale_of(self.path, kind)
+        #: The resolution (px/mm) to cut camera patches at for this network.
+        self.patch_ppm = PATCH_PPM[kind] * self.scale
 
     def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
-        """Unit vectors (n × d, float32) of input images of this kind's size (BGR uint8)."""
-        w, h = INPUT_SIZE[self.kind]
+        """Unit vectors (n × d, float32) of input images of this network's size (BGR uint8)."""
+        w, h = input_size(self.kind, self.scale)
         if not images:
             return np.zeros((0, 0), np.float32)
         for img in images:
@@ -97,8 +110,23 @@ class CardEmbedder:
 
     def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
         """The unit vectors of reference faces (by card id), as :func:`reference_input` prepares them."""
-        return self.embed([reference_input(f, self.kind) for f in faces])
+        return self.embed([reference_input(f, self.kind, self.scale) for f in faces])
 
     def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
-        """The unit vectors of camera patches, as :func:`patch_input` prepares them."""
-        return self.embed([patch_input(p, self.kind) for p in patches])
+        """The unit vectors of camera patches (cut at :attr:`patch_ppm`), as :func:`patch_input`
+        prepares them."""
+        return self.embed([patch_input(p, self.kind, self.scale) for p in patches])
+
+
+def _scale_of(path: Path, kind: str) -> int:
+    """The scale of an embedding network's input (its file says its size; one clear error if it
+    is no whole multiple of the kind's base size)."""
+    w, h = network_input_size(path, "card embedding model")
+    base = INPUT_SIZE[kind]
+    scale = w // base[0]
+    if scale < 1 or (w, h) != input_size(kind, scale):
+        raise ModelFileError(
+            f"card embedding model {path}: its input is {w}x{h} px, not a whole multiple of the"
+            f" {kind} network's {base[0]}x{base[1]}"
+        )
+    return scale

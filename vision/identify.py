@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from referee.gizmos.cards import default_cards
-from vision.embedding import PATCH_PPM, REGION_MM, CardEmbedder
+from vision.embedding import REGION_MM, CardEmbedder
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
 
 BAND_PPM = 1.0  # px/mm of band patches
@@ -539,12 +539,12 @@ class Identifier:
         asked = [k for k, (*_, whole) in enumerate(places) if not whole or self.embedding_whole]
         if not asked:
             return {}
-        patches = []
+        patches, ppm = [], self.embedding.patch_ppm
         for k in asked:
             center, rotation, _, whole = places[k]
             if whole:
                 center = top_band_centre(center, rotation)
-            patches.append(self._patch(frame, h_img, center, REGION_MM["band"], PATCH_PPM["band"], rotation))
+            patches.append(self._patch(frame, h_img, center, REGION_MM["band"], ppm, rotation))
         sims = self.embedding.patches(patches) @ self.band_vectors.T
         return {k: sims[i].astype(np.float32) for i, k in enumerate(asked)}
 

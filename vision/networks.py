@@ -36,6 +36,23 @@ def first_reason(exc: Exception) -> str:
     return (telling or lines or [type(exc).__name__])[0]
 
 
+def network_input_size(path: Path, what: str) -> tuple[int, int]:
+    """The (w, h) an ONNX network's image input takes (its last two dimensions, which must be
+    fixed); a missing or unreadable file, or a free size, is a :class:`ModelFileError`."""
+    import openvino as ov
+
+    if not path.is_file():
+        raise ModelFileError(f"{what} file {path} not found")
+    with native_stderr():
+        try:
+            shape = ov.Core().read_model(str(path)).input(0).partial_shape
+        except Exception as exc:  # OpenVINO raises its own exception types
+            raise ModelFileError(f"{what}: cannot load {path}: {first_reason(exc)}") from None
+    if shape.rank.is_dynamic or len(shape) != 4 or shape[2].is_dynamic or shape[3].is_dynamic:
+        raise ModelFileError(f"{what} {path}: its input is not an image of a fixed size ({shape})")
+    return shape[3].get_length(), shape[2].get_length()
+
+
 def openvino_compiled(path: Path, threads: int, shape: Sequence[int] | None = None) -> Any:
     """The ONNX network at ``path`` compiled by OpenVINO for the CPU (its input fixed to ``shape``
     when the file leaves it free and one is given). Raises what OpenVINO raises; callers say it

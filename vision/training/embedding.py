@@ -26,14 +26,15 @@ import argparse
 import math
 import time
 import warnings
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
-from vision.embedding import INPUT_SIZE, KINDS, PATCH_PPM, REGION_MM, model_path, patch_input, reference_input
+from vision.embedding import KINDS, PATCH_PPM, REGION_MM, input_size, model_path, patch_input, reference_input
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.identify import LEVELS
@@ -84,6 +85,9 @@ VIEWS = {
         enrol_cast=0.15,
     ),
 }
+#: ``fine``: ``wide`` with nearer cameras too (to 2.4 px/mm), for a network at scale 2 (2 px/mm),
+#: which reads what a 1080p camera gives beyond 1 px/mm.
+VIEWS["fine"] = replace(VIEWS["wide"], camera_ppm=(0.45, 2.4))
 
 
 # ----------------------------------------------------------------------------------------------- data
@@ -149,9 +153,11 @@ def camera_patch(
     rng: np.random.Generator,
     kind: str,
     views: Views = VIEWS["v1"],
+    scale: int = 1,
 ) -> np.ndarray:
     """The camera's patch of one card as the pipeline cuts it (:data:`vision.embedding.REGION_MM`
-    round the box centre at :data:`vision.embedding.PATCH_PPM`), before :func:`patch_input`.
+    round the box centre at :data:`vision.embedding.PATCH_PPM` × ``scale``), before
+    :func:`patch_input`.
 
     The card lies on a random table, 0-3 mm off the box centre and up to 6° turned; for a band,
     ``cover`` (another card of the deck; ``None``: none) lies on it as the next card of a column,
@@ -205,7 +211,7 @@ def camera_patch(
     img = np.clip(img + rng.normal(0, rng.uniform(*views.camera_noise), img.shape), 0, 255).astype(np.uint8)
     img = _jpeg(img, rng, 35, 95)
     # Rectified at the patch's resolution as the pipeline cuts it, centred on the box.
-    pp = PATCH_PPM[kind]
+    pp = PATCH_PPM[kind] * scale
     full = cv2.resize(img, (round(region[0] * pp), round(region[1] * pp)), interpolation=cv2.INTER_LINEAR)
     if views.camera_keystone_mm > 0:
         h, w = full.shape[:2]
@@ -223,14 +229,15 @@ def view_pairs(
     rng: np.random.Generator,
     kind: str,
     views: Views = VIEWS["v1"],
+    scale: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Camera inputs (anchors) and enrolment inputs (positives) of ``cards`` of one deck, as
     uint8 arrays n × h × w × 3. A band's cover is another card of the deck (70 % of bands)."""
     anchors, positives = [], []
     for c in cards:
         cover = deck[int(rng.integers(0, len(deck)))] if rng.random() < 0.7 else None
-        anchors.append(patch_input(camera_patch(deck[c], cover, rng, kind, views), kind))
-        positives.append(reference_input(enrolment_face(deck[c], rng, views), kind))
+        anchors.append(patch_input(camera_patch(deck[c], cover, rng, kind, views, scale), kind, scale))
+        positives.append(reference_input(enrolment_face(deck[c], rng, views), kind, scale))
     return np.stack(anchors), np.stack(positives)
 
 
@@ -243,15 +250,16 @@ def to_tensor_array(images: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------- network
 
 
-def build_net(kind: str, width: int = 16, dim: int = 64) -> Any:
+def build_net(kind: str, width: int = 16, dim: int = 64, scale: int = 1) -> Any:
     """A small CNN (about 60k weights): the image standardised as a whole (brightness and
     contrast gone, colour ratios kept), three stages of two 3×3 convolutions (two halvings), an
     average over a coarse grid that keeps the layout (a band's seal left, its title right), a
-    linear map to ``dim`` and a unit-length output."""
+    linear map to ``dim`` and a unit-length output. ``scale`` multiplies the input's size (the
+    grid is the same)."""
     import torch
     from torch import nn
 
-    w, h = INPUT_SIZE[kind]
+    w, h = input_size(kind, scale)
     grid = (1, 4) if kind == "band" else (3, 2)
     pool = (h // 4 // grid[0], w // 4 // grid[1])
 
@@ -294,7 +302,8 @@ class EmbedTrainConfig:
     """The embedding's training recipe: ``epochs`` of ``steps`` steps, each step one fresh deck
     (all its 112 cards, both views, degraded as :data:`VIEWS` ``[views]``), InfoNCE at
     ``temperature``; ``lookalike`` of the steps draw a look-alike deck, ``varied`` a deck of a
-    random design; ``width`` the network's first stage."""
+    random design; ``width`` the network's first stage; ``scale`` its input's resolution (a
+    multiple of :data:`vision.embedding.INPUT_SIZE`)."""
 
     out: Path = Path("runs/embedding-band")
     kind: str = "band"
@@ -309,6 +318,7 @@ class EmbedTrainConfig:
     lookalike: float = 0.0
     varied: float = 0.0
     width: int = 16
+    scale: int = 1
 
 
 def _deck_for_step(
@@ -325,7 +335,12 @@ def _deck_for_step(
 
 
 def validation_set(
-    kind: str, decks: int = VAL_DECKS, views: str = "v1", lookalike: bool = False, varied: bool = False
+    kind: str,
+    decks: int = VAL_DECKS,
+    views: str = "v1",
+    lookalike: bool = False,
+    varied: bool = False,
+    scale: int = 1,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Fixed views of the validation decks (random decks of their own seeds), per deck; with
     ``lookalike`` one more, a look-alike deck of the validation seeds, with ``varied`` one of a
@@ -336,7 +351,7 @@ def validation_set(
     if varied:
         seeds.append((VAL_DECK_BASE + decks + 1, varied_random_deck))
     return [
-        view_pairs(make(seed), np.arange(N_CARDS), np.random.default_rng(seed), kind, VIEWS[views])
+        view_pairs(make(seed), np.arange(N_CARDS), np.random.default_rng(seed), kind, VIEWS[views], scale)
         for seed, make in seeds
     ]
 
@@ -375,12 +390,14 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
             f"embedding training: the look-alike and varied shares must be >= 0 and together at most "
             f"{1 - OWN_FACES_SHARE:g}, not {cfg.lookalike:g} and {cfg.varied:g}"
         )
+    if cfg.scale < 1:
+        raise ValueError(f"embedding training: scale must be 1 or more, not {cfg.scale}")
     last = cfg.out / "last.pt"
     if resume and not last.is_file():
         raise ModelFileError(f"embedding training: nothing to resume in {cfg.out}")
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
-    net = build_net(cfg.kind, cfg.width)
+    net = build_net(cfg.kind, cfg.width, scale=cfg.scale)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.epochs * cfg.steps)
     cfg.out.mkdir(parents=True, exist_ok=True)
@@ -389,7 +406,9 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
     if resume:
         ck = restore(last, net, opt, sched)
         start, best = ck["epoch"] + 1, ck["best"]
-    val = validation_set(cfg.kind, views=cfg.views, lookalike=cfg.lookalike > 0, varied=cfg.varied > 0)
+    val = validation_set(
+        cfg.kind, views=cfg.views, lookalike=cfg.lookalike > 0, varied=cfg.varied > 0, scale=cfg.scale
+    )
     for epoch in range(start, cfg.epochs):
         t0 = time.monotonic()
         total = 0.0
@@ -398,7 +417,7 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
             rng = np.random.default_rng([cfg.seed, step])
             deck = _deck_for_step(step, cfg.seed, cfg.lookalike, cfg.varied)
             cards = np.sort(rng.choice(N_CARDS, min(cfg.cards, N_CARDS), replace=False))
-            a, p = view_pairs(deck, cards, rng, cfg.kind, VIEWS[cfg.views])
+            a, p = view_pairs(deck, cards, rng, cfg.kind, VIEWS[cfg.views], cfg.scale)
             net.train()
             za = net(torch.from_numpy(to_tensor_array(a)))
             zp = net(torch.from_numpy(to_tensor_array(p)))
@@ -420,6 +439,7 @@ def train_embedding(cfg: EmbedTrainConfig, resume: bool = False) -> Path:
                     "val_top1": score,
                     "kind": cfg.kind,
                     "width": cfg.width,
+                    "scale": cfg.scale,
                 },
                 best_path,
             )
@@ -442,11 +462,12 @@ def export_embedding(weights: Path, out: Path) -> Path:
         raise ModelFileError(f"embedding weights file {weights} not found")
     ck = torch.load(weights, weights_only=False)
     kind = ck["kind"]
-    net = build_net(kind, int(ck.get("width", 16)))
+    scale = int(ck.get("scale", 1))
+    net = build_net(kind, int(ck.get("width", 16)), scale=scale)
     net.load_state_dict(ck["net"])
     net.eval()
     out.parent.mkdir(parents=True, exist_ok=True)
-    w, h = INPUT_SIZE[kind]
+    w, h = input_size(kind, scale)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         torch.onnx.export(
@@ -461,6 +482,60 @@ def export_embedding(weights: Path, out: Path) -> Path:
     return out
 
 
+def combine_embeddings(members: Sequence[Path], out: Path) -> Path:
+    """One ONNX network of several exported embeddings of one input size (an ensemble): each
+    member runs on the same input and their unit vectors are concatenated, so the cosine of two
+    outputs (normalised again, as :class:`vision.embedding.CardEmbedder` does) is the mean of the
+    members' cosines. One file is one artefact: the runtime needs no idea of an ensemble."""
+    import onnx
+    from onnx import compose, helper
+
+    if len(members) < 2:
+        raise ValueError("embedding combine: give at least two networks")
+    models = []
+    for k, path in enumerate(members):
+        if not path.is_file():
+            raise ModelFileError(f"embedding network {path} not found")
+        try:
+            model = onnx.load(str(path))
+        except Exception as exc:  # onnx raises protobuf's DecodeError and others
+            raise ModelFileError(f"embedding network {path} is not an ONNX file ({exc})") from None
+        names = ([v.name for v in model.graph.input], [v.name for v in model.graph.output])
+        if names != (["image"], ["embedding"]):
+            raise ModelFileError(f"embedding network {path} is not an exported embedding (image, embedding)")
+        models.append(compose.add_prefix(model, f"m{k}_"))
+
+    def dims(value: Any) -> list[int]:
+        return [d.dim_value for d in value.type.tensor_type.shape.dim]
+
+    sizes = {tuple(dims(m.graph.input[0])[1:]) for m in models}
+    if len(sizes) != 1:
+        raise ValueError(f"embedding combine: the networks take different inputs {sorted(sizes)}")
+    n = len(models)
+    nodes = [helper.make_node("Identity", ["image"], [f"m{k}_image"]) for k in range(n)]
+    nodes += [node for m in models for node in m.graph.node]
+    # Each member's output unit length (the exported ones are already; any other is made so).
+    nodes += [
+        helper.make_node("LpNormalization", [f"m{k}_embedding"], [f"m{k}_unit"], axis=1, p=2)
+        for k in range(n)
+    ]
+    nodes.append(helper.make_node("Concat", [f"m{k}_unit" for k in range(n)], ["embedding"], axis=1))
+    width = sum(dims(m.graph.output[0])[1] for m in models)
+    graph = helper.make_graph(
+        nodes,
+        "embedding_ensemble",
+        [helper.make_tensor_value_info("image", onnx.TensorProto.FLOAT, ["n", *sizes.pop()])],
+        [helper.make_tensor_value_info("embedding", onnx.TensorProto.FLOAT, ["n", width])],
+        initializer=[t for m in models for t in m.graph.initializer],
+    )
+    model = helper.make_model(graph, opset_imports=models[0].opset_import)
+    model.ir_version = models[0].ir_version
+    onnx.checker.check_model(model)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(out))
+    return out
+
+
 def smoke_embedding(folder: Path, kind: str = "band", threads: int = 2) -> Path:
     """Two epochs of two steps on 16 cards, then the export (the check that training runs)."""
     cfg = EmbedTrainConfig(folder / "run", kind=kind, epochs=2, steps=2, cards=16, threads=threads)
@@ -469,7 +544,7 @@ def smoke_embedding(folder: Path, kind: str = "band", threads: int = 2) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``train`` (resumable) or ``export`` the card embedding."""
+    """``train`` (resumable), ``export`` or ``combine`` the card embedding."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("train", help="train (resumes a run found in --out)")
@@ -483,13 +558,20 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--lookalike", type=float, default=0.0, help="share of steps on a look-alike deck")
     t.add_argument("--varied", type=float, default=0.0, help="share of steps on a deck of a random design")
     t.add_argument("--width", type=int, default=16)
+    t.add_argument("--scale", type=int, default=1, help="the input's resolution: 2 reads a band at 2 px/mm")
     e = sub.add_parser("export", help="export best.pt to ONNX")
     e.add_argument("weights", type=Path)
     e.add_argument("onnx", type=Path)
+    c = sub.add_parser("combine", help="one ONNX network of several (an ensemble: the mean of their cosines)")
+    c.add_argument("members", type=Path, nargs="+")
+    c.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     try:
         if args.cmd == "export":
             print(export_embedding(args.weights, args.onnx))
+            return 0
+        if args.cmd == "combine":
+            print(combine_embeddings(args.members, args.out))
             return 0
         out = args.out or Path(f"runs/embedding-{args.kind}")
         cfg = EmbedTrainConfig(
@@ -503,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
             lookalike=args.lookalike,
             varied=args.varied,
             width=args.width,
+            scale=args.scale,
         )
         print(train_embedding(cfg, resume=(out / "last.pt").is_file()))
     except (ModelFileError, ValueError) as exc:
