@@ -218,10 +218,26 @@ def test_combined_networks_give_the_mean_of_their_cosines(
     bad.write_bytes(b"not a network")
     assert main(["combine", str(other), str(bad), "--out", str(tmp_path / "x.onnx")]) == 2
     assert "bad.onnx is not an ONNX file" in capsys.readouterr().out
-    fine = _image_network(tmp_path / "fine.onnx", input_size("band", 2))
-    assert main(["combine", str(other), str(fine), "--out", str(tmp_path / "x.onnx")]) == 2
-    assert "take different inputs" in capsys.readouterr().out
+    odd = _image_network(tmp_path / "odd.onnx", (64, 21))
+    assert main(["combine", str(other), str(odd), "--out", str(tmp_path / "x.onnx")]) == 2
+    assert "takes 64x20, not a whole fraction of 64x21" in capsys.readouterr().out
     assert not (tmp_path / "x.onnx").exists()
+
+
+def test_a_coarser_member_sees_the_finer_input_averaged_down(tmp_path: Path) -> None:
+    # A scale-1 network beside a scale-2 one: the ensemble takes scale-2 patches; the scale-1
+    # member sees them averaged 2 x 2 (the stand-ins' plane means are the same either way).
+    coarse = _image_network(tmp_path / "coarse.onnx", INPUT_SIZE["band"])
+    fine = _image_network(tmp_path / "fine.onnx", input_size("band", 2), scale=-1.0)
+    both = CardEmbedder(combine_embeddings([coarse, fine], tmp_path / "both.onnx"))
+    assert (both.scale, both.patch_ppm) == (2, 2 * PATCH_PPM["band"])
+    faces = list(random_deck(DECK)[:6])
+    a, b = CardEmbedder(coarse).references(faces), CardEmbedder(fine).references(faces)
+    v = both.references(faces)
+    assert np.allclose(a, -b, atol=1e-3)  # the stand-ins: one the other's opposite
+    assert np.abs(v @ v.T - (a @ a.T + b @ b.T) / 2).max() < 1e-3
+    halves = v * np.sqrt(2)  # each member's unit vector, the whole normalised again
+    assert np.allclose(halves[:, :3], a, atol=1e-3) and np.allclose(halves[:, 3:], b, atol=1e-3)
 
 
 def test_view_pairs_and_the_network_input() -> None:

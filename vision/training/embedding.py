@@ -483,10 +483,12 @@ def export_embedding(weights: Path, out: Path) -> Path:
 
 
 def combine_embeddings(members: Sequence[Path], out: Path) -> Path:
-    """One ONNX network of several exported embeddings of one input size (an ensemble): each
-    member runs on the same input and their unit vectors are concatenated, so the cosine of two
-    outputs (normalised again, as :class:`vision.embedding.CardEmbedder` does) is the mean of the
-    members' cosines. One file is one artefact: the runtime needs no idea of an ensemble."""
+    """One ONNX network of several exported embeddings (an ensemble): each member runs on the same
+    input and their unit vectors are concatenated, so the cosine of two outputs (normalised
+    again, as :class:`vision.embedding.CardEmbedder` does) is the mean of the members' cosines.
+    The input is the finest member's; a member at a whole fraction of its resolution sees it
+    averaged down (a scale-1 band network in an ensemble with a scale-2 one). One file is one
+    artefact: the runtime needs no idea of an ensemble."""
     import onnx
     from onnx import compose, helper
 
@@ -508,11 +510,23 @@ def combine_embeddings(members: Sequence[Path], out: Path) -> Path:
     def dims(value: Any) -> list[int]:
         return [d.dim_value for d in value.type.tensor_type.shape.dim]
 
-    sizes = {tuple(dims(m.graph.input[0])[1:]) for m in models}
-    if len(sizes) != 1:
-        raise ValueError(f"embedding combine: the networks take different inputs {sorted(sizes)}")
+    inputs = [dims(m.graph.input[0])[1:] for m in models]  # channels, h, w
+    channels, h, w = max(inputs, key=lambda d: d[1])
+    nodes = []
+    for k, (c, hk, wk) in enumerate(inputs):
+        # A coarser member sees the finest input averaged down (as an area resize would cut it).
+        f = h // hk
+        if c != channels or hk * f != h or wk * f != w:
+            raise ValueError(
+                f"embedding combine: {members[k]} takes {wk}x{hk}, not a whole fraction of {w}x{h}"
+            )
+        pool = {"kernel_shape": [f, f], "strides": [f, f]}
+        nodes.append(
+            helper.make_node("AveragePool", ["image"], [f"m{k}_image"], **pool)
+            if f > 1
+            else helper.make_node("Identity", ["image"], [f"m{k}_image"])
+        )
     n = len(models)
-    nodes = [helper.make_node("Identity", ["image"], [f"m{k}_image"]) for k in range(n)]
     nodes += [node for m in models for node in m.graph.node]
     # Each member's output unit length (the exported ones are already; any other is made so).
     nodes += [
@@ -524,7 +538,7 @@ def combine_embeddings(members: Sequence[Path], out: Path) -> Path:
     graph = helper.make_graph(
         nodes,
         "embedding_ensemble",
-        [helper.make_tensor_value_info("image", onnx.TensorProto.FLOAT, ["n", *sizes.pop()])],
+        [helper.make_tensor_value_info("image", onnx.TensorProto.FLOAT, ["n", channels, h, w])],
         [helper.make_tensor_value_info("embedding", onnx.TensorProto.FLOAT, ["n", width])],
         initializer=[t for m in models for t in m.graph.initializer],
     )
