@@ -63,6 +63,19 @@ def _color(rng: np.random.Generator, lo: float = 0, hi: float = 255) -> tuple[in
     return tuple(int(v) for v in rng.uniform(lo, hi, 3))  # type: ignore[return-value]
 
 
+#: A random card's frame tint per energy colour (BGR; grey for the others: "any", "none").
+ENERGY_TINT = {"red": (40, 40, 190), "blue": (190, 110, 40), "black": (50, 50, 50), "yellow": (40, 190, 220)}
+
+
+def _tint(color: str) -> np.ndarray:
+    return np.array(ENERGY_TINT.get(color, (140, 140, 140)), np.float32)
+
+
+def _word(rng: np.random.Generator, first: str, n: int) -> str:
+    """``n`` random letters of the alphabet that starts at ``first`` ("A" or "a")."""
+    return "".join(chr(int(c)) for c in rng.integers(ord(first), ord(first) + 26, n))
+
+
 def random_face(
     rng: np.random.Generator,
     color: str,
@@ -77,9 +90,7 @@ def random_face(
     ``rng``, which then draws exactly as before): cards drawn from one template look alike, and
     only their title, their text and ``cost`` (printed in the disc when given) tell them apart."""
     t = rng if template is None else template
-    energy = {"red": (40, 40, 190), "blue": (190, 110, 40), "black": (50, 50, 50), "yellow": (40, 190, 220)}
-    base = np.array(energy.get(color, (140, 140, 140)), np.float32)
-    frame = np.clip(base * t.uniform(0.5, 1.2) + t.normal(0, 35, 3), 0, 255)
+    frame = np.clip(_tint(color) * t.uniform(0.5, 1.2) + t.normal(0, 35, 3), 0, 255)
     img = np.empty((FACE_H, FACE_W, 3), np.uint8)
     img[:] = frame.astype(np.uint8)
     band = round(BAND_MM * FACE_PX_PER_MM)
@@ -88,7 +99,7 @@ def random_face(
     ink = _color(t, 0, 90)
     cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 2), paper, -1)
     font = int(t.choice([cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX, cv2.FONT_HERSHEY_TRIPLEX]))
-    word = "".join(chr(int(c)) for c in rng.integers(65, 91, int(rng.integers(4, 10))))
+    word = _word(rng, "A", int(rng.integers(4, 10)))
     cv2.putText(img, word, (inset + 40, band // 2 + 8), font, rng.uniform(0.5, 0.8), ink, 1, cv2.LINE_AA)
     cv2.circle(img, (inset + 18, band // 2), 14, _color(t), -1, cv2.LINE_AA)
     if cost is not None:
@@ -115,7 +126,7 @@ def random_face(
     img[top:bottom, inset : FACE_W - inset] = np.clip(pic, 0, 255).astype(np.uint8)
     cv2.rectangle(img, (inset, bottom + 4), (FACE_W - inset, FACE_H - inset), paper, -1)
     for k in range(int(rng.integers(2, 6))):
-        line = "".join(chr(int(c)) for c in rng.integers(97, 123, int(rng.integers(8, 18))))
+        line = _word(rng, "a", int(rng.integers(8, 18)))
         y = bottom + 22 + 18 * k
         if y < FACE_H - inset - 4:
             cv2.putText(img, line, (inset + 6, y), font, 0.4, ink, 1, cv2.LINE_AA)
@@ -190,8 +201,7 @@ def varied_face(rng: np.random.Generator, color: str, layout: int) -> np.ndarray
     card (``rng``) draws its title, seal colour, picture and text. An embedding trained on such
     decks learns cards, not one design (issue 14: art far beyond the project's own look)."""
     lo = np.random.default_rng(layout)  # the same draws for every card of the deck
-    energy = {"red": (40, 40, 190), "blue": (190, 110, 40), "black": (50, 50, 50), "yellow": (40, 190, 220)}
-    base = np.array(energy.get(color, (140, 140, 140)), np.float32)
+    base = _tint(color)
     tint, dark = lo.uniform(0.0, 1.2), lo.random() < 0.3
     neutral = np.array(_color(lo, 0, 80) if dark else _color(lo, 150, 255), np.float32)
     frame = np.clip(tint * base + (1 - min(tint, 1.0)) * neutral + lo.normal(0, 20, 3), 0, 255)
@@ -209,7 +219,7 @@ def varied_face(rng: np.random.Generator, color: str, layout: int) -> np.ndarray
         cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 2), paper, -1)
     elif title_bg == 2:
         cv2.rectangle(img, (inset, inset), (FACE_W - inset, band - 2), _color(lo), -1)
-    word = "".join(chr(int(c)) for c in rng.integers(65, 91, int(rng.integers(3, 11))))
+    word = _word(rng, "A", int(rng.integers(3, 11)))
     if rng.random() < 0.5:
         word = word.capitalize()
     f = font | (cv2.FONT_ITALIC if italic else 0)
@@ -229,7 +239,7 @@ def varied_face(rng: np.random.Generator, color: str, layout: int) -> np.ndarray
     cv2.rectangle(img, (inset, y0), (FACE_W - inset, FACE_H - inset), paper, -1)
     if lower in (0, 2):
         for k in range(int(rng.integers(1, 6))):
-            line = "".join(chr(int(c)) for c in rng.integers(97, 123, int(rng.integers(6, 18))))
+            line = _word(rng, "a", int(rng.integers(6, 18)))
             y = y0 + 18 + 16 * k
             if y < FACE_H - inset - 4:
                 cv2.putText(img, line, (inset + 6, y), font, 0.4, ink, 1, cv2.LINE_AA)
