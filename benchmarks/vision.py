@@ -314,7 +314,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     found = {c: Tally() for c in CLASSES}
     extra: Counter[str] = Counter()
     vp_value, vp_value_box = Tally(), Tally()  # each token by its size; the box's size alone at 21 mm
-    vp_together = Tally()  # the frame's tokens read together (token_values: the pipeline's reading)
+    vp_reader = Tally()  # the frame's tokens read together with the token reader (the pipeline's reading)
+    vp_together = Tally()  # the same, by sizes and colours alone (token_values without the reader)
     vp_alone = Tally()  # the same tokens, each by its own size (token_points: before)
     vp_size: dict[str, list[float]] = {"vp1": [], "vp5": []}  # token_size of true 1s and 5s found, mm
     marble_touching = {True: Tally(), False: Tally()}
@@ -328,6 +329,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     # Card boxes on bare table (vision/plausible.py): dropped, of them on a true card, and the
     # frames assembled with them kept.
     bare_dropped, bare_true, exact_with_bare = 0, 0, Tally()
+    exact_no_reader = Tally()  # the pipeline's detections assembled without the token reader
     # Top bands kept where a stack puts them (vision/stacks.py): added, of them on a true band,
     # and the frames assembled without them.
     stack_added, stack_true, exact_no_stacks = 0, 0, Tally()
@@ -414,6 +416,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 scene.image, seen_h.homography, observer.last_detections + bare, seats
             )
             exact_with_bare.add(content(with_bare) == content(scene.truth))
+            reader, observer.assembler.tokens = observer.assembler.tokens, None
+            no_reader = observer.assembler.assemble(
+                scene.image, seen_h.homography, observer.last_detections, seats
+            )
+            observer.assembler.tokens = reader
+            exact_no_reader.add(content(no_reader) == content(scene.truth))
             stacked = observer.last_stack_bands
             stack_added += len(stacked)
             stack_true += sum(t is not None for _, t in match(stacked, truth_cards, same_class=False))
@@ -519,6 +527,13 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             if d.cls in ("vp1", "vp5") and any(inside(r, *Seen.of(d).center) for r in vp_zones)
         }
         vp_read = dict(zip(vp_boxes, token_values(seen_frame, h, list(vp_boxes.values())), strict=True))
+        vp_said = vp_read
+        if observer.assembler.tokens is not None:
+            centres = [((b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in vp_boxes.values()]
+            fives = observer.assembler.tokens.fives(seen_frame, h, centres)
+            vp_said = dict(
+                zip(vp_boxes, token_values(seen_frame, h, list(vp_boxes.values()), fives), strict=True)
+            )
         hit: set[int] = set()
         for d, t in match(confident, [(c, b) for c, b, _ in truth], same_class=False):
             if t is None:
@@ -531,6 +546,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 vp_value_box.add((box_size(box) >= 21.0) == (o.cls == "vp5"))
                 vp_size[o.cls].append(token_size(seen_frame, h, box))
                 if id(d) in vp_read:
+                    vp_reader.add(vp_said[id(d)] == int(o.cls[2:]))
                     vp_together.add(vp_read[id(d)] == int(o.cls[2:]))
                     vp_alone.add(token_points(seen_frame, h, box) == int(o.cls[2:]))
             c = ((d.box[0] + d.box[2]) / 2 / CANON_PX_PER_MM, (d.box[1] + d.box[3]) / 2 / CANON_PX_PER_MM)
@@ -603,7 +619,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         print(f"    {cls:14s} found {found[cls]}, extra {extra[cls]}")
     print(
         f"  VP tokens found in the VP zones of the seats in play: value right, the frame's tokens read "
-        f"together (shipped, vision/tokens.py: token_values) {vp_together}, each by its own size "
+        f"together with the token reader (shipped, vision/tokens.py: token_values, TokenReader) {vp_reader}, "
+        f"together by sizes and colours alone {vp_together}, each by its own size "
         f"{vp_alone}; every VP token found (the supply too): each by its box and measured disc "
         f"{vp_value}, from the box's size alone at 21 mm {vp_value_box}"
     )
@@ -642,6 +659,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"  card boxes on bare table dropped (vision/plausible.py) {bare_dropped}, of them on a true "
         f"card {bare_true}; exactly right with them kept {exact_with_bare}"
     )
+    print(f"  exactly right without the VP-token reader (models/tokens.onnx) {exact_no_reader}")
     print(
         f"  top bands kept where a stack puts them (vision/stacks.py) {stack_added}, of them on a true "
         f"card {stack_true}; exactly right without them {exact_no_stacks}"

@@ -65,12 +65,14 @@ from vision.identify import (
 from vision.marbles import MarbleColors
 from vision.motion import MotionGate
 from vision.occlusion import TableBackground, occluders
+from vision.paths import LOCATIONS
 from vision.plausible import bare_table_cards, plausible
 from vision.reaches import reaches_of
 from vision.stacks import LOW_BAND_CONF, stack_bands
 from vision.tokens import (
     FAINT_FIVE_CONF,
     LOW_TOKEN_CONF,
+    TokenReader,
     missed_tokens,
     token_points,
     token_values,
@@ -138,10 +140,14 @@ class Assembler:
         colors: MarbleColors | None = None,
         white_balance: bool = True,
         color_from_cards: bool = True,
+        tokens: TokenReader | None = None,
     ) -> None:
         self.zones = zones or default_zones()
         self.identifier = identifier or Identifier()
         self.colors = colors  # None: the detector's marble class is the color
+        #: The VP-token reader (a 1 or a 5 by its digit and rim, :class:`vision.tokens.TokenReader`);
+        #: None: the tokens' sizes and colours alone decide (:func:`vision.tokens.token_values`).
+        self.tokens = tokens
         #: Identification and marble color read the frame white-balanced on the markers' paper
         #: (vision/whitebalance.py): a 2700 K lamp took cards identified right from 74 % to 99.6 %.
         self.white_balance = white_balance
@@ -233,7 +239,8 @@ class Assembler:
         }
         every = [s for toks in tokens.values() for s in toks]
         if self.tokens_together:
-            values = token_values(frame, h, [s.box for s in every])
+            fives = None if self.tokens is None else self.tokens.fives(frame, h, [s.center for s in every])
+            values = token_values(frame, h, [s.box for s in every], fives)
         else:
             values = [token_points(frame, h, s.box) for s in every]
         points = dict(zip(map(id, every), values, strict=True))
@@ -433,6 +440,7 @@ class Observer:
     ``boxes``: known boxes instead of the detector and the hand network (neither is loaded).
     ``ring_pass=False``: the heap stage's second pass on the whole frame, not on ring crops
     (the benchmarks time both).
+    ``token_model``: the VP-token reader's file (default the committed ``models/tokens.onnx``).
     """
 
     def __init__(
@@ -451,6 +459,7 @@ class Observer:
         reaches: bool = False,
         heaps: bool = True,
         ring_pass: bool = True,
+        token_model: str | Path | None = None,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -464,7 +473,12 @@ class Observer:
         # without it (docs/vision.md, "A learned card embedding": on the held-out deck bands
         # 67 -> 94 %, on the drawn faces one far band of 243 lost with it).
         embedding = CardEmbedder() if enrol_dir is not None else None
-        self.assembler = Assembler(self.zones, Identifier(enrol_dir=enrol_dir, embedding=embedding), colors)
+        self.assembler = Assembler(
+            self.zones,
+            Identifier(enrol_dir=enrol_dir, embedding=embedding),
+            colors,
+            tokens=TokenReader(LOCATIONS.tokens if token_model is None else Path(token_model)),
+        )
         self.calibrator = Calibrator(self.zones)
         self.gate = gate or MotionGate()
         self.conf = conf

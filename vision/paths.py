@@ -27,8 +27,8 @@ class Locations:
 
     @property
     def models(self) -> Path:
-        """The committed networks: detector.onnx / detector.pt, hands.onnx, workbench.onnx,
-        damage.onnx; and the own tiles' faces, workbench_tiles.npz."""
+        """The committed networks: detector.onnx / detector.pt, hands.onnx, tokens.onnx,
+        workbench.onnx, damage.onnx; and the own tiles' faces, workbench_tiles.npz."""
         return self.root / "models"
 
     @property
@@ -48,6 +48,11 @@ class Locations:
     @property
     def hands(self) -> Path:
         return self.models / "hands.onnx"
+
+    @property
+    def tokens(self) -> Path:
+        """The VP-token reader (vision.tokens.TokenReader)."""
+        return self.models / "tokens.onnx"
 
     @property
     def workbench(self) -> Path:

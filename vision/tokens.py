@@ -41,12 +41,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import numpy as np
 
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, MARBLE_CLASSES
+from vision.networks import Network
 from vision.zones import Rect, inside
 
 #: The tokens' diameters (mm).
@@ -117,6 +119,18 @@ class Disc:
         return (x - r, y - r, x + r, y + r)
 
 
+#: The token reader's crop: this many mm square round the token's centre, cut from the frame
+#: through the calibration at ``TOKEN_CROP_PX`` px (4/3 px per mm: about a 720p camera's over a
+#: whole table), so a 5 is 32 px across and a 1 24 px whatever the camera.
+TOKEN_CROP_MM = 36.0
+TOKEN_CROP_PX = 48
+#: A token outside two groups is what the reader says where it is at least this sure (P(5) at
+#: least this, or at most 1 minus it); else its size decides.
+READER_SURE = 0.8
+#: Two groups of a frame's tokens: the group whose mean P(5) is this much higher is the 5s.
+READER_APART = 0.3
+
+
 def _sample(frame: np.ndarray, h_img: np.ndarray, pts_mm: np.ndarray) -> np.ndarray:
     """BGR (float) of the frame at table points ``pts_mm`` (..., 2), bilinear."""
     shape = pts_mm.shape[:-1]
@@ -170,6 +184,51 @@ def measure(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float, float]
             return None
         fit = _fit_circle(pts[keep])
     return Disc((fit[0], fit[1]), 2 * fit[2], float(keep.sum()) / len(_ANGLES))
+
+
+def token_crop(
+    frame: np.ndarray,
+    h_img: np.ndarray,
+    center_mm: tuple[float, float],
+    angle: float = 0.0,
+    scale: float = 1.0,
+) -> np.ndarray:
+    """The token reader's crop (``TOKEN_CROP_PX`` square, BGR uint8) round ``center_mm``:
+    :data:`TOKEN_CROP_MM` of table turned by ``angle`` (radians) and ``scale``d (training turns and
+    scales its crops; the pipeline cuts them square to the table)."""
+    step = TOKEN_CROP_MM / TOKEN_CROP_PX * scale
+    k = (np.arange(TOKEN_CROP_PX) - (TOKEN_CROP_PX - 1) / 2) * step
+    u, v = np.meshgrid(k, k)
+    c, s = math.cos(angle), math.sin(angle)
+    pts = np.stack([center_mm[0] + c * u - s * v, center_mm[1] + s * u + c * v], axis=-1)
+    return np.clip(np.rint(_sample(frame, h_img, pts)[..., :3]), 0, 255).astype(np.uint8)
+
+
+def token_blob(crop: np.ndarray) -> np.ndarray:
+    """The reader's input (1, 3, px, px float32) from a crop: each channel less its mean, all over
+    the crop's spread, so that neither the lamp's brightness nor its colour is what it reads."""
+    x = crop.astype(np.float32)
+    x = x - x.reshape(-1, x.shape[2]).mean(axis=0)
+    x = x / max(float(x.std()), 1.0)
+    return np.ascontiguousarray(x.transpose(2, 0, 1)[None])
+
+
+class TokenReader:
+    """The VP-token network (``models/tokens.onnx``, vision/training/tokens.py): the probability
+    that a token is a 5, read from its digit and rim as well as its size. A missing or
+    unreadable file is a :class:`~vision.errors.ModelFileError`."""
+
+    def __init__(self, path: Path, threads: int = 1) -> None:
+        self.net = Network(path, "VP token model", threads=threads)
+
+    def fives(
+        self, frame: np.ndarray, h_img: np.ndarray, centers_mm: Sequence[tuple[float, float]]
+    ) -> np.ndarray:
+        """P(5) of the tokens centred at ``centers_mm`` (table mm)."""
+        return np.array(
+            [float(self.net.run(token_blob(token_crop(frame, h_img, c)))[0, 1]) for c in centers_mm],
+            np.float32,
+        )
 
 
 def box_size(box: tuple[float, float, float, float]) -> float:
@@ -330,13 +389,25 @@ def two_groups(points: np.ndarray) -> np.ndarray | None:
 
 
 def token_values(
-    frame: np.ndarray | None, h_img: np.ndarray | None, boxes: list[tuple[float, float, float, float]]
+    frame: np.ndarray | None,
+    h_img: np.ndarray | None,
+    boxes: list[tuple[float, float, float, float]],
+    fives: np.ndarray | None = None,
 ) -> list[int]:
     """The values (1 or 5) of a frame's tokens (boxes in table mm), read together: by printing
     where the colours split them into two groups of clearly different size, else each by its own
-    size (:func:`token_points`)."""
+    size (:func:`token_points`).
+
+    ``fives``: the token reader's P(5) of each token (:class:`TokenReader`). With it, the group
+    its reader calls 5s more surely (by :data:`READER_APART`) is the 5s, whatever the sizes say,
+    and a token the reader is sure of (:data:`READER_SURE`) outside two groups is what it says."""
     sizes = np.array([token_size(frame, h_img, b) for b in boxes])
     values = [1 if s < VP_SPLIT_MM else 5 for s in sizes]
+    if fives is not None:
+        values = [
+            5 if p >= READER_SURE else 1 if p <= 1 - READER_SURE else v
+            for v, p in zip(values, fives, strict=True)
+        ]
     if frame is None or h_img is None or len(boxes) < 2:
         return values
     chroma = np.array([token_chroma(frame, h_img, ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)) for b in boxes])
@@ -346,5 +417,9 @@ def token_values(
     medians = [float(np.median(sizes[groups == k])) for k in (0, 1)]
     if abs(medians[0] - medians[1]) < PRINTING_SIZE_MM:
         return values
-    fives = int(medians[1] > medians[0])
-    return [5 if g == fives else 1 for g in groups]
+    fives_group = int(medians[1] > medians[0])
+    if fives is not None:
+        said = [float(np.mean(fives[groups == k])) for k in (0, 1)]
+        if abs(said[0] - said[1]) >= READER_APART:
+            fives_group = int(said[1] > said[0])
+    return [5 if g == fives_group else 1 for g in groups]

@@ -117,6 +117,23 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     xh = sub.add_parser("export-hands", help="export trained hand weights to ONNX")
     xh.add_argument("--weights", type=Path, default=Path("runs/hands/best.pt"), help="trained weights")
     xh.add_argument("--out", type=Path, default=None, help="ONNX file (default: models/hands.onnx)")
+    ts = sub.add_parser("token-set", help="render the VP-token reader's training crops (resumable)")
+    ts.add_argument("--out", type=Path, default=Path("data/tokens"), help="dataset folder")
+    ts.add_argument("--train", type=int, default=1600, help="training scenes")
+    ts.add_argument("--val", type=int, default=200, help="validation scenes")
+    ts.add_argument("--workers", type=int, default=2, help="rendering processes")
+    tt = sub.add_parser(
+        "train-tokens", help="train the VP-token reader (progress per epoch; --resume continues)"
+    )
+    tt.add_argument("--data", type=Path, default=Path("data/tokens"), help="dataset folder (from token-set)")
+    tt.add_argument("--out", type=Path, default=Path("runs/tokens"), help="run folder")
+    tt.add_argument("--epochs", type=int, default=12, help="training epochs")
+    tt.add_argument("--threads", type=int, default=2, help="torch threads")
+    tt.add_argument("--resume", action="store_true", help="continue the interrupted run")
+    tt.add_argument("--smoke", type=Path, help="one epoch on a few scenes rendered into this folder")
+    xt = sub.add_parser("export-tokens", help="export trained VP-token reader weights to ONNX")
+    xt.add_argument("--weights", type=Path, default=Path("runs/tokens/best.pt"), help="trained weights")
+    xt.add_argument("--out", type=Path, default=None, help="ONNX file (default: models/tokens.onnx)")
     fm = sub.add_parser("fit-marbles", help="fit the marble colour stage on rendered tables")
     fm.add_argument("--tables", type=int, default=300, help="rendered tables to fit on")
     fm.add_argument(
@@ -302,6 +319,23 @@ def _run(a: argparse.Namespace) -> int:
         from vision.training.hands import export_hands
 
         print(f"export-hands: wrote {export_hands(a.weights, a.out or LOCATIONS.hands)}")
+    elif a.cmd == "token-set":
+        from vision.training.tokens import TokenSetSpec, render_token_set
+
+        print(f"token-set: ready: {render_token_set(TokenSetSpec(a.out, a.train, a.val), workers=a.workers)}")
+    elif a.cmd == "train-tokens":
+        from vision.training.tokens import TokenTrainConfig, smoke_tokens, train_tokens
+
+        if a.smoke:
+            print(f"train-tokens: smoke export at {smoke_tokens(a.smoke, a.threads)}")
+        else:
+            token_cfg = TokenTrainConfig(a.data, a.out, a.epochs, threads=a.threads)
+            print(f"train-tokens: best weights at {train_tokens(token_cfg, resume=a.resume)}")
+    elif a.cmd == "export-tokens":
+        from vision.paths import LOCATIONS
+        from vision.training.tokens import export_tokens
+
+        print(f"export-tokens: wrote {export_tokens(a.weights, a.out or LOCATIONS.tokens)}")
     elif a.cmd == "fit-marbles":
         from vision.marbles import DEFAULT_PARAMS
         from vision.training.marbles import fit_from_renders
