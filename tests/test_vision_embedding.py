@@ -427,15 +427,18 @@ def test_a_finer_network_trains_and_exports_its_resolution(tmp_path: Path) -> No
         train_embedding(replace(cfg, scale=0))
 
 
-def test_a_table_with_an_enrolled_deck_reads_bands_with_the_embedding(tmp_path: Path) -> None:
-    # A real deck is always enrolled (its art is never shipped): the pipeline then adds the
-    # learned embedding; the project's drawn faces are read as before, without it.
+def test_a_table_reads_bands_with_the_embedding_enrolled_or_drawn(tmp_path: Path) -> None:
+    # A real deck is always enrolled (its art is never shipped); the project's drawn faces are
+    # read with the embedding too (docs/vision.md, "Fifteenth round"): each identifier holds the
+    # embedding of its own references.
     from vision.observe import Observer
 
     enrolled = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [], enrol_dir=str(tmp_path))
     drawn = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [])
-    assert enrolled.identifier.embedding is not None and enrolled.identifier.band_vectors is not None
-    assert drawn.identifier.embedding is None and drawn.identifier.band_vectors is None
+    for observer in (enrolled, drawn):
+        ident = observer.identifier
+        assert ident.embedding is not None and ident.band_vectors is not None
+        assert ident.band_vectors.shape[0] == len(ident.faces)
 
 
 def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:

@@ -468,14 +468,13 @@ class Observer:
         self.boxes = boxes
         self.detector = Detector(model, backend) if boxes is None else None
         colors = MarbleColors() if color_stage else None
-        # A table that enrols its own deck (a real deck always is: the publisher's art is never
-        # shipped) reads top bands with the learned embedding too; the project's drawn faces
-        # without it (docs/vision.md, "A learned card embedding": on the held-out deck bands
-        # 67 -> 94 %, on the drawn faces one far band of 243 lost with it).
-        embedding = CardEmbedder() if enrol_dir is not None else None
+        # Cards are read with the learned band embedding too, an enrolled deck's (a real deck
+        # always is: the publisher's art is never shipped) and the project's drawn faces alike
+        # (docs/vision.md, "Fifteenth round": with the ensemble, `style` development frames 45 ->
+        # 48 of 60 right, `own` unchanged; the first network had cost the drawn faces a band).
         self.assembler = Assembler(
             self.zones,
-            Identifier(enrol_dir=enrol_dir, embedding=embedding),
+            Identifier(enrol_dir=enrol_dir, embedding=CardEmbedder()),
             colors,
             tokens=TokenReader(LOCATIONS.tokens if token_model is None else Path(token_model)),
         )
