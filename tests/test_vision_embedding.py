@@ -428,9 +428,10 @@ def test_a_finer_network_trains_and_exports_its_resolution(tmp_path: Path) -> No
 
 
 def test_a_table_reads_bands_with_the_embedding_enrolled_or_drawn(tmp_path: Path) -> None:
-    # A real deck is always enrolled (its art is never shipped); the project's drawn faces are
-    # read with the embedding too (docs/vision.md, "Fifteenth round"): each identifier holds the
-    # embedding of its own references.
+    # A real deck is always enrolled (its art is never shipped); the project's drawn faces'
+    # top bands are read with the embedding too, their whole cards by the template alone
+    # (docs/vision.md, "Fifteenth round"): each identifier holds the embedding of its own references.
+    from vision.identify import EMBEDDING_WHOLE
     from vision.observe import Observer
 
     enrolled = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [], enrol_dir=str(tmp_path))
@@ -439,6 +440,7 @@ def test_a_table_reads_bands_with_the_embedding_enrolled_or_drawn(tmp_path: Path
         ident = observer.identifier
         assert ident.embedding is not None and ident.band_vectors is not None
         assert ident.band_vectors.shape[0] == len(ident.faces)
+    assert (enrolled.identifier.embedding_whole, drawn.identifier.embedding_whole) == (EMBEDDING_WHOLE, 0.0)
 
 
 def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:

@@ -51,6 +51,7 @@ from vision.geometry import (
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
 from vision.heaps import LOW_CONF, RING_CROP_PX, HeapFinder
 from vision.identify import (
+    EMBEDDING_WHOLE,
     STARTING,
     CardMemory,
     Identifier,
@@ -468,13 +469,19 @@ class Observer:
         self.boxes = boxes
         self.detector = Detector(model, backend) if boxes is None else None
         colors = MarbleColors() if color_stage else None
-        # Cards are read with the learned band embedding too, an enrolled deck's (a real deck
-        # always is: the publisher's art is never shipped) and the project's drawn faces alike
-        # (docs/vision.md, "Fifteenth round": with the ensemble, `style` development frames 45 ->
-        # 48 of 60 right, `own` unchanged; the first network had cost the drawn faces a band).
+        # Top bands are read with the learned band embedding too, an enrolled deck's (a real
+        # deck always is: the publisher's art is never shipped) and the project's drawn faces
+        # alike; a card seen whole adds its band's embedding only for an enrolled deck: two drawn
+        # faces of one colour, cost and VP have near-equal bands (16 and 17), and there it added
+        # noise to faces the template reads (docs/vision.md, "Fifteenth round": `style`
+        # development frames 45 -> 47 of 60 right, `own` unchanged).
         self.assembler = Assembler(
             self.zones,
-            Identifier(enrol_dir=enrol_dir, embedding=CardEmbedder()),
+            Identifier(
+                enrol_dir=enrol_dir,
+                embedding=CardEmbedder(),
+                embedding_whole=EMBEDDING_WHOLE if enrol_dir is not None else 0.0,
+            ),
             colors,
             tokens=TokenReader(LOCATIONS.tokens if token_model is None else Path(token_model)),
         )
