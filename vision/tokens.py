@@ -34,6 +34,12 @@ A token the detector is not sure of (:func:`missed_tokens`) is kept from below t
 confidence, in the spirit of the heap stage (vision/heaps.py), only where nothing else can be: in
 the VP zone of a seat in play, overlapping no object kept, and standing out from the table
 round it (a box on bare mat is the detector's guess, not a token).
+
+The token reader (:class:`TokenReader`, ``models/tokens.onnx``) is a small network that reads a
+crop round a token's centre, 1 or 5, from the digit and rim as well as the size. It orients a
+frame's two printings where the sizes read them backwards (a 5 whose rim is the mat's colour
+looks no bigger than a blurred 1) and decides a token's value where it is sure (docs/vision.md,
+"Fifteenth round").
 """
 
 from __future__ import annotations
