@@ -280,7 +280,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     det = observer.detector
     assert det is not None  # the Observer was built on the detector's model, not on given boxes
     colors = MarbleColors()
-    oracle = Assembler(observer.zones, observer.identifier, colors)
+    oracle = Assembler(observer.zones, observer.identifier, colors, tokens=observer.assembler.tokens)
     cal = Calibrator(observer.zones)
 
     scored: dict[str, list[tuple[float, bool]]] = defaultdict(list)
