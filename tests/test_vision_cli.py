@@ -48,6 +48,12 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err.startswith("error: hand training: nothing to resume in")
     assert main(["export-hands", "--weights", str(tmp_path / "w.pt")]) == 2
     assert "hand weights file" in capsys.readouterr().err
+    assert main(["train-tokens", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "t")]) == 2
+    assert capsys.readouterr().err.startswith("error: token set: no shards in")
+    assert main(["train-tokens", "--out", str(tmp_path / "t"), "--resume"]) == 2
+    assert capsys.readouterr().err.startswith("error: token training: nothing to resume in")
+    assert main(["export-tokens", "--weights", str(tmp_path / "w.pt")]) == 2
+    assert "token weights file" in capsys.readouterr().err
     assert main(["dataset-mix", "--out", str(tmp_path / "mix.yaml"), str(tmp_path / "nothing")]) == 2
     assert (
         capsys.readouterr()

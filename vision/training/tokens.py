@@ -27,7 +27,7 @@ from vision.progress import Progress
 from vision.tokens import TOKEN_CROP_PX, token_blob, token_crop
 from vision.training.checkpoints import keep, log_epoch, restore
 from vision.training.evaluate import HELDOUT
-from vision.training.synth import RenderSettings, random_layout, render_table
+from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
 
 TRAIN_SEED_BASE = 6_000_000  # token-set seeds: apart from the other sets and the held-out range
 VAL_SEED_BASE = 6_500_000
@@ -50,11 +50,11 @@ class TokenSetSpec:
     """What to render: scenes per split and where the shards go."""
 
     out: Path
-    train: int = 3000
-    val: int = 300
+    train: int = 1600
+    val: int = 200
 
 
-def token_scene(seed: int) -> Any:
+def token_scene(seed: int) -> RenderedScene:
     """One scene with many tokens (the supply and every seat), randomised or the project's look."""
     rng = np.random.default_rng([seed, 11])
     layout = random_layout(np.random.default_rng(seed))
