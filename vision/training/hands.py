@@ -4,7 +4,6 @@ and the ONNX export. Needs torch (``gizmos-referee vision train-hands``).
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass
 from multiprocessing import Pool
@@ -19,7 +18,7 @@ from vision.geometry import rectify
 from vision.hands import MASK_SIZE, TOUCHED, hand_patches, mask_iou, shrink_mask
 from vision.paths import LOCATIONS
 from vision.progress import Progress
-from vision.training.checkpoints import keep, log_epoch, restore
+from vision.training.checkpoints import last_checkpoint, train_epochs
 from vision.training.evaluate import scene_for_seed
 from vision.training.synth import RenderSettings
 
@@ -170,56 +169,36 @@ def train_hands(cfg: HandTrainConfig, resume: bool = False) -> Path:
     import torch
     import torch.nn.functional as F
 
-    last = cfg.out / "last.pt"
-    if resume and not last.is_file():
-        raise ModelFileError(f"hand training: nothing to resume in {cfg.out}")
+    last_checkpoint(cfg.out, "hand training", resume)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     xs, ys = load_split(cfg.data / "train")
     vx, vy = load_split(cfg.data / "val")
     net = build_net()
-    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, cfg.lr, total_steps=cfg.epochs * ((len(xs) + cfg.batch - 1) // cfg.batch)
-    )
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    best_path, log_path = cfg.out / "best.pt", cfg.out / "log.jsonl"
-    start, best_iou = 0, -1.0
-    if resume:
-        ck = restore(last, net, opt, sched)
-        start, best_iou = ck["epoch"] + 1, ck["best_iou"]
     gen = np.random.default_rng(cfg.seed)
-    for epoch in range(start, cfg.epochs):
-        t0 = time.monotonic()
-        net.train()
-        order = np.random.default_rng([cfg.seed, epoch]).permutation(len(xs))
-        total = 0.0
-        for i in range(0, len(xs), cfg.batch):
-            idx = order[i : i + cfg.batch]
-            x, y = _augment(xs[idx], ys[idx], gen, cfg.crop)
-            xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-            logits = net(xt)
-            p = torch.sigmoid(logits)
-            dice = 1 - (2 * (p * yt).sum() + 1) / (p.sum() + yt.sum() + 1)
-            loss = F.binary_cross_entropy_with_logits(logits, yt) + dice
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += loss.item() * len(idx)
-        iou = evaluate_net(net, vx, vy)
-        if iou > best_iou:
-            best_iou = iou
-            torch.save({"net": net.state_dict(), "epoch": epoch, "val_iou": iou}, best_path)
-        keep(last, net, opt, sched, epoch=epoch, best_iou=best_iou)
-        line = {"epoch": epoch + 1, "loss": total / len(xs), "val_iou": iou, "s": time.monotonic() - t0}
-        log_epoch(log_path, line)
-        print(
-            f"hands: epoch {epoch + 1}/{cfg.epochs} loss {line['loss']:.4f} val IoU {iou:.4f} "
-            f"(best {best_iou:.4f}) {line['s']:.0f}s",
-            flush=True,
-        )
-    return best_path
+
+    def loss(idx: np.ndarray, epoch: int) -> Any:
+        x, y = _augment(xs[idx], ys[idx], gen, cfg.crop)
+        xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+        logits = net(xt)
+        p = torch.sigmoid(logits)
+        dice = 1 - (2 * (p * yt).sum() + 1) / (p.sum() + yt.sum() + 1)
+        return F.binary_cross_entropy_with_logits(logits, yt) + dice
+
+    return train_epochs(
+        net,
+        cfg.out,
+        label="hands",
+        figure="val IoU",
+        samples=len(xs),
+        epochs=cfg.epochs,
+        batch=cfg.batch,
+        lr=cfg.lr,
+        seed=cfg.seed,
+        loss=loss,
+        validate=lambda: evaluate_net(net, vx, vy),
+        resume=resume,
+    )
 
 
 def _augment(

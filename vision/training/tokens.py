@@ -12,7 +12,6 @@ is in none of them.
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from dataclasses import dataclass, replace
 from multiprocessing import Pool
@@ -25,7 +24,7 @@ from vision.errors import ModelFileError
 from vision.paths import LOCATIONS
 from vision.progress import Progress
 from vision.tokens import TOKEN_CROP_PX, token_blob, token_crop
-from vision.training.checkpoints import keep, log_epoch, restore
+from vision.training.checkpoints import last_checkpoint, train_epochs
 from vision.training.evaluate import HELDOUT
 from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
 
@@ -206,53 +205,35 @@ def train_tokens(cfg: TokenTrainConfig, resume: bool = False) -> Path:
     import torch
     import torch.nn.functional as F
 
-    last = cfg.out / "last.pt"
-    if resume and not last.is_file():
-        raise ModelFileError(f"token training: nothing to resume in {cfg.out}")
+    last_checkpoint(cfg.out, "token training", resume)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     xs, ys = load_split(cfg.data / "train")
     vx, vy = load_split(cfg.data / "val")
     vblob = torch.from_numpy(np.concatenate([token_blob(c) for c in vx]))
     net = build_net()
-    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(
-        opt, cfg.lr, total_steps=cfg.epochs * ((len(xs) + cfg.batch - 1) // cfg.batch)
+
+    gens: dict[int, np.random.Generator] = {}  # one augmentation stream per epoch
+
+    def loss(idx: np.ndarray, epoch: int) -> Any:
+        gen = gens.setdefault(epoch, np.random.default_rng([cfg.seed, epoch, 1]))
+        x = torch.from_numpy(_augment(xs[idx], gen))
+        return F.cross_entropy(net(x), torch.from_numpy(ys[idx]))
+
+    return train_epochs(
+        net,
+        cfg.out,
+        label="tokens",
+        figure="val accuracy",
+        samples=len(xs),
+        epochs=cfg.epochs,
+        batch=cfg.batch,
+        lr=cfg.lr,
+        seed=cfg.seed,
+        loss=loss,
+        validate=lambda: evaluate_net(net, vblob, vy),
+        resume=resume,
     )
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    best_path, log_path = cfg.out / "best.pt", cfg.out / "log.jsonl"
-    start, best_acc = 0, -1.0
-    if resume:
-        ck = restore(last, net, opt, sched)
-        start, best_acc = ck["epoch"] + 1, ck["best_acc"]
-    for epoch in range(start, cfg.epochs):
-        t0 = time.monotonic()
-        gen = np.random.default_rng([cfg.seed, epoch, 1])
-        net.train()
-        order = np.random.default_rng([cfg.seed, epoch]).permutation(len(xs))
-        total = 0.0
-        for i in range(0, len(xs), cfg.batch):
-            idx = order[i : i + cfg.batch]
-            x, y = torch.from_numpy(_augment(xs[idx], gen)), torch.from_numpy(ys[idx])
-            loss = F.cross_entropy(net(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += loss.item() * len(idx)
-        acc = evaluate_net(net, vblob, vy)
-        if acc > best_acc:
-            best_acc = acc
-            torch.save({"net": net.state_dict(), "epoch": epoch, "val_acc": acc}, best_path)
-        keep(last, net, opt, sched, epoch=epoch, best_acc=best_acc)
-        line = {"epoch": epoch + 1, "loss": total / len(xs), "val_acc": acc, "s": time.monotonic() - t0}
-        log_epoch(log_path, line)
-        print(
-            f"tokens: epoch {epoch + 1}/{cfg.epochs} loss {line['loss']:.4f} val accuracy {acc:.4f} "
-            f"(best {best_acc:.4f}) {line['s']:.0f}s",
-            flush=True,
-        )
-    return best_path
 
 
 def evaluate_net(net: Any, blobs: Any, labels: np.ndarray, batch: int = 256) -> float:
