@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -53,29 +53,42 @@ def last_checkpoint(out: Path, what: str, resume: bool) -> Path:
     return last
 
 
+class Recipe(Protocol):
+    """What :func:`train_epochs` reads of a network's training configuration."""
+
+    @property
+    def out(self) -> Path: ...
+    @property
+    def epochs(self) -> int: ...
+    @property
+    def batch(self) -> int: ...
+    @property
+    def lr(self) -> float: ...
+    @property
+    def seed(self) -> int: ...
+
+
 def train_epochs(
     net: Any,
-    out: Path,
+    cfg: Recipe,
+    samples: int,
+    loss: Callable[[np.ndarray, int], Any],
+    validate: Callable[[], float],
     *,
     label: str,
     figure: str,
-    samples: int,
-    epochs: int,
-    batch: int,
-    lr: float,
-    seed: int,
-    loss: Callable[[np.ndarray, int], Any],
-    validate: Callable[[], float],
     resume: bool,
 ) -> Path:
     """The one epoch loop of the project's small networks: AdamW (weight decay 1e-4) with a
-    one-cycle learning rate peaking at ``lr``; each epoch the ``samples`` in a seeded order, in
-    batches of ``batch``, ``loss(indices, epoch)`` (a torch scalar) minimised; then ``validate()``
-    (higher is better): the best epoch is kept as ``best.pt`` (its figure as ``val``), every
-    epoch's state as ``last.pt`` (``resume`` continues from it), a line appended to
-    ``log.jsonl`` and one progress line printed (``label``: "hands"; ``figure``: "val IoU").
-    Returns the path of ``best.pt``."""
+    one-cycle learning rate peaking at ``cfg.lr``; each epoch the ``samples`` in an order seeded
+    by ``cfg.seed``, in batches of ``cfg.batch``, ``loss(indices, epoch)`` (a torch scalar)
+    minimised; then ``validate()`` (higher is better): the best epoch is kept as ``best.pt`` in
+    ``cfg.out`` (its figure as ``val``), every epoch's state as ``last.pt`` (``resume``
+    continues from it), a line appended to ``log.jsonl`` and one progress line printed
+    (``label``: "hands"; ``figure``: "val IoU"). Returns the path of ``best.pt``."""
     import torch
+
+    out, epochs, batch, lr, seed = cfg.out, cfg.epochs, cfg.batch, cfg.lr, cfg.seed
 
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * ((samples + batch - 1) // batch)

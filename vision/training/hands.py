@@ -185,20 +185,10 @@ def train_hands(cfg: HandTrainConfig, resume: bool = False) -> Path:
         dice = 1 - (2 * (p * yt).sum() + 1) / (p.sum() + yt.sum() + 1)
         return F.binary_cross_entropy_with_logits(logits, yt) + dice
 
-    return train_epochs(
-        net,
-        cfg.out,
-        label="hands",
-        figure="val IoU",
-        samples=len(xs),
-        epochs=cfg.epochs,
-        batch=cfg.batch,
-        lr=cfg.lr,
-        seed=cfg.seed,
-        loss=loss,
-        validate=lambda: evaluate_net(net, vx, vy),
-        resume=resume,
-    )
+    def validate() -> float:
+        return evaluate_net(net, vx, vy)
+
+    return train_epochs(net, cfg, len(xs), loss, validate, label="hands", figure="val IoU", resume=resume)
 
 
 def _augment(

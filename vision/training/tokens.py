@@ -220,19 +220,9 @@ def train_tokens(cfg: TokenTrainConfig, resume: bool = False) -> Path:
         x = torch.from_numpy(_augment(xs[idx], gen))
         return F.cross_entropy(net(x), torch.from_numpy(ys[idx]))
 
+    validate = lambda: evaluate_net(net, vblob, vy)  # noqa: E731
     return train_epochs(
-        net,
-        cfg.out,
-        label="tokens",
-        figure="val accuracy",
-        samples=len(xs),
-        epochs=cfg.epochs,
-        batch=cfg.batch,
-        lr=cfg.lr,
-        seed=cfg.seed,
-        loss=loss,
-        validate=lambda: evaluate_net(net, vblob, vy),
-        resume=resume,
+        net, cfg, len(xs), loss, validate, label="tokens", figure="val accuracy", resume=resume
     )
 
 
