@@ -54,6 +54,7 @@ import numpy as np
 
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, MARBLE_CLASSES
+from vision.identify import Identifier
 from vision.networks import Network
 from vision.zones import Rect, inside
 
@@ -201,13 +202,11 @@ def token_crop(
 ) -> np.ndarray:
     """The token reader's crop (``TOKEN_CROP_PX`` square, BGR uint8) round ``center_mm``:
     :data:`TOKEN_CROP_MM` of table turned by ``angle`` (radians) and ``scale``d (training turns and
-    scales its crops; the pipeline cuts them square to the table)."""
-    step = TOKEN_CROP_MM / TOKEN_CROP_PX * scale
-    k = (np.arange(TOKEN_CROP_PX) - (TOKEN_CROP_PX - 1) / 2) * step
-    u, v = np.meshgrid(k, k)
-    c, s = math.cos(angle), math.sin(angle)
-    pts = np.stack([center_mm[0] + c * u - s * v, center_mm[1] + s * u + c * v], axis=-1)
-    return np.clip(np.rint(_sample(frame, h_img, pts)[..., :3]), 0, 255).astype(np.uint8)
+    scales its crops; the pipeline cuts them square to the table), rectified as a card's patch is
+    (:meth:`vision.identify.Identifier._patch`)."""
+    side = TOKEN_CROP_MM * scale
+    ppm = TOKEN_CROP_PX / side
+    return Identifier._patch(frame, h_img, center_mm, (side, side), ppm, 0, math.degrees(angle))[..., :3]
 
 
 def token_blob(crop: np.ndarray) -> np.ndarray:
