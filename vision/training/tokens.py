@@ -216,7 +216,9 @@ def train_tokens(cfg: TokenTrainConfig, resume: bool = False) -> Path:
     gens: dict[int, np.random.Generator] = {}  # one augmentation stream per epoch
 
     def loss(idx: np.ndarray, epoch: int) -> Any:
-        gen = gens.setdefault(epoch, np.random.default_rng([cfg.seed, epoch, 1]))
+        if epoch not in gens:
+            gens[epoch] = np.random.default_rng([cfg.seed, epoch, 1])
+        gen = gens[epoch]
         x = torch.from_numpy(_augment(xs[idx], gen))
         return F.cross_entropy(net(x), torch.from_numpy(ys[idx]))
 
