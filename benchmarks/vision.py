@@ -36,7 +36,10 @@ import cv2
 import numpy as np
 
 import vision  # noqa: F401  (caps BLAS at one thread: see vision/__init__.py)
-from benchmarks import heldout  # the style and deck no training sees
+from benchmarks import (
+    heldout,  # the style and deck no training sees
+    raytrace,  # a renderer of another kind, held out of all training
+)
 from referee.app.settings import Settings
 from vision.calibrate import Calibration, Calibrator
 from vision.detect import BACKENDS, Detection, Detector
@@ -100,10 +103,24 @@ CONDITIONS = {
         "held-out style and a look-alike deck (one drawing per colour and type; title, text and "
         "cost tell cards apart), enrolled from phone-like photos",
     ),
+    "traced": (
+        raytrace.STYLE_TRACED,
+        None,
+        raytrace.RAYTRACE_SEED_BASE,
+        "the held-out style's tables ray-traced in 3-D by POV-Ray (card stock, stacked cards, tall "
+        "decks, glossy, glass and swirled marble spheres, soft shadows), the project's faces, no hands",
+    ),
+    "traced_deck": (
+        raytrace.STYLE_TRACED,
+        heldout.other_deck,
+        raytrace.RAYTRACE_DECK_SEED_BASE,
+        "ray-traced tables with the deck of different art, enrolled from phone-like photos, no hands",
+    ),
 }
 #: The enrolment photos of each condition's deck: (the faces, the photos' seed).
 ENROLMENTS = {
     "deck": lambda: (heldout.other_deck(), heldout.DECK_ART_SEED + 1),
+    "traced_deck": lambda: (heldout.other_deck(), heldout.DECK_ART_SEED + 1),
     "lookalike": lambda: (heldout.lookalike_deck(), heldout.LOOKALIKE_ART_SEED + 1),
 }
 

@@ -71,4 +71,11 @@ if [ "${GIZMOS_SETUP_POSTGRES:-1}" = "1" ] && ! ls /usr/lib/postgresql/*/bin/ini
             >/dev/null 2>&1 || echo "setup: warning: could not install postgresql; the PostgreSQL store tests will say so"
     fi
 fi
+if [ "${GIZMOS_SETUP_POVRAY:-1}" = "1" ] && ! command -v povray >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+        echo "setup: installing Debian povray (the vision benchmark's ray-traced tables: benchmarks/raytrace.py)"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq povray) \
+            >/dev/null 2>&1 || echo "setup: warning: could not install povray; the ray-tracing tests will say so"
+    fi
+fi
 echo "setup: done"

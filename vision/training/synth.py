@@ -104,6 +104,10 @@ class RenderSettings:
     #: mats and tray, camera and lamp, before anything is put on it (the occlusion stage's
     #: background, vision/occlusion.py).
     empty_table: bool = False
+    #: Another renderer of the same tables (``renderer(layout, seed, settings, zones, faces)``,
+    #: default :func:`render_table`): the benchmark's ray-traced condition plugs in here
+    #: (``benchmarks/raytrace.py``), drawing the same layouts, placements and cameras in 3-D.
+    renderer: Callable[..., RenderedScene] | None = None
 
 
 #: Draws a token's value: (image, text, centre px, height px, stroke px, color).
@@ -138,6 +142,21 @@ class SceneObject:
     card: int | None = None
     color: str | None = None
     visible: bool = True  # False when mostly under a hand (then it is not labelled)
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """One thing put on the table as :func:`_draw_table` places it (table mm, degrees): what a
+    renderer of another kind needs to build the same table in 3-D. Kinds: ``card`` (``card``: its
+    id), ``back`` (a deck's card, ``level``), ``marble`` (``color``), ``token`` (``points``)."""
+
+    kind: str
+    center: tuple[float, float]
+    angle_deg: float = 0.0
+    card: int | None = None
+    level: int | None = None
+    color: str | None = None
+    points: int | None = None
 
 
 @dataclass(slots=True)
@@ -287,6 +306,8 @@ class _Canvas:
         self.token_fills = token_fills
         self.token_print = token_print or TokenPrint()
         self.light = light  # unit vector (x, y, z) towards the light, for marble shading and shadows
+        self.sprites: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.placed: list[Placed] | None = None  # when a list: every card, marble and token put down
 
     def px(self, x: float, y: float) -> tuple[float, float]:
         """Table mm to canvas pixel coordinates (OpenCV's convention: pixel i is centred on i)."""
@@ -321,8 +342,14 @@ class _Canvas:
         f = 1 - (1 - depth) * (m.astype(np.float32) / 255)
         roi[:] = (roi * f[..., None]).astype(np.uint8)
 
-    def card(self, img: np.ndarray, center: tuple[float, float], angle_deg: float) -> np.ndarray:
-        """Paste a card image (already at canvas scale) rotated about its centre; returns its corners (mm)."""
+    def card(
+        self, img: np.ndarray, center: tuple[float, float], angle_deg: float, what: Placed | None = None
+    ) -> np.ndarray:
+        """Paste a card image (already at canvas scale) rotated about its centre; returns its corners (mm).
+
+        ``what``: the card as placed (its id or deck level), recorded in ``placed``."""
+        if self.placed is not None and what is not None:
+            self.placed.append(replace(what, center=center, angle_deg=angle_deg))
         h, w = img.shape[:2]
         cx, cy = self.px(*center)
         # Pixel i of the card image is centred on i, so its centre is ((w-1)/2, (h-1)/2), its edges at -0.5.
@@ -341,8 +368,10 @@ class _Canvas:
         )
         return corners_mm
 
-    def marble(self, sprite: tuple[np.ndarray, np.ndarray], center: tuple[float, float]) -> None:
-        rgb, alpha = sprite
+    def marble(self, color: str, center: tuple[float, float]) -> None:
+        if self.placed is not None:
+            self.placed.append(Placed("marble", center, color=color))
+        rgb, alpha = self.sprites[color]
         r = MARBLE_MM / 2
         self.shadow(
             np.array(
@@ -361,6 +390,8 @@ class _Canvas:
         self.img[y0 : y0 + s, x0 : x0 + s] = (roi * (1 - alpha) + rgb * alpha).astype(np.uint8)
 
     def token(self, points: int, center: tuple[float, float]) -> None:
+        if self.placed is not None:
+            self.placed.append(Placed("token", center, points=points))
         r = VP_MM[points] / 2
         self.shadow(
             np.array(
@@ -500,12 +531,14 @@ def _draw_table(
     s: RenderSettings,
     faces: tuple[np.ndarray, ...],
     empty_out: list[np.ndarray] | None = None,
+    placed: list[Placed] | None = None,
 ) -> tuple[np.ndarray, list[SceneObject], dict[str, list[SceneObject]]]:
     """Draw the top-down table; returns the canvas, all objects, and the objects by ground-truth zone.
 
     ``empty_out``, when given, receives the same table before any card, marble or token is put
     on it (surface, marker tiles, player mats and the dispenser tray): what a fixed camera sees
-    at setup. Drawing it draws no random numbers, so the table itself is unchanged.
+    at setup. Drawing it draws no random numbers, so the table itself is unchanged. ``placed``,
+    when given, receives every card, marble and token as placed (:class:`Placed`).
     """
     tw, th = zones.size
     cw = round((tw + 2 * CANVAS_MARGIN_MM) * CANVAS_PX_PER_MM)
@@ -514,7 +547,8 @@ def _draw_table(
     light = np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)], np.float32)
     cv = _Canvas((s.texture or _texture)(rng, cw, ch), light, s.token_fills, s.token_print)
     scaled = _scaled_faces(faces)
-    sprites = {c: (s.marble_look or marble_sprite)(c, light) for c in COLORS}
+    cv.sprites = {c: (s.marble_look or marble_sprite)(c, light) for c in COLORS}
+    cv.placed = placed
     objects: list[SceneObject] = []
     by_zone: dict[str, list[SceneObject]] = {}
 
@@ -546,7 +580,7 @@ def _draw_table(
         if lv in layout.decks:
             for k in range(3):
                 cc = (rect[0] + rect[2] / 2 - k * 0.6, rect[1] + rect[3] / 2 - k * 0.6)
-                corners = cv.card(_scaled_back(lv), cc, rng.uniform(-1, 1))
+                corners = cv.card(_scaled_back(lv), cc, rng.uniform(-1, 1), Placed("back", cc, level=lv))
             objects.append(SceneObject("card_back", _box(corners)))
     slot_rects = {(lv, sl): r for lv, sl, r in zones.display}
     for lv, sl, cid in layout.display:
@@ -558,6 +592,7 @@ def _draw_table(
             scaled[cid],
             (r[0] + r[2] / 2 + dx, r[1] + r[3] / 2 + dy),
             rng.uniform(-s.jitter_deg, s.jitter_deg),
+            Placed("card", (0.0, 0.0), card=cid),
         )
         o = SceneObject("card", _box(corners), card=cid)
         objects.append(o)
@@ -568,7 +603,7 @@ def _draw_table(
     for i, col in enumerate(layout.energy_row):
         dx, dy = jit()
         c = (ex + 15 + ENERGY_ROW_PITCH * i + dx / 2, ey + eh / 2 + dy)
-        cv.marble(sprites[col], c)
+        cv.marble(col, c)
         row.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
     objects += row
     by_zone["energy_row"] = row
@@ -580,7 +615,7 @@ def _draw_table(
         _cluster(rng, inner, n_tray) if s.tray_heaps else _scatter(rng, inner, [MARBLE_MM / 2] * n_tray)
     )
     for col, c in zip(layout.dispenser, tray_spots, strict=True):
-        cv.marble(sprites[col], c)
+        cv.marble(col, c)
         objects.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
     kinds = [int(k) for k in rng.choice([1, 5], layout.supply_tokens)]
     for pts, c in zip(
@@ -600,7 +635,10 @@ def _draw_table(
                 dx, dy = jit()
                 lx, ly = x_local + CARD_MM[0] / 2 + dx / 2, STACK_TOP + k * BAND_MM + CARD_MM[1] / 2 + dy / 3
                 corners = cv.card(
-                    scaled[cid], sz.to_table(lx, ly), rot + rng.uniform(-s.jitter_deg, s.jitter_deg)
+                    scaled[cid],
+                    sz.to_table(lx, ly),
+                    rot + rng.uniform(-s.jitter_deg, s.jitter_deg),
+                    Placed("card", (0.0, 0.0), card=cid),
                 )
                 last = k == len(ids) - 1
                 band = (
@@ -627,7 +665,7 @@ def _draw_table(
             else _scatter(rng, ring_rect, [MARBLE_MM / 2] * len(pl.ring))
         )
         for col, c in zip(pl.ring, spots, strict=True):
-            cv.marble(sprites[col], c)
+            cv.marble(col, c)
             ms.append(SceneObject(f"marble_{col}", _circle_box(c, MARBLE_MM), color=col))
         objects += ms
         by_zone[f"{pl.seat}/ring"] = ms
@@ -656,7 +694,17 @@ def _look_at(pos: np.ndarray, target: np.ndarray, yaw: float) -> np.ndarray:
 
 
 def camera_homography(rng: np.random.Generator, zones: Zones, s: RenderSettings) -> np.ndarray:
-    """A random pinhole camera over the table, as the homography table mm -> image pixels.
+    """A random pinhole camera over the table, as the homography table mm -> image pixels
+    (:func:`random_camera`'s, for the table plane)."""
+    k, rot, t = random_camera(rng, zones, s)
+    return k @ np.column_stack([rot[:, 0], rot[:, 1], t])
+
+
+def random_camera(
+    rng: np.random.Generator, zones: Zones, s: RenderSettings
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A random pinhole camera over the table: intrinsics K, rotation (rows: camera x, y, z in
+    the world) and translation, so that a world point p (mm) is at K (rot p + t) in the image.
 
     World: table plane z = 0, x right, y down, z into the table; the camera hangs at z = -height.
     The focal length is chosen so that the whole play area fits the frame (that is the lens a user
@@ -688,7 +736,7 @@ def camera_homography(rng: np.random.Generator, zones: Zones, s: RenderSettings)
     free = np.array([w, h]) - f * span
     c = np.array([w / 2, h / 2]) - f * mid + rng.uniform(-0.4, 0.4, 2) * free
     k = np.array([[f, 0, c[0]], [0, f, c[1]], [0, 0, 1]])
-    return k @ h0
+    return k, rot, t
 
 
 def _hand(rng: np.random.Generator, img: np.ndarray, h_img: np.ndarray, zones: Zones) -> np.ndarray:
