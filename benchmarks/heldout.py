@@ -20,7 +20,6 @@ color model can never have seen it:
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -33,6 +32,7 @@ from referee.gizmos.cards import default_cards
 from vision.faces import BAND_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS
 from vision.training.evaluate import HELDOUT
 from vision.training.synth import TokenPrint
+from vision.whitebalance import kelvin_gains
 
 #: Seeds of the held-out style's and the other deck's frames (inside the held-out range the
 #: dataset code refuses; the project's own held-out frames start at 9,000,000).
@@ -41,20 +41,6 @@ DECK_SEED_BASE = 9_200_000
 DECK_ART_SEED = 424_242
 LOOKALIKE_SEED_BASE = 9_300_000
 LOOKALIKE_ART_SEED = 515_151
-
-
-def kelvin_gains(kelvin: float) -> np.ndarray:
-    """BGR gains of a black-body lamp at ``kelvin`` relative to 6500 K (Tanner Helland's fit)."""
-
-    def rgb(k: float) -> np.ndarray:
-        t = k / 100
-        r = 255.0 if t <= 66 else 329.7 * (t - 60) ** -0.1332
-        g = 99.47 * math.log(t) - 161.12 if t <= 66 else 288.12 * (t - 60) ** -0.0755
-        b = 255.0 if t >= 66 else (0.0 if t <= 19 else 138.52 * math.log(t - 10) - 305.04)
-        return np.clip(np.array([b, g, r]), 1, 255)
-
-    g = rgb(kelvin) / rgb(6500)
-    return g / g.mean()
 
 
 def style_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The ray-traced tables (benchmarks/raytrace.py): a renderer of another kind for the benchmark."""
+"""The ray tracer (vision/training/raytrace.py) and the benchmark's traced conditions."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import raytrace
+from benchmarks.raytrace import STYLE_TRACED
 from vision.calibrate import Calibrator
+from vision.training import raytrace
 from vision.training.synth import PlayerLayout, TableLayout, random_layout
 from vision.zones import default_zones
 
@@ -48,7 +49,7 @@ def test_stacked_cards_lie_on_each_other() -> None:
 
     z = default_zones()
     placed: list[Placed] = []
-    s = raytrace.STYLE_TRACED
+    s = STYLE_TRACED
     rng = np.random.default_rng(3)
     blank = tuple(np.zeros((8, 8, 3), np.uint8) for _ in range(112))
     _draw_table(_column_layout(), z, rng, s, blank, [], placed)
@@ -68,7 +69,7 @@ def test_a_traced_table_is_where_its_camera_puts_it_and_is_cached(
     every figure is measured against), and a second render of the seed comes from the cache."""
     need_povray()
     monkeypatch.setenv("GIZMOS_RAYTRACE_CACHE", str(tmp_path / "cache"))
-    settings = replace(raytrace.STYLE_TRACED, size=(960, 540))
+    settings = replace(STYLE_TRACED, size=(960, 540), empty_table=True)
     seed = 12_345
     layout = random_layout(np.random.default_rng(seed))
     scene = raytrace.render_raytraced(layout, seed, settings)
@@ -82,6 +83,17 @@ def test_a_traced_table_is_where_its_camera_puts_it_and_is_cached(
     ours, theirs = table @ cal.homography.T, table @ scene.homography.T
     err = np.linalg.norm(ours[:, :2] / ours[:, 2:] - theirs[:, :2] / theirs[:, 2:], axis=1)
     assert err.max() < 2.0, err  # pixels at 960x540, across the whole table
+    # The bare table under the same lamp and camera: the markers alike, the cards gone.
+    assert scene.empty_image is not None and scene.empty_image.shape == scene.image.shape
+    diff = np.abs(scene.image.astype(np.float32) - scene.empty_image).mean(2)
+    cards = [o for o in scene.objects if o.cls == "card"]
+    x1, y1, x2, y2 = cards[0].box_mm
+    p = np.array([(x1 + x2) / 2, (y1 + y2) / 2, 1.0]) @ scene.homography.T
+    u, v = int(p[0] / p[2]), int(p[1] / p[2])
+    _, (mx, my) = z.marker_tiles[0]
+    q = np.array([mx + z.marker_mm / 2, my + z.marker_mm / 2, 1.0]) @ scene.homography.T
+    mu, mv = int(q[0] / q[2]), int(q[1] / q[2])
+    assert diff[v - 3 : v + 4, u - 3 : u + 4].mean() > 3 * diff[mv - 3 : mv + 4, mu - 3 : mu + 4].mean()
 
     def no_povray(*_a: object, **_k: object) -> None:
         raise AssertionError("traced again instead of read from the cache")
@@ -89,3 +101,19 @@ def test_a_traced_table_is_where_its_camera_puts_it_and_is_cached(
     monkeypatch.setattr(subprocess, "run", no_povray)
     again = raytrace.render_raytraced(layout, seed, settings)
     assert np.array_equal(again.image, scene.image)
+
+
+def test_a_training_set_can_be_ray_traced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``vision dataset --raytrace``: the randomiser's scenes traced (a frame in the trace cache)
+    and cut into labelled tiles like any other set."""
+    need_povray()
+    from vision.training.dataset import DatasetSpec, generate
+
+    monkeypatch.setenv("GIZMOS_RAYTRACE_CACHE", str(tmp_path / "cache"))
+    spec = DatasetSpec(tmp_path / "set", train_scenes=1, val_scenes=0, randomise=2, raytrace=True)
+    generate(spec, workers=1, seed_offset=900_000)
+    assert len(list((tmp_path / "cache").glob("*.png"))) == 1
+    tiles = sorted((tmp_path / "set" / "images" / "train").glob("*.jpg"))
+    labels = sorted((tmp_path / "set" / "labels" / "train").glob("*.txt"))
+    assert len(tiles) == len(labels) == spec.tiles_per_scene
+    assert any(path.read_text().strip() for path in labels)

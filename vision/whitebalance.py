@@ -11,12 +11,28 @@ then read the balanced frame.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import cv2
 import numpy as np
 
 from vision.zones import Zones, default_zones
+
+
+def kelvin_gains(kelvin: float) -> np.ndarray:
+    """BGR gains of a black-body lamp at ``kelvin`` relative to 6500 K (Tanner Helland's fit)."""
+
+    def rgb(k: float) -> np.ndarray:
+        t = k / 100
+        r = 255.0 if t <= 66 else 329.7 * (t - 60) ** -0.1332
+        g = 99.47 * math.log(t) - 161.12 if t <= 66 else 288.12 * (t - 60) ** -0.0755
+        b = 255.0 if t >= 66 else (0.0 if t <= 19 else 138.52 * math.log(t - 10) - 305.04)
+        return np.clip(np.array([b, g, r]), 1, 255)
+
+    g = rgb(kelvin) / rgb(6500)
+    return g / g.mean()
+
 
 RING_MM = (2.0, 7.0)  # sampled paper: this far outside the black square (the white is 9 mm)
 MAX_GAIN = 1.8  # a correction larger than this is not a lamp but a wrong sample

@@ -74,6 +74,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "same-colour tables",
     )
     d.add_argument(
+        "--raytrace",
+        action="store_true",
+        help="ray-trace the scenes in 3-D with POV-Ray (vision/training/raytrace.py; no hands)",
+    )
+    d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
     mx = sub.add_parser("dataset-mix", help="one dataset YAML over several rendered sets (train on all)")
@@ -264,6 +269,7 @@ def _run(a: argparse.Namespace) -> int:
             hand_prob=a.hand_prob,
             whole=a.whole,
             randomise=a.randomise,
+            raytrace=a.raytrace,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "dataset-mix":

@@ -9,7 +9,7 @@ resumable (finished scenes are skipped) and prints progress.
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -45,6 +45,9 @@ class DatasetSpec:
     #: Domain-randomised scenes (vision/training/randomise.py): random decks, tables, token
     #: printings, touching marbles, lamps and cameras; 0 off, else the randomiser's look (1, 2).
     randomise: int = 0
+    #: Ray-traced scenes (vision/training/raytrace.py, POV-Ray): card stock, stacked cards, tall
+    #: decks, sphere marbles seen where the camera sees them, soft shadows; no hands.
+    raytrace: bool = False
 
 
 def crop_labels(
@@ -68,8 +71,8 @@ def crop_labels(
     return out
 
 
-def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, int]) -> int:
-    out, split, seed, tile, per_scene, hand_prob, enrol, randomise = job
+def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, int, bool]) -> int:
+    out, split, seed, tile, per_scene, hand_prob, enrol, randomise, traced = job
     marker = out / "labels" / split / f"s{seed}_{max(per_scene, 1) - 1}.txt"
     if marker.exists():
         return 0
@@ -82,7 +85,11 @@ def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, int]) 
 
         settings, random_faces = randomised(seed, settings, faces, look=randomise)
         faces = random_faces
-    scene = render_table(random_layout(rng), seed, settings, faces=faces)
+    if traced:
+        from vision.training.raytrace import render_raytraced
+
+        settings = replace(settings, renderer=render_raytraced)
+    scene = (settings.renderer or render_table)(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
     labels = scene.yolo_labels()
     if per_scene == 0:  # the whole canonical frame
@@ -154,6 +161,7 @@ def generate(spec: DatasetSpec, workers: int = 2, seed_offset: int = 0) -> Path:
                 spec.hand_prob,
                 spec.enrol,
                 spec.randomise,
+                spec.raytrace,
             )
             for i in range(n)
         ]
