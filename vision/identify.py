@@ -92,6 +92,14 @@ EMBEDDING_WHOLE = 1.0
 #: kept ``deck``'s development frames but gave back most of the look-alikes' gain (89.1 / 92.3 %
 #: at 0.06): not used.
 EMBEDDING_WHOLE_MARGIN = float("inf")
+#: The matcher compares whole cards high-passed: patch and reference each less its own Gaussian
+#: blur of this many mm (0: not). A lamp's glare on card stock (a broad white sheen across half a
+#: card, which lifts a black header to grey and lets a black card match its yellow or red twin),
+#: its fall-off and the shade of a card on a card are smooth; the printing that tells cards apart
+#: is not. Chosen on development frames of the ray-traced tables (docs/vision.md, "Sixteenth
+#: round"; 5, 8 and 12 mm alike there). Top bands are not high-passed: on random decks enrolled
+#: from phone photos it lost bands (``tests/test_vision_identify.py``'s hub and view tests).
+HIGHPASS_MM = 8.0
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -259,8 +267,10 @@ class Identifier:
     reference's hubness its band scores lose (:data:`HUB_WEIGHT`; 0: none, the matcher before);
     ``band_views_mm`` the heights from the band's top of the views it is matched in
     (:data:`BAND_VIEWS_MM`; ``(BAND_MM,)``: the whole band only, the matcher before);
-    ``embedding`` a learned band embedding (:class:`vision.embedding.CardEmbedder`; ``None``, the
-    default: none) whose cosine similarity, times ``embedding_weight``, a band seen alone adds
+    ``highpass_mm`` high-passes patches and references (:data:`HIGHPASS_MM`; 0: the matcher
+    before the sixteenth round); ``embedding`` a learned band embedding
+    (:class:`vision.embedding.CardEmbedder`; ``None``, the default: none) whose cosine
+    similarity, times ``embedding_weight``, a band seen alone adds
     (and, times ``embedding_whole``, a card seen whole, :data:`EMBEDDING_WHOLE`).
     """
 
@@ -282,6 +292,7 @@ class Identifier:
         embedding_memory: float = EMBEDDING_MEMORY,
         embedding_whole: float = EMBEDDING_WHOLE,
         embedding_whole_margin: float = EMBEDDING_WHOLE_MARGIN,
+        highpass_mm: float = HIGHPASS_MM,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -292,7 +303,7 @@ class Identifier:
             angles,
             gradients,
         )
-        self.band_ppm = band_ppm
+        self.band_ppm, self.highpass_mm = band_ppm, highpass_mm
         self.band_size = _size(CARD_MM[0], BAND_MM, band_ppm)
         w = self.band_size[0]
         if not 1 <= band_parts <= w // 4:
@@ -378,7 +389,7 @@ class Identifier:
         full = cv2.resize(face, self.full_size, interpolation=cv2.INTER_AREA)
         return (
             tuple(self._windows(band[:th, x0:x1], x1 - x0, th) for th, x0, x1 in self.band_windows),
-            self._windows(self._prep(full, FULL_PPM), *self.full_size),
+            self._windows(self._prep(full, FULL_PPM, whole=True), *self.full_size),
         )
 
     def enrol(self, card: int, face: np.ndarray) -> None:
@@ -407,14 +418,17 @@ class Identifier:
         self.band_sims, self.hubness = sims, self._hubness(sims)
         self._subsets = {}  # of the old references: no longer used, let them go
 
-    def _prep(self, img: np.ndarray, ppm: float) -> np.ndarray:
-        """A patch or reference as the matcher compares it (float, softened, or its edge strength)."""
+    def _prep(self, img: np.ndarray, ppm: float, whole: bool = False) -> np.ndarray:
+        """A patch or reference as the matcher compares it (float, softened, or its edge strength;
+        a ``whole`` card's high-passed, :data:`HIGHPASS_MM`)."""
         f: np.ndarray = img.astype(np.float32)
         if self.gradients:
             g = cv2.cvtColor(f, cv2.COLOR_BGR2GRAY)
             f = cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1))
         if self.soften_mm > 0:
             f = cv2.GaussianBlur(f, (0, 0), self.soften_mm * ppm)
+        if whole and self.highpass_mm > 0:
+            f -= cv2.GaussianBlur(f, (0, 0), self.highpass_mm * ppm)
         return f
 
     def _windows(self, patch: np.ndarray, tw: int, th: int) -> np.ndarray:
@@ -495,7 +509,9 @@ class Identifier:
                     m = 2 * FULL_SHIFT_MM
                     size = (CARD_MM[0] + m, CARD_MM[1] + m)
                     patch = self._patch(frame, h_img, center_mm, size, FULL_PPM, rotation, angle)
-                    full = matches.add(self._prep(patch, FULL_PPM), *self.full_size, self.full_refs, among)
+                    full = matches.add(
+                        self._prep(patch, FULL_PPM, whole=True), *self.full_size, self.full_refs, among
+                    )
                     band_c = top_band_centre(center_mm, angle + rotation)
                 per_angle.append(
                     (full, self._band(matches, frame, h_img, band_c, rotation, among, angle, whole))
