@@ -117,3 +117,14 @@ def test_a_training_set_can_be_ray_traced(tmp_path: Path, monkeypatch: pytest.Mo
     labels = sorted((tmp_path / "set" / "labels" / "train").glob("*.txt"))
     assert len(tiles) == len(labels) == spec.tiles_per_scene
     assert any(path.read_text().strip() for path in labels)
+
+
+def test_traced_frames_are_cached_in_the_ignored_data_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default cache is the checkout's git-ignored ``data/`` (never inside the package)."""
+    monkeypatch.delenv("GIZMOS_RAYTRACE_CACHE", raising=False)
+    root = Path(__file__).resolve().parents[1]
+    assert raytrace.cache_dir() == root / "data" / "raytrace-cache"
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", str(raytrace.cache_dir() / "frame.png")], cwd=root, check=False
+    )
+    assert ignored.returncode == 0

@@ -340,7 +340,7 @@ def _seen_box(
 def cache_dir() -> Path:
     """Where traced frames are kept (``$GIZMOS_RAYTRACE_CACHE``, default ``data/raytrace-cache``)."""
     env = os.environ.get("GIZMOS_RAYTRACE_CACHE")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "data" / "raytrace-cache"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "data" / "raytrace-cache"
 
 
 def render_raytraced(
