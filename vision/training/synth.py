@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import Protocol
 
 import cv2
 import numpy as np
@@ -107,7 +108,21 @@ class RenderSettings:
     #: Another renderer of the same tables (``renderer(layout, seed, settings, zones, faces)``,
     #: default :func:`render_table`): the benchmark's ray-traced condition plugs in here
     #: (``benchmarks/raytrace.py``), drawing the same layouts, placements and cameras in 3-D.
-    renderer: Callable[..., RenderedScene] | None = None
+    renderer: Renderer | None = None
+
+
+class Renderer(Protocol):
+    """What draws a layout as one camera frame with its truth (:func:`render_table`, or the ray
+    tracer :func:`vision.training.raytrace.render_raytraced`)."""
+
+    def __call__(
+        self,
+        layout: TableLayout,
+        seed: int,
+        settings: RenderSettings | None = None,
+        zones: Zones | None = None,
+        faces: tuple[np.ndarray, ...] | None = None,
+    ) -> RenderedScene: ...
 
 
 #: Draws a token's value: (image, text, centre px, height px, stroke px, color).
