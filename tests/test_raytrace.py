@@ -128,3 +128,32 @@ def test_traced_frames_are_cached_in_the_ignored_data_folder(monkeypatch: pytest
         ["git", "check-ignore", "-q", str(raytrace.cache_dir() / "frame.png")], cwd=root, check=False
     )
     assert ignored.returncode == 0
+
+
+def test_the_dataset_command_without_povray_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    env = {**os.environ, "PATH": str(tmp_path / "no-such-bin")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "referee.app.cli",
+        "vision",
+        "dataset",
+        "--raytrace",
+        "--out",
+        str(tmp_path / "s"),
+    ]
+    run = subprocess.run(
+        [*cmd, "--train", "1", "--val", "0", "--workers", "1", "--seed-offset", "950000"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+        check=False,
+    )
+    assert run.returncode == 2
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: raytrace: POV-Ray is not installed (Debian package 'povray'")
+    assert "Traceback" not in run.stderr
