@@ -120,9 +120,9 @@ CONDITIONS = {
 #: The enrolment photos of each condition's deck: (the faces, the photos' seed).
 ENROLMENTS = {
     "deck": lambda: (heldout.other_deck(), heldout.DECK_ART_SEED + 1),
-    "traced_deck": lambda: (heldout.other_deck(), heldout.DECK_ART_SEED + 1),
     "lookalike": lambda: (heldout.lookalike_deck(), heldout.LOOKALIKE_ART_SEED + 1),
 }
+ENROLMENTS["traced_deck"] = ENROLMENTS["deck"]  # the same deck and photos, traced tables
 
 
 def enrolment(condition: str) -> str | None:

@@ -55,7 +55,7 @@ def test_stacked_cards_lie_on_each_other() -> None:
     _draw_table(_column_layout(), z, rng, s, blank, [], placed)
     assert [p.card for p in placed if p.kind == "card"] == [11, 12, 13]
     k, rot, t = raytrace.random_camera(rng, z, s)
-    text, kelvin = raytrace.scene_file(placed, z, k, rot, t, s.size, z.size, np.random.default_rng(0))
+    text, kelvin = raytrace.scene_file(placed, z, k, rot, t, s.size, np.random.default_rng(0))
     face_box = r'box \{ <[^>]*, (-[0-9.]+)>, <[^>]*> texture \{ pigment \{ image_map \{ png "face'
     tops = [float(m) for m in re.findall(face_box, text)]
     assert tops == pytest.approx([-0.35, -0.70, -1.05])

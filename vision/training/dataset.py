@@ -89,7 +89,7 @@ def _write_scene(job: tuple[Path, str, int, int, int, float, Path | None, int, b
         from vision.training.raytrace import render_raytraced
 
         settings = replace(settings, renderer=render_raytraced)
-    scene = (settings.renderer or render_table)(random_layout(rng), seed, settings, faces=faces)
+    scene = render_table(random_layout(rng), seed, settings, faces=faces)
     canon = rectify(scene.image, scene.homography)
     labels = scene.yolo_labels()
     if per_scene == 0:  # the whole canonical frame

@@ -45,8 +45,7 @@ def scene_for_seed(
     (``faces``: a deck of other art; default the faces in use)."""
     size = (1280, 720) if seed % 2 == 0 else (1920, 1080)
     layout = random_layout(np.random.default_rng(seed))
-    s = replace(settings, size=size)
-    return (s.renderer or render_table)(layout, seed, s, faces=faces)
+    return render_table(layout, seed, replace(settings, size=size), faces=faces)
 
 
 def oracle_detections(scene: RenderedScene) -> list[Detection]:

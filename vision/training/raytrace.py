@@ -36,7 +36,7 @@ import numpy as np
 
 from vision.calibrate import ARUCO_DICT
 from vision.errors import DatasetError
-from vision.faces import CARD_MM, ENERGY_BGR, draw_back, face_set
+from vision.faces import CARD_MM, draw_back, face_set
 from vision.geometry import MARBLE_MM
 from vision.training.synth import (
     CANVAS_MARGIN_MM,
@@ -51,6 +51,8 @@ from vision.training.synth import (
     _draw_table,
     _effects,
     ground_truth,
+    marble_bgr,
+    plane_homography,
     random_camera,
 )
 from vision.whitebalance import kelvin_gains
@@ -123,7 +125,7 @@ def _footprint(p: Placed) -> np.ndarray:
 
 def _marble(rng: np.random.Generator, p: Placed) -> str:
     """A marble of one of three materials: glossy, glass (refracting) or swirled."""
-    base = np.array([28, 26, 30] if p.color == "black" else ENERGY_BGR[p.color or "red"], np.float64)
+    base = np.array(marble_bgr(p.color or "red"), np.float64)
     base = np.clip(base * rng.uniform(0.85, 1.15, 3), 0, 255)
     col = _linear(base)
     kind = rng.choice(["glossy", "glass", "swirl"], p=[0.45, 0.3, 0.25])
@@ -178,7 +180,6 @@ def scene_file(
     rot: np.ndarray,
     t: np.ndarray,
     size: tuple[int, int],
-    table_size_mm: tuple[float, float],
     rng: np.random.Generator,
 ) -> tuple[str, float]:
     """The POV-Ray scene of a table (pictures named ``table.png``, ``face{id}.png``,
@@ -201,7 +202,7 @@ def scene_file(
     kelvin = float(rng.uniform(*LAMP_K))
     lamp_bgr = kelvin_gains(kelvin)  # relative gains, mean 1
     lamp = tuple(float(v) for v in lamp_bgr[::-1])
-    tw, th = table_size_mm
+    tw, th = zones.size
     az = rng.uniform(0, 2 * math.pi)
     lamp_h = rng.uniform(900, 1800)
     off = rng.uniform(0, 700)
@@ -312,12 +313,13 @@ def _trace(folder: Path, size: tuple[int, int], cache: Path) -> np.ndarray:
 
 
 def _seen_box(
-    o: SceneObject, k: np.ndarray, rot: np.ndarray, t: np.ndarray
+    o: SceneObject, k: np.ndarray, rot: np.ndarray, t: np.ndarray, image_to_table: np.ndarray
 ) -> tuple[float, float, float, float]:
     """A marble's or token's box where the camera sees it on the table (mm): the bounding box of
     its solid's image mapped back to the table plane. A marble's top stands 16 mm up, so under a
     tilted camera this box lies several millimetres off the footprint and is longer across it;
-    the detector is scored against, and the oracle given, what the camera shows."""
+    the detector is scored against, and the oracle given, what the camera shows
+    (``image_to_table``: the inverse of the camera's plane homography)."""
     x1, y1, x2, y2 = o.box_mm
     cx, cy, r = (x1 + x2) / 2, (y1 + y2) / 2, (x2 - x1) / 2
     a = np.linspace(0, 2 * math.pi, 48, endpoint=False)
@@ -330,8 +332,7 @@ def _seen_box(
         pts = np.concatenate([np.c_[ring, np.zeros(len(a))], np.c_[ring, np.full(len(a), -TOKEN_THICK_MM)]])
     pts = pts.reshape(-1, 3)
     img = (k @ (rot @ pts.T + t[:, None])).T
-    h_img = k @ np.column_stack([rot[:, 0], rot[:, 1], t])
-    table = np.c_[img[:, :2] / img[:, 2:], np.ones(len(img))] @ np.linalg.inv(h_img).T
+    table = np.c_[img[:, :2] / img[:, 2:], np.ones(len(img))] @ image_to_table.T
     table = table[:, :2] / table[:, 2:]
     (bx1, by1), (bx2, by2) = table.min(0), table.max(0)
     return float(bx1), float(by1), float(bx2), float(by2)
@@ -376,11 +377,12 @@ def render_raytraced(
         empty_image = np.clip(empty_image + noise, 0, 255).astype(np.uint8)
     img = _camera(camera, raw, kelvin, s)
     truth = ground_truth(layout, by_zone, set(), z)
+    h_img = plane_homography(k, rot, t)
+    back = np.linalg.inv(h_img)
     objects = [
-        replace(o, box_mm=_seen_box(o, k, rot, t)) if o.cls.startswith(("marble", "vp")) else o
+        replace(o, box_mm=_seen_box(o, k, rot, t, back)) if o.cls.startswith(("marble", "vp")) else o
         for o in objects
     ]
-    h_img = k @ np.column_stack([rot[:, 0], rot[:, 1], t])
     return RenderedScene(img, truth, objects, h_img, layout, [], truth, frozenset(), None, empty_image)
 
 
@@ -406,7 +408,7 @@ def _traced(
     """The scene written with its pictures into a folder of its own and traced; (image, lamp K)."""
     with tempfile.TemporaryDirectory(prefix="gizmos-raytrace-") as tmp:
         folder = Path(tmp)
-        text, kelvin = scene_file(placed, z, k, rot, t, s.size, z.size, look)
+        text, kelvin = scene_file(placed, z, k, rot, t, s.size, look)
         (folder / "scene.pov").write_text(text, encoding="utf-8")
         cv2.imwrite(str(folder / "table.png"), table)
         for mid, _ in z.marker_tiles:

@@ -442,12 +442,18 @@ class _Canvas:
         )
 
 
+def marble_bgr(color: str) -> tuple[int, int, int]:
+    """A marble's body colour (BGR): its energy colour, a black marble its own near-black (the
+    flat renderer's sprite and the ray tracer's spheres share it)."""
+    from vision.faces import ENERGY_BGR
+
+    return (28, 26, 30) if color == "black" else ENERGY_BGR[color]
+
+
 def marble_sprite(
     color: str, light: np.ndarray, px_per_mm: float = CANVAS_PX_PER_MM
 ) -> tuple[np.ndarray, np.ndarray]:
     """A shaded glossy sphere (BGR float image, alpha) lit from ``light``."""
-    from vision.faces import ENERGY_BGR
-
     s = math.ceil(MARBLE_MM * px_per_mm) + 2
     r = MARBLE_MM * px_per_mm / 2
     yy, xx = (np.mgrid[0:s, 0:s].astype(np.float32) + 0.5 - s / 2) / r
@@ -457,9 +463,7 @@ def marble_sprite(
     ndotl = np.clip(xx * light[0] + yy * light[1] + nz * light[2], 0, 1)
     refl = 2 * ndotl * nz - light[2]  # reflection towards the camera (view along z)
     spec = np.clip(refl, 0, 1) ** 40
-    base = np.array(ENERGY_BGR[color], np.float32)
-    if color == "black":
-        base = np.array([28, 26, 30], np.float32)
+    base = np.array(marble_bgr(color), np.float32)
     body = base[None, None, :] * (0.35 + 0.75 * ndotl[..., None])
     rgb = np.clip(body + 255 * 0.9 * spec[..., None], 0, 255)
     return rgb, alpha[..., None]
@@ -711,7 +715,12 @@ def _look_at(pos: np.ndarray, target: np.ndarray, yaw: float) -> np.ndarray:
 def camera_homography(rng: np.random.Generator, zones: Zones, s: RenderSettings) -> np.ndarray:
     """A random pinhole camera over the table, as the homography table mm -> image pixels
     (:func:`random_camera`'s, for the table plane)."""
-    k, rot, t = random_camera(rng, zones, s)
+    return plane_homography(*random_camera(rng, zones, s))
+
+
+def plane_homography(k: np.ndarray, rot: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The homography table mm -> image px of the camera (K, rotation, translation) for the
+    table plane z = 0."""
     return k @ np.column_stack([rot[:, 0], rot[:, 1], t])
 
 
@@ -917,8 +926,11 @@ def render_table(
     zones: Zones | None = None,
     faces: tuple[np.ndarray, ...] | None = None,
 ) -> RenderedScene:
-    """Render a table layout as one camera frame with its ground truth (deterministic per seed)."""
+    """Render a table layout as one camera frame with its ground truth (deterministic per seed),
+    by ``settings.renderer`` when another is set (the ray tracer)."""
     s = settings or RenderSettings()
+    if s.renderer is not None and s.renderer is not render_table:
+        return s.renderer(layout, seed, s, zones, faces)
     z = zones or default_zones()
     rng = np.random.default_rng(seed)
     empty: list[np.ndarray] | None = [] if s.empty_table else None
