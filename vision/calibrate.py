@@ -133,7 +133,94 @@ def search_near(
             if float(np.linalg.norm(corners - quad, axis=1).mean()) <= SEARCH_NEAR * side:
                 found[mid] = corners
                 break
+        else:
+            aligned = align_marker(gray, mid, quad)  # the last resort: the known image, aligned
+            if aligned is not None and np.linalg.norm(aligned - quad, axis=1).mean() <= SEARCH_NEAR * side:
+                found[mid] = aligned
     return found
+
+
+#: :func:`align_marker`'s template: pixels per marker cell, and the white quiet zone round the
+#: black square (cells; the printed sheet has one).
+ALIGN_CELL_PX = 8
+#: How far beyond the template the rectified view reaches (cells): the prediction may be this far off.
+ALIGN_REACH_CELLS = 3
+#: An aligned marker counts only with this correlation (ECC, 0-1) between it and the template...
+ALIGN_MIN_ECC = 0.8
+#: ... and at most this many of its 36 cells (the black border's 20 and the 16 bits) read wrong:
+#: DICT_4X4_50's markers differ from each other in at least 4 bits, in any of their turns.
+ALIGN_MAX_WRONG_CELLS = 1
+
+
+def _marker_image(mid: int, cells: int) -> np.ndarray:
+    """Marker ``mid``'s black square at ``cells`` px a cell (uint8, 6 cells a side)."""
+    d = cv2.aruco.getPredefinedDictionary(ARUCO_DICT)
+    return cv2.aruco.generateImageMarker(d, mid, 6 * cells)
+
+
+def align_marker(gray: np.ndarray, mid: int, quad: np.ndarray) -> np.ndarray | None:
+    """Marker ``mid``'s four corners (image px), aligned to its known image from predicted corners
+    ``quad``, or None where it is not there.
+
+    ArUco must first find a marker's square by thresholding, which a far, soft marker of 20-30 px
+    defeats now and then even enlarged (docs/vision.md, "Seventeenth round"). Here the marker's
+    id and rough place are known: the frame round ``quad`` is rectified into the marker's own
+    square, the marker image (with its quiet zone) is aligned to it by maximising their
+    correlation (OpenCV's ECC: an affine fit on a blurred view, then a homography), and the
+    result is read back cell by cell: it counts only when it correlates well
+    (:data:`ALIGN_MIN_ECC`) and its cells are the marker's (:data:`ALIGN_MAX_WRONG_CELLS`).
+    """
+    cell = ALIGN_CELL_PX
+    pad, reach = cell, ALIGN_REACH_CELLS * cell
+    templ = cv2.copyMakeBorder(_marker_image(mid, cell), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
+    templ_f = templ.astype(np.float32)
+    s = 6 * cell
+    square = np.array([[pad, pad], [pad + s, pad], [pad + s, pad + s], [pad, pad + s]], np.float32)
+    side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
+    if not np.isfinite(side) or side < 4:
+        return None
+    # the rectified view (template px, ``reach`` beyond the template each side) -> image
+    to_image = cv2.getPerspectiveTransform(square + reach, quad.astype(np.float32))
+    size = (templ.shape[1] + 2 * reach, templ.shape[0] + 2 * reach)
+    view = cv2.warpPerspective(
+        gray.astype(np.float32),
+        to_image,
+        size,
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+    soft = max(0.5, 0.6 * cell / (side / 6))  # the template blurred to the frame's resolution
+    crit = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 100, 1e-5)
+    every = np.full(view.shape, 255, np.uint8)  # no mask: the whole view counts
+    warp: np.ndarray = np.array([[1, 0, reach], [0, 1, reach]], np.float32)
+    try:
+        for blur in (0.75 * cell, 0.25 * cell):  # coarse, then fine: the prediction may be cells off
+            _, fitted = cv2.findTransformECC(
+                cv2.GaussianBlur(templ_f, (0, 0), max(soft, blur)),
+                cv2.GaussianBlur(view, (0, 0), blur),
+                warp,
+                cv2.MOTION_AFFINE,
+                crit,
+                every,
+                1,
+            )
+            warp = np.asarray(fitted, np.float32)
+        warp = np.vstack([warp, [0, 0, 1]]).astype(np.float32)
+        ecc, fitted = cv2.findTransformECC(
+            cv2.GaussianBlur(templ_f, (0, 0), soft), view, warp, cv2.MOTION_HOMOGRAPHY, crit, every, 1
+        )
+    except cv2.error:  # ECC did not converge: nothing marker-like there
+        return None
+    warp = np.asarray(fitted, np.float64)
+    if ecc < ALIGN_MIN_ECC:
+        return None
+    seen = cv2.warpPerspective(view, warp, templ.shape[::-1], flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
+    inner = seen[pad : pad + s, pad : pad + s].reshape(6, cell, 6, cell)[:, 2:-2, :, 2:-2].mean(axis=(1, 3))
+    cells = inner > (inner.max() + inner.min()) / 2
+    if int((cells != (_marker_image(mid, 1) > 127)).sum()) > ALIGN_MAX_WRONG_CELLS:
+        return None
+    corners = cv2.perspectiveTransform(square[None].astype(np.float64), to_image @ warp)[0]
+    return corners.astype(np.float32)
 
 
 def project_markers(h: np.ndarray, known: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
@@ -399,8 +486,9 @@ def marker_sheet(zones: Zones | None = None, dpi: int = 150) -> list[np.ndarray]
 
 
 #: The smallest marker side (px) found in at least 99 % of trials near a predicted place (keeping
-#: a calibration), and by the whole-frame pass (a first calibration): ``benchmarks/markers.py``.
-MIN_MARKER_PX = 28
+#: a calibration), and by the whole-frame pass (a first calibration): ``benchmarks/markers.py``
+#: (near a prediction 28 px before :func:`align_marker`; with it 18 px: 99.3 % of 300 trials).
+MIN_MARKER_PX = 18
 FIRST_MARKER_PX = 32
 
 
