@@ -350,6 +350,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     # Top bands kept where a stack puts them (vision/stacks.py): added, of them on a true band,
     # and the frames assembled without them.
     stack_added, stack_true, exact_no_stacks = 0, 0, Tally()
+    # Whole cards kept in a Display slot nothing else fills (vision/display.py): the same three.
+    slot_added, slot_true, exact_no_slots = 0, 0, Tally()
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
     latency: list[float] = []
@@ -445,6 +447,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             unstacked = [d for d in observer.last_detections if all(d is not b for b in stacked)]
             no_stacks = observer.assembler.assemble(scene.image, seen_h.homography, unstacked, seats)
             exact_no_stacks.add(content(no_stacks) == content(scene.truth))
+            slotted = observer.last_display_cards
+            slot_added += len(slotted)
+            slot_true += sum(t is not None for _, t in match(slotted, truth_cards, same_class=False))
+            unslotted = [d for d in observer.last_detections if all(d is not b for b in slotted)]
+            no_slots = observer.assembler.assemble(scene.image, seen_h.homography, unslotted, seats)
+            exact_no_slots.add(content(no_slots) == content(scene.truth))
             first_pass = [d for d in observer.last_detections if id(d) not in added]
             no_heaps = observer.assembler.assemble(scene.image, seen_h.homography, first_pass, seats)
             exact_no_heaps.add(content(no_heaps) == content(scene.truth))
@@ -680,6 +688,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     print(
         f"  top bands kept where a stack puts them (vision/stacks.py) {stack_added}, of them on a true "
         f"card {stack_true}; exactly right without them {exact_no_stacks}"
+    )
+    print(
+        f"  whole cards kept in a Display slot nothing else fills (vision/display.py) {slot_added}, of "
+        f"them on a true card {slot_true}; exactly right without them {exact_no_slots}"
     )
     print(
         "  error causes, frames affected (pipeline; before the heap stage and the tokens read together; "

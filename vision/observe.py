@@ -36,6 +36,7 @@ from referee.observation import (
 )
 from vision.calibrate import Calibrator
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
+from vision.display import LOW_SLOT_CONF, display_cards
 from vision.embedding import CardEmbedder
 from vision.errors import ModelFileError
 from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
@@ -524,6 +525,11 @@ class Observer:
         self.stacks = self.detector is not None
         #: The bands that stage added to the last frame's detections.
         self.last_stack_bands: list[Detection] = []
+        #: Whole cards the detector was not sure of, kept in a Display slot nothing else fills
+        #: (vision/display.py); False: its sure boxes alone (the benchmark measures both).
+        self.display_slots = self.detector is not None
+        #: The cards that stage added to the last frame's detections.
+        self.last_display_cards: list[Detection] = []
         #: VP tokens the detector was not sure of, kept from its less sure boxes where nothing
         #: else can be (vision/tokens.py: missed_tokens); False: its confident boxes alone.
         self.low_tokens = self.detector is not None
@@ -627,6 +633,8 @@ class Observer:
         floor = min(self.conf, LOW_CONF if self.heaps is not None else self.conf)
         if self.stacks:
             floor = min(floor, LOW_BAND_CONF)
+        if self.display_slots:
+            floor = min(floor, LOW_SLOT_CONF)
         if self.low_tokens:
             floor = min(floor, LOW_TOKEN_CONF)
         if self.marble_tokens:
@@ -669,6 +677,11 @@ class Observer:
             self.last_stack_bands = stack_bands(canon, self.zones, dets, low, in_play, hidden)
             dets += self.last_stack_bands
             self.timings["stacks"] = time.perf_counter() - t7
+        self.last_display_cards = []
+        if self.display_slots:
+            low = [d for d in raw if d.cls == "card" and LOW_SLOT_CONF <= d.confidence < self.conf]
+            self.last_display_cards = display_cards(self.zones, dets, low, hidden)
+            dets += self.last_display_cards
         self.last_low_tokens, self.last_marble_tokens = [], []
         if self.low_tokens or self.marble_tokens:
             t6 = time.perf_counter()

@@ -1,0 +1,75 @@
+"""Display cards kept in a slot nothing else fills (vision/display.py), on a rendered table's true
+boxes: a card the detector was unsure of is kept where the Display explains it, never where a
+card already is, a hand covers the slot, or the box is no card's size."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from vision.detect import Detection
+from vision.display import display_cards
+from vision.geometry import CANON_PX_PER_MM
+from vision.training.evaluate import oracle_detections
+from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
+from vision.zones import default_zones, inside
+
+ZONES = default_zones()
+
+
+@pytest.fixture(scope="module")
+def scene() -> RenderedScene:
+    return render_table(random_layout(np.random.default_rng(5)), 5, RenderSettings(hand_prob=0))
+
+
+def _display(dets: list[Detection]) -> list[Detection]:
+    """The true whole cards lying in a Display slot."""
+    return [d for d in dets if d.cls == "card" and any(inside(r, *d.center_mm) for _, _, r in ZONES.display)]
+
+
+def _split(scene: RenderedScene) -> tuple[list[Detection], Detection]:
+    dets = oracle_detections(scene)
+    shown = _display(dets)
+    assert len(shown) >= 3, "the scene must show a Display"
+    return [d for d in dets if d is not shown[0]], shown[0]
+
+
+def test_an_unsure_card_in_an_empty_slot_is_kept(scene: RenderedScene) -> None:
+    others, card = _split(scene)
+    unsure = replace(card, confidence=0.2)
+    assert display_cards(ZONES, others, [unsure]) == [unsure]
+
+
+def test_the_surest_of_two_boxes_in_a_slot_is_kept(scene: RenderedScene) -> None:
+    others, card = _split(scene)
+    weak, surer = replace(card, confidence=0.12), replace(card, confidence=0.3)
+    assert display_cards(ZONES, others, [weak, surer]) == [surer]
+
+
+def test_no_card_is_added_where_one_is_kept(scene: RenderedScene) -> None:
+    dets = oracle_detections(scene)
+    shown = _display(dets)
+    unsure = [replace(d, confidence=0.2) for d in shown]
+    assert display_cards(ZONES, dets, unsure) == []
+
+
+def test_a_box_of_no_cards_size_is_not_kept(scene: RenderedScene) -> None:
+    others, card = _split(scene)
+    x1, y1, x2, y2 = card.box
+    mid, half = (y1 + y2) / 2, 20 * CANON_PX_PER_MM  # 40 mm high round the card's centre: no card
+    short = Detection("card", 0.3, (x1, mid - half, x2, mid + half))
+    assert display_cards(ZONES, others, [short]) == []
+
+
+def test_a_slot_under_a_hand_is_left_alone(scene: RenderedScene) -> None:
+    others, card = _split(scene)
+    x1, y1, x2, y2 = card.box_mm
+    hand = (x1 + 10, y1 + 10, x2 + 60, y2 + 60)
+    assert display_cards(ZONES, others, [replace(card, confidence=0.2)], [hand]) == []
+
+
+def test_only_whole_card_boxes_count(scene: RenderedScene) -> None:
+    others, card = _split(scene)
+    assert display_cards(ZONES, others, [replace(card, cls="card_back", confidence=0.2)]) == []
