@@ -578,7 +578,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             if o.cls.startswith("marble_") and d.cls.startswith("marble_"):
                 hit.add(t)
                 color_det.add(d.cls == o.cls)
-                got_color = colors.classify(seen_frame, h, c)[0]
+                said = (d.cls.removeprefix("marble_"), d.confidence)  # the detector's, a second opinion
+                got_color = colors.classify(seen_frame, h, c, said)[0]
                 unknown += got_color == "unknown"
                 color_stage.add(got_color == o.color)
             if o.cls in ident_alone and d.cls in ident_alone:

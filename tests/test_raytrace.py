@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,26 @@ def test_stacked_cards_lie_on_each_other() -> None:
     tops = [float(m) for m in re.findall(face_box, text)]
     assert tops == pytest.approx([-0.35, -0.70, -1.05])
     assert 2700 <= kelvin <= 6500
+
+
+def test_a_later_card_always_lies_higher_than_the_cards_it_overlaps() -> None:
+    """Each card lies on the highest card it overlaps that was put down before it: down a long
+    column every card is higher than the one before (counting the cards under it left the fifth
+    and sixth level), and a card whose edge lies on a neighbouring column stays under the card
+    laid on it (counting had put it above: the traced image then showed the wrong card whole)."""
+    from vision.training.synth import Placed
+
+    column = [Placed("card", (100.0, 100.0 + 20.0 * k), card=10 + k) for k in range(7)]
+    # the next column's two cards, 60 mm across: their left edges overlap the first column's cards
+    neighbour = [Placed("card", (160.0, 100.0 + 20.0 * k), card=30 + k) for k in range(2)]
+    z = default_zones()
+    k, rot, t = raytrace.random_camera(np.random.default_rng(3), z, STYLE_TRACED)
+    text, _ = raytrace.scene_file(column + neighbour, z, k, rot, t, (640, 360), np.random.default_rng(0))
+    face_box = r'box \{ <[^>]*, (-[0-9.]+)>, <[^>]*> texture \{ pigment \{ image_map \{ png "face(\d+)'
+    tops = {int(card): -float(top) for top, card in re.findall(face_box, text)}
+    down_the_column = [tops[10 + k] for k in range(7)]
+    assert all(b > a for a, b in pairwise(down_the_column))
+    assert tops[31] > tops[30] > tops[10]
 
 
 def test_a_traced_table_is_where_its_camera_puts_it_and_is_cached(

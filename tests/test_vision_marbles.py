@@ -61,6 +61,24 @@ def test_where_two_colors_are_alike_it_is_unknown(colors: MarbleColors) -> None:
     assert got[first_yellow - 1][0] == "unknown"
 
 
+def test_where_the_stage_is_unsure_a_sure_detector_decides(colors: MarbleColors) -> None:
+    """Between black and yellow the stage is unsure: the detector's color is taken when it is sure
+    (its confidence then the posterior), never when it is unsure, and never for an outlier."""
+    m = colors.model.means
+    black, yellow = m[COLORS.index("black")], m[COLORS.index("yellow")]
+    line = np.array([black + t * (yellow - black) for t in np.linspace(0, 1, 201)])
+    alone = colors.classify_features(line)
+    unsure = [i for i, (c, _) in enumerate(alone) if c == "unknown"]
+    assert unsure, "the line must cross a stretch where the stage is unsure"
+    x = line[unsure[0]]
+    assert colors.classify_features(x, ("black", 0.92))[0] == ("black", 0.92)
+    assert colors.classify_features(x, ("black", 0.6))[0][0] == "unknown"
+    outlier = features(_disc_patch((40, 200, 40)))  # green: like no marble at all
+    assert colors.classify_features(outlier, ("black", 0.99))[0][0] == "unknown"
+    sure = colors.classify_features(m[COLORS.index("red")], ("blue", 0.99))[0]
+    assert sure[0] == "red"  # a stage sure of its color is not overruled
+
+
 def test_fitting_recovers_the_colors() -> None:
     x, y = samples(FIT_SEED_BASE + 500_000, 3)
     assert len(y) > 40 and set(y) == set(COLORS)

@@ -190,7 +190,7 @@ class Assembler:
         """A detected marble's color: from the color stage when there is one, else the detector's class."""
         if self.colors is None:
             return MarbleSighting(s.cls.removeprefix("marble_"), round(s.confidence, 4))
-        color, p = self.colors.classify(frame, h, s.center)
+        color, p = self.colors.classify(frame, h, s.center, (s.cls.removeprefix("marble_"), s.confidence))
         return MarbleSighting(color, round(s.confidence * p, 4))
 
     def assemble(

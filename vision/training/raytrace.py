@@ -240,19 +240,25 @@ def scene_file(
     card_finish = (
         f"finish {{ ambient 0.05 diffuse 0.8 specular {rng.uniform(0.05, 0.3):.3f} roughness 0.02 }}"
     )
-    cards_below: list[np.ndarray] = []
+    # Each card lies on the highest card put down before it that it overlaps (the flat renderer
+    # paints in the order cards are put down, so a later card is always the higher one): a count
+    # of the cards under it would leave a column's fifth and sixth card level, and a card overlapping
+    # a neighbouring column's edge above the card laid on it (docs/vision.md, "Seventeenth round").
+    cards_below: list[tuple[np.ndarray, float]] = []  # footprint, height of its top
     decks: dict[int | None, float] = {}  # a deck's height, one per level
     for p in placed:
         if p.kind in ("card", "back"):
             foot = _footprint(p)
-            under = sum(1 for q in cards_below if cv2.intersectConvexConvex(q, foot)[0] > 20.0)
-            cards_below.append(foot)
+            under = max(
+                (t for q, t in cards_below if cv2.intersectConvexConvex(q, foot)[0] > 20.0), default=0.0
+            )
             if p.kind == "back":
-                top = decks.setdefault(p.level, float(rng.uniform(*DECK_MM))) + under * CARD_THICK_MM
+                top = max(decks.setdefault(p.level, float(rng.uniform(*DECK_MM))), under + CARD_THICK_MM)
                 pic = f"back{p.level}.png"
             else:
-                top = (under + 1) * CARD_THICK_MM
+                top = under + CARD_THICK_MM
                 pic = f"face{p.card}.png"
+            cards_below.append((foot, top))
             cw, ch = CARD_MM
             lines.append(
                 f"box {{ <{-cw / 2:.3f}, {-ch / 2:.3f}, {-top:.3f}>, <{cw / 2:.3f}, {ch / 2:.3f}, 0> "
