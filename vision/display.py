@@ -15,7 +15,8 @@ left empty). A less sure card box is kept when the Display explains it:
 * it covers no card kept (:data:`OVERLAP`); of several in one slot, the surest.
 
 On those frames the stage kept 4 cards, all true (all on the ray-traced tables; the other five
-true ones lay under a hand); it moved no frame to wrong.
+true ones: four in slots a hand's box reached, one boxed too small under a hand besides); it
+moved no frame to wrong.
 No colour or texture test: a white card on a white cloth is what this stage is for, and the
 bare-table test (:func:`vision.plausible.table_like`) scored the true ones 0.91-0.98 there.
 :data:`LOW_SLOT_CONF` is the heap and stack stages' threshold.
