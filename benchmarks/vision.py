@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +225,16 @@ def tally_table(
             into[o.cls].add(card == o.card)
 
 
+@dataclass
+class StageEffect:
+    """What a stage that keeps less sure boxes did over a run: the boxes it added, of them on a
+    true object, and the frames exactly right without them."""
+
+    added: int = 0
+    on_true: int = 0
+    exact_without: Tally = field(default_factory=Tally)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark on each condition asked for and print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -349,9 +359,9 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     exact_no_reader = Tally()  # the pipeline's detections assembled without the token reader
     # Top bands kept where a stack puts them (vision/stacks.py): added, of them on a true band,
     # and the frames assembled without them.
-    stack_added, stack_true, exact_no_stacks = 0, 0, Tally()
+    stacks = StageEffect()
     # Whole cards kept in a Display slot nothing else fills (vision/display.py): the same three.
-    slot_added, slot_true, exact_no_slots = 0, 0, Tally()
+    slots = StageEffect()
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
     latency: list[float] = []
@@ -441,18 +451,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             )
             observer.assembler.tokens = reader
             exact_no_reader.add(content(no_reader) == content(scene.truth))
-            stacked = observer.last_stack_bands
-            stack_added += len(stacked)
-            stack_true += sum(t is not None for _, t in match(stacked, truth_cards, same_class=False))
-            unstacked = [d for d in observer.last_detections if all(d is not b for b in stacked)]
-            no_stacks = observer.assembler.assemble(scene.image, seen_h.homography, unstacked, seats)
-            exact_no_stacks.add(content(no_stacks) == content(scene.truth))
-            slotted = observer.last_display_cards
-            slot_added += len(slotted)
-            slot_true += sum(t is not None for _, t in match(slotted, truth_cards, same_class=False))
-            unslotted = [d for d in observer.last_detections if all(d is not b for b in slotted)]
-            no_slots = observer.assembler.assemble(scene.image, seen_h.homography, unslotted, seats)
-            exact_no_slots.add(content(no_slots) == content(scene.truth))
+            for effect, boxes in ((stacks, observer.last_stack_bands), (slots, observer.last_display_cards)):
+                effect.added += len(boxes)
+                effect.on_true += sum(t is not None for _, t in match(boxes, truth_cards, same_class=False))
+                without = [d for d in observer.last_detections if all(d is not b for b in boxes)]
+                seen_without = observer.assembler.assemble(scene.image, seen_h.homography, without, seats)
+                effect.exact_without.add(content(seen_without) == content(scene.truth))
             first_pass = [d for d in observer.last_detections if id(d) not in added]
             no_heaps = observer.assembler.assemble(scene.image, seen_h.homography, first_pass, seats)
             exact_no_heaps.add(content(no_heaps) == content(scene.truth))
@@ -687,12 +691,12 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     )
     print(f"  exactly right without the VP-token reader (models/tokens.onnx) {exact_no_reader}")
     print(
-        f"  top bands kept where a stack puts them (vision/stacks.py) {stack_added}, of them on a true "
-        f"card {stack_true}; exactly right without them {exact_no_stacks}"
+        f"  top bands kept where a stack puts them (vision/stacks.py) {stacks.added}, of them on a true "
+        f"card {stacks.on_true}; exactly right without them {stacks.exact_without}"
     )
     print(
-        f"  whole cards kept in a Display slot nothing else fills (vision/display.py) {slot_added}, of "
-        f"them on a true card {slot_true}; exactly right without them {exact_no_slots}"
+        f"  whole cards kept in a Display slot nothing else fills (vision/display.py) {slots.added}, of "
+        f"them on a true card {slots.on_true}; exactly right without them {slots.exact_without}"
     )
     print(
         "  error causes, frames affected (pipeline; before the heap stage and the tokens read together; "
