@@ -111,10 +111,8 @@ def search_near(
     corners finds (see :func:`detect_markers`)."""
     found = dict(found)
     for mid, quad in predicted.items():
-        if mid in found:
-            continue
-        side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
-        if not np.isfinite(side) or side < 4:
+        side = _side(quad)
+        if mid in found or side is None:
             continue
         for pad, marker_px in SEARCHES:
             x0, y0 = np.floor(quad.min(0) - pad * side).astype(int)
@@ -130,14 +128,26 @@ def search_near(
                 continue
             # ROI pixel u is centred on u: image x = x0 + (u + 0.5) / k - 0.5
             corners = (hit + 0.5) / k - 0.5 + np.array([x0, y0], np.float32)
-            if float(np.linalg.norm(corners - quad, axis=1).mean()) <= SEARCH_NEAR * side:
+            if _near(corners, quad, side):
                 found[mid] = corners
                 break
         else:
             aligned = align_marker(gray, mid, quad)  # the last resort: the known image, aligned
-            if aligned is not None and np.linalg.norm(aligned - quad, axis=1).mean() <= SEARCH_NEAR * side:
+            if aligned is not None and _near(aligned, quad, side):
                 found[mid] = aligned
     return found
+
+
+def _side(quad: np.ndarray) -> float | None:
+    """A predicted marker's mean side (px), or None where it is too small or not finite to search."""
+    side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
+    return side if np.isfinite(side) and side >= 4 else None
+
+
+def _near(corners: np.ndarray, quad: np.ndarray, side: float) -> bool:
+    """Whether corners found lie close enough to the predicted ones (:data:`SEARCH_NEAR`) to be
+    that marker, not another marker's id misread in a crop."""
+    return float(np.linalg.norm(corners - quad, axis=1).mean()) <= SEARCH_NEAR * side
 
 
 #: :func:`align_marker`'s template: pixels per marker cell, and the white quiet zone round the
@@ -176,8 +186,8 @@ def align_marker(gray: np.ndarray, mid: int, quad: np.ndarray) -> np.ndarray | N
     templ_f = templ.astype(np.float32)
     s = 6 * cell
     square = np.array([[pad, pad], [pad + s, pad], [pad + s, pad + s], [pad, pad + s]], np.float32)
-    side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
-    if not np.isfinite(side) or side < 4:
+    side = _side(quad)
+    if side is None:
         return None
     # the rectified view (template px, ``reach`` beyond the template each side) -> image
     to_image = cv2.getPerspectiveTransform(square + reach, quad.astype(np.float32))

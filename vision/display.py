@@ -16,7 +16,8 @@ left empty). A less sure card box is kept when the Display explains it:
 
 On those frames the stage kept 4 cards, all true (all on the ray-traced tables; the other five
 true ones: four in slots a hand's box reached, one boxed too small under a hand besides); it
-moved no frame to wrong.
+moved no frame to wrong. (Those ray-traced frames had the tracer's stacking flaw; traced again
+with it fixed, the stage keeps 3 there, all true.)
 No colour or texture test: a white card on a white cloth is what this stage is for, and the
 bare-table test (:func:`vision.plausible.table_like`) scored the true ones 0.91-0.98 there.
 :data:`LOW_SLOT_CONF` is the heap and stack stages' threshold.
@@ -44,10 +45,10 @@ def display_cards(
 ) -> list[Detection]:
     """The card boxes of ``low`` to add to ``detections`` (see the module's docstring);
     ``hidden``: boxes (table mm, x1 y1 x2 y2) of hands, whose slots are left alone."""
-    kept = [d.box_mm for d in detections if d.cls in ("card", "card_band", "card_back")]
+    kept = [d for d in detections if d.cls in ("card", "card_band", "card_back")]
     added: list[Detection] = []
     for _, _, slot in zones.display:
-        if hidden_by(slot, hidden) or any(inside(slot, (b[0] + b[2]) / 2, (b[1] + b[3]) / 2) for b in kept):
+        if hidden_by(slot, hidden) or any(inside(slot, *k.center_mm) for k in kept):
             continue
         here = [
             d
@@ -55,7 +56,7 @@ def display_cards(
             if d.cls == "card"
             and inside(slot, *d.center_mm)
             and plausible(d.cls, d.box_mm)
-            and not any(covered_share(d.box_mm, k) > OVERLAP for k in kept)
+            and not any(covered_share(d.box_mm, k.box_mm) > OVERLAP for k in kept)
         ]
         if here:
             added.append(max(here, key=lambda d: d.confidence))

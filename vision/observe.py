@@ -679,9 +679,11 @@ class Observer:
             self.timings["stacks"] = time.perf_counter() - t7
         self.last_display_cards = []
         if self.display_slots:
+            t8 = time.perf_counter()
             low = [d for d in raw if d.cls == "card" and LOW_SLOT_CONF <= d.confidence < self.conf]
             self.last_display_cards = display_cards(self.zones, dets, low, hidden)
             dets += self.last_display_cards
+            self.timings["display"] = time.perf_counter() - t8
         self.last_low_tokens, self.last_marble_tokens = [], []
         if self.low_tokens or self.marble_tokens:
             t6 = time.perf_counter()
