@@ -18,6 +18,7 @@ On those frames the stage kept 4 cards, all true (all on the ray-traced tables; 
 true ones: four in slots a hand's box reached, one boxed too small under a hand besides); it
 moved no frame to wrong. (Those ray-traced frames had the tracer's stacking flaw; traced again
 with it fixed, the stage keeps 3 there, all true.)
+
 No colour or texture test: a white card on a white cloth is what this stage is for, and the
 bare-table test (:func:`vision.plausible.table_like`) scored the true ones 0.91-0.98 there.
 :data:`LOW_SLOT_CONF` is the heap and stack stages' threshold.
