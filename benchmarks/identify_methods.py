@@ -97,6 +97,7 @@ from vision.calibrate import Calibrator
 from vision.embedding import REGION_MM, CardEmbedder, model_path
 from vision.errors import CalibrationError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces, face_set
+from vision.geometry import table_patch
 from vision.identify import (
     LEVELS,
     Identifier,
@@ -169,7 +170,7 @@ class EmbeddingMethods:
         self, frame: np.ndarray, h_img: np.ndarray, centre: tuple[float, float], rot: int
     ) -> np.ndarray:
         """Cosine similarity of the band round ``centre`` with every reference band."""
-        patch = Identifier._patch(frame, h_img, centre, REGION_MM["band"], self.net.patch_ppm, rot)
+        patch = table_patch(frame, h_img, centre, REGION_MM["band"], self.net.patch_ppm, rot)
         return self.refs @ self.net.patches([patch])[0]
 
     def judge(self, ncc: np.ndarray, cos: np.ndarray, among: np.ndarray, card: int) -> dict[str, bool]:
@@ -280,7 +281,7 @@ def table_enrolled(deck: tuple[np.ndarray, ...], settings: RenderSettings) -> tu
         for c in cards:
             o = next(o for o in scene.objects if o.card == c)
             centre = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
-            out.append(Identifier._patch(frame, scene.homography, centre, CARD_MM, FACE_PX_PER_MM, 0))
+            out.append(table_patch(frame, scene.homography, centre, CARD_MM, FACE_PX_PER_MM, 0))
     return tuple(out)
 
 
@@ -465,7 +466,7 @@ def phone_study(args: argparse.Namespace) -> None:
                         for name, ok in emb.judge(ncc, cos, among, card).items():
                             right[f"{prep_name}/{name}"][1].add(ok)
                     for m, fn in feats.items():
-                        patch = Identifier._patch(frame, h_img, (60.0, 70.0), CARD_MM, 3.0, 0)
+                        patch = table_patch(frame, h_img, (60.0, 70.0), CARD_MM, 3.0, 0)
                         sc = np.where(among, fn(patch, among), -np.inf)
                         right[f"{prep_name}/{m}"][0].add(int(np.argmax(sc)) == card)
             prog.step()
@@ -857,7 +858,7 @@ def main(argv: list[str] | None = None) -> int:
                     for name, ok in emb.judge(ncc, cos, among, o.card).items():
                         right[name, kind].add(ok)
                 if not band:
-                    patch = Identifier._patch(scene.image, scene.homography, c, CARD_MM, 3.0, rot)
+                    patch = table_patch(scene.image, scene.homography, c, CARD_MM, 3.0, rot)
                     for name, fn in feats.items():
                         t0 = time.perf_counter()
                         sc = fn(patch, among)

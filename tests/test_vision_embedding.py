@@ -22,6 +22,7 @@ from vision.embedding import (
 )
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_W, N_CARDS, drawn_faces
+from vision.geometry import table_patch
 from vision.identify import LEVELS, Identifier
 from vision.observe import Assembler
 from vision.training.embedding import (
@@ -369,7 +370,7 @@ def test_a_card_seen_whole_adds_its_top_bands_cosine_when_asked() -> None:
     (cx, cy), *_ = next(p for p in places if p[3])
     Identifier(embedding=keeper).scores(scene.image, scene.homography, [((cx, cy), 0, None, True)])
     up = (CARD_MM[1] - BAND_MM) / 2
-    top = both._patch(scene.image, scene.homography, (cx, cy - up), REGION_MM["band"], PATCH_PPM["band"], 0)
+    top = table_patch(scene.image, scene.homography, (cx, cy - up), REGION_MM["band"], PATCH_PPM["band"], 0)
     assert len(keeper.seen) == 1 and np.array_equal(keeper.seen[0], top)
 
 

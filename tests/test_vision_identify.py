@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
+from vision.geometry import table_patch
 from vision.identify import (
     LEVELS,
     Identifier,
@@ -140,8 +141,8 @@ def _shift_patches(rng: np.random.Generator, identifier: Identifier) -> list[tup
     o = next(o for o in scene.objects if o.cls == "card")
     c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
     tw, th = identifier.full_size
-    full = identifier._patch(scene.image, scene.homography, c, (CARD_MM[0] + 12, CARD_MM[1] + 12), 0.5, 0)
-    band = identifier._patch(scene.image, scene.homography, c, (CARD_MM[0] + 6, BAND_MM + 6), 1.0, 0)
+    full = table_patch(scene.image, scene.homography, c, (CARD_MM[0] + 12, CARD_MM[1] + 12), 0.5, 0)
+    band = table_patch(scene.image, scene.homography, c, (CARD_MM[0] + 6, BAND_MM + 6), 1.0, 0)
     (x0, x1), bh = identifier.band_cols[1], identifier.band_size[1]
     noisy = rng.random((26, 40, 3), np.float32) * 255
     return [
@@ -239,7 +240,7 @@ def test_color_map_undoes_a_color_cast_from_the_cards_seen_whole() -> None:
     def error(img: np.ndarray) -> float:
         errs = []
         for c, card in cards:
-            p = Identifier._patch(img, scene.homography, c, (40.0, 60.0), 0.5, _rotation(c[1])).astype(float)
+            p = table_patch(img, scene.homography, c, (40.0, 60.0), 0.5, _rotation(c[1])).astype(float)
             ref = cv2.resize(faces[card], (63, 88), interpolation=cv2.INTER_AREA)[14:74, 11:51].astype(float)
             p = cv2.resize(p, (40, 60), interpolation=cv2.INTER_AREA)
             errs.append(np.abs(p.mean(axis=(0, 1)) - ref.mean(axis=(0, 1))).mean())

@@ -7,6 +7,7 @@ imports training code.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import cv2
@@ -93,3 +94,27 @@ def covered_share(box: tuple[float, ...], other: tuple[float, ...]) -> float:
     w = max(0.0, min(box[2], other[2]) - max(box[0], other[0]))
     h = max(0.0, min(box[3], other[3]) - max(box[1], other[1]))
     return w * h / max(1e-6, (box[2] - box[0]) * (box[3] - box[1]))
+
+
+def table_patch(
+    frame: np.ndarray,
+    h_img: np.ndarray,
+    center_mm: tuple[float, float],
+    size_mm: tuple[float, float],
+    ppm: float,
+    rotation: int = 0,
+    angle_deg: float = 0.0,
+) -> np.ndarray:
+    """A table region (centre, size in mm) cut from a camera frame through the calibration
+    homography ``h_img`` (table mm -> frame px) at ``ppm`` px/mm, turned ``rotation`` (a card's
+    reading direction, 0 or 180) and a further ``angle_deg``: what every stage that reads a card,
+    a token or a marble closer than the canonical frame cuts."""
+    w, h = round(size_mm[0] * ppm), round(size_mm[1] * ppm)
+    cx, cy = center_mm
+    t = math.radians(angle_deg + rotation)
+    c, s = math.cos(t) / ppm, math.sin(t) / ppm
+    # patch px (u, v) -> table mm, then -> image px through the calibration; pixel u is centred
+    # on u (OpenCV's convention), so the patch centre is u = (w - 1) / 2.
+    u0, v0 = (w - 1) / 2, (h - 1) / 2
+    a = np.array([[c, -s, cx - c * u0 + s * v0], [s, c, cy - s * u0 - c * v0], [0, 0, 1]])
+    return cv2.warpPerspective(frame, h_img @ a, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)

@@ -27,6 +27,7 @@ import numpy as np
 from referee.gizmos.cards import default_cards
 from vision.embedding import REGION_MM, CardEmbedder
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, face_set
+from vision.geometry import table_patch
 
 BAND_PPM = 1.0  # px/mm of band patches
 FULL_PPM = 0.5  # px/mm of whole-card patches
@@ -446,28 +447,6 @@ class Identifier:
             rows = rows / (rows.std(axis=1, keepdims=True) + 2.0)  # +2: a flat channel stays flat
         return _normalise(rows.reshape(len(rows), -1), own=True)
 
-    @staticmethod
-    def _patch(
-        frame: np.ndarray,
-        h_img: np.ndarray,
-        center_mm: tuple[float, float],
-        size_mm: tuple[float, float],
-        ppm: float,
-        rotation: int,
-        angle_deg: float = 0.0,
-    ) -> np.ndarray:
-        """Rectify a table region (centre, size in mm; card reading direction 0 or 180°, turned a
-        further ``angle_deg``) from the frame."""
-        w, h = _size(*size_mm, ppm)
-        cx, cy = center_mm
-        t = math.radians(angle_deg + rotation)
-        c, s = math.cos(t) / ppm, math.sin(t) / ppm
-        # patch px (u, v) -> table mm, then -> image px through the calibration; pixel u is centred
-        # on u (OpenCV's convention), so the patch centre is u = (w - 1) / 2.
-        u0, v0 = (w - 1) / 2, (h - 1) / 2
-        a = np.array([[c, -s, cx - c * u0 + s * v0], [s, c, cy - s * u0 - c * v0], [0, 0, 1]])
-        return cv2.warpPerspective(frame, h_img @ a, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
-
     def _best(self, windows: np.ndarray, refs: np.ndarray, among: np.ndarray | None) -> np.ndarray:
         """Each reference's best correlation over the windows; -inf for references not asked about."""
         if among is None:
@@ -508,7 +487,7 @@ class Identifier:
                 if whole:
                     m = 2 * FULL_SHIFT_MM
                     size = (CARD_MM[0] + m, CARD_MM[1] + m)
-                    patch = self._patch(frame, h_img, center_mm, size, FULL_PPM, rotation, angle)
+                    patch = table_patch(frame, h_img, center_mm, size, FULL_PPM, rotation, angle)
                     full = matches.add(
                         self._prep(patch, FULL_PPM, whole=True), *self.full_size, self.full_refs, among
                     )
@@ -560,7 +539,7 @@ class Identifier:
             center, rotation, _, whole = places[k]
             if whole:
                 center = top_band_centre(center, rotation)
-            patches.append(self._patch(frame, h_img, center, REGION_MM["band"], ppm, rotation))
+            patches.append(table_patch(frame, h_img, center, REGION_MM["band"], ppm, rotation))
         sims = self.embedding.patches(patches) @ self.band_vectors.T
         return {k: sims[i].astype(np.float32) for i, k in enumerate(asked)}
 
@@ -580,7 +559,7 @@ class Identifier:
         m = 2 * SHIFT_MM
         ppm = self.band_ppm
         patch = self._prep(
-            self._patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle), ppm
+            table_patch(frame, h_img, center_mm, (CARD_MM[0] + m, BAND_MM + m), ppm, rotation, angle), ppm
         )
         return self._band_parts(matches, patch, self.band_refs, among, len(self.band_cols) if whole else None)
 
@@ -871,7 +850,7 @@ def color_map(
     src, dst = [], []
     for centre, rotation, face in cards:
         sigma = MAP_BLUR_MM * MAP_PPM
-        seen = Identifier._patch(frame, h_img, centre, CARD_MM, MAP_PPM, rotation).astype(np.float32)
+        seen = table_patch(frame, h_img, centre, CARD_MM, MAP_PPM, rotation).astype(np.float32)
         src.append(cv2.GaussianBlur(seen, (0, 0), sigma)[m:-m, m:-m].reshape(-1, 3))
         dst.append(_map_reference(face))
     per_card = len(src[0])

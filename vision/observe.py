@@ -48,6 +48,7 @@ from vision.geometry import (
     MARBLE_MM,
     canonical_from_image,
     covered_zones,
+    table_patch,
 )
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
 from vision.heaps import LOW_CONF, RING_CROP_PX, HeapFinder
@@ -334,7 +335,7 @@ class Assembler:
 
     def _question(self, frame: np.ndarray, h: np.ndarray, a: _Ask, m: Match) -> Question:
         """What to ask about a card identified without confidence."""
-        face = Identifier._patch(frame, h, a.seen.center, CARD_MM, FACE_PX_PER_MM, a.rotation)
+        face = table_patch(frame, h, a.seen.center, CARD_MM, FACE_PX_PER_MM, a.rotation)
         best = np.argsort(-np.where(a.allowed, a.scores + a.bonus, -np.inf))[:3]
         suggestions = tuple(int(c) for c in best if a.allowed[c])
         return Question(a.where, a.seen.center, face, suggestions, round(m.confidence, 4))

@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from vision.faces import CARD_MM, FACE_PX_PER_MM, N_CARDS
+from vision.geometry import table_patch
 from vision.identify import FULL_SHIFT_MM, Identifier, Match, assign
 from vision.outline import card_boxes
 from vision.whitebalance import balance
@@ -71,7 +72,7 @@ def _scores(
     out table-aligned with its turn removed, then scored as the identifier scores any card."""
     m = 2 * FULL_SHIFT_MM + 4
     size_mm = (CARD_MM[0] + m, CARD_MM[1] + m)
-    cut = Identifier._patch(frame, h_img, center, size_mm, CUT_PPM, 0, turn)
+    cut = table_patch(frame, h_img, center, size_mm, CUT_PPM, 0, turn)
     h_cut = np.diag([CUT_PPM, CUT_PPM, 1.0])
     mid = ((cut.shape[1] - 1) / 2 / CUT_PPM, (cut.shape[0] - 1) / 2 / CUT_PPM)
     return [identifier.card_scores(cut, h_cut, mid, rotation) for rotation in (0, 180)]
@@ -106,7 +107,7 @@ def find_spread(
     out = []
     for (center, turn, _sides), rotation, sc, m in zip(boxes, rotations, best, matches, strict=True):
         ranked = [int(c) for c in np.argsort(-np.where(allowed, sc, -np.inf)) if c != m.card]
-        face = Identifier._patch(balanced, h_img, center, CARD_MM, FACE_PX_PER_MM, rotation, turn)
+        face = table_patch(balanced, h_img, center, CARD_MM, FACE_PX_PER_MM, rotation, turn)
         out.append(
             SpreadCard(
                 center=(float(center[0]), float(center[1])),

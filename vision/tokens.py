@@ -53,8 +53,7 @@ import cv2
 import numpy as np
 
 from vision.detect import Detection
-from vision.geometry import CANON_PX_PER_MM, MARBLE_CLASSES
-from vision.identify import Identifier
+from vision.geometry import CANON_PX_PER_MM, MARBLE_CLASSES, table_patch
 from vision.networks import Network
 from vision.zones import Rect, inside
 
@@ -206,7 +205,7 @@ def token_crop(
     (:meth:`vision.identify.Identifier._patch`)."""
     side = TOKEN_CROP_MM * scale
     ppm = TOKEN_CROP_PX / side
-    return Identifier._patch(frame, h_img, center_mm, (side, side), ppm, 0, math.degrees(angle))[..., :3]
+    return table_patch(frame, h_img, center_mm, (side, side), ppm, 0, math.degrees(angle))[..., :3]
 
 
 def token_blob(crop: np.ndarray) -> np.ndarray:
