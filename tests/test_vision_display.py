@@ -11,7 +11,7 @@ import pytest
 
 from vision.detect import Detection
 from vision.display import display_cards
-from vision.geometry import CANON_PX_PER_MM
+from vision.geometry import CANON_PX_PER_MM, rectify
 from vision.training.evaluate import oracle_detections
 from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
 from vision.zones import default_zones, inside
@@ -73,3 +73,26 @@ def test_a_slot_under_a_hand_is_left_alone(scene: RenderedScene) -> None:
 def test_only_whole_card_boxes_count(scene: RenderedScene) -> None:
     others, card = _split(scene)
     assert display_cards(ZONES, others, [replace(card, cls="card_back", confidence=0.2)]) == []
+
+
+def test_a_box_on_bare_table_is_not_kept_where_the_frame_says_so(scene: RenderedScene) -> None:
+    """Given the canonical frame, a card box whose inside is all table is refused; the same box
+    on the card the frame shows is kept."""
+    others, card = _split(scene)
+    canon = rectify(scene.image, scene.homography)
+    unsure = replace(card, confidence=0.2)
+    assert display_cards(ZONES, others, [unsure], canon=canon) == [unsure]
+    x1, y1, x2, y2 = (round(v) for v in card.box)
+    m = 10  # the table round the card, beyond its shadow
+    bare = canon.copy()
+    bare[y1 - m : y2 + m, x1 - m : x2 + m] = np.median(
+        np.concatenate(
+            [
+                canon[y1 - 2 * m : y1 - m, x1:x2].reshape(-1, 3),
+                canon[y2 + m : y2 + 2 * m, x1:x2].reshape(-1, 3),
+            ]
+        ),
+        axis=0,
+    ).astype(np.uint8)
+    assert display_cards(ZONES, others, [unsure], canon=bare) == []
+    assert display_cards(ZONES, others, [unsure]) == [unsure]  # no frame, no table test
