@@ -7,6 +7,8 @@ the Archive, VP tokens, rotated seats and hands covering zones.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -221,6 +223,25 @@ def test_one_detection_per_physical_object() -> None:
     assert one_per_object([band, again, below]) == [band, below]
     hands = [_seen("hand", (0, 0, 300, 300)), _seen("hand", (10, 10, 310, 310), 0.5)]
     assert one_per_object(hands) == hands
+
+
+def test_a_token_box_on_a_ring_marble_hides_no_marble(assembler: Assembler) -> None:
+    """A VP-token box outside every VP zone is read nowhere: it must not take the place of the
+    marble it lies on, even when the detector is surer of it than of the marble."""
+    scene = render_table(FOUR_SEATS, 41, RenderSettings(hand_prob=0))
+    dets = oracle_detections(scene)
+    ring = assembler.zones.seat(1).ring
+    k = next(i for i, d in enumerate(dets) if d.cls.startswith("marble_") and _inside(ring, dets[i]))
+    dets[k] = replace(dets[k], confidence=0.5)
+    token = Detection("vp1", 0.9, dets[k].box)
+    seats = tuple(p.seat for p in scene.layout.players)
+    obs = assembler.assemble(scene.image, scene.homography, [*dets, token], seats)
+    assert content(obs) == content(scene.truth), differences(obs, scene.truth)
+
+
+def _inside(rect: tuple[float, float, float, float], d: Detection) -> bool:
+    x, y = d.center_mm
+    return rect[0] <= x <= rect[0] + rect[2] and rect[1] <= y <= rect[1] + rect[3]
 
 
 def _hand_scene(want_hidden: bool) -> RenderedScene:

@@ -85,7 +85,8 @@ from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
 CARD_CLASSES = ("card", "card_band")
-ROUND_CLASSES = (*MARBLE_CLASSES, "vp1", "vp5")
+TOKEN_CLASSES = ("vp1", "vp5")
+ROUND_CLASSES = (*MARBLE_CLASSES, *TOKEN_CLASSES)
 EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
 #: What hides the zones its box overlaps: a hand (the hand network's), or anything else the
 #: empty table says is there and no detection explains (vision/occlusion.py).
@@ -208,7 +209,17 @@ class Assembler:
         self.last_identify_s = 0.0
         if self.white_balance:
             frame = balance(frame, h, self.zones)
-        seen = one_per_object([s for s in map(Seen.of, detections) if plausible(s.cls, s.box)])
+        # A VP-token box outside every VP zone is read nowhere; kept, it could only hide a marble
+        # it lies on (a fine-tuned detector boxed a blue ring marble as a 1, surer than as a marble).
+        vp_zones = [sz.vp for sz in self.zones.seats]
+        seen = one_per_object(
+            [
+                s
+                for s in map(Seen.of, detections)
+                if plausible(s.cls, s.box)
+                and (s.cls not in TOKEN_CLASSES or any(inside(r, *s.center) for r in vp_zones))
+            ]
+        )
         hands = [s.box for s in seen if s.cls in OCCLUDER_CLASSES]
         covered = covered_zones(self.zones, tuple(seats), hands)
         objs = [s for s in seen if s.cls not in OCCLUDER_CLASSES]
@@ -236,7 +247,7 @@ class Assembler:
             row = tuple(self.marble(frame, h, s) for s in marbles)
         # VP tokens: the frame's tokens are read together (one printing's 1s look alike).
         tokens = {
-            seat: within(self.zones.seat(seat).vp, ("vp1", "vp5"))
+            seat: within(self.zones.seat(seat).vp, TOKEN_CLASSES)
             for seat in seats
             if f"{seat}/vp" not in covered
         }
@@ -696,7 +707,7 @@ class Observer:
                 )
                 dets += self.last_marble_tokens
             if self.low_tokens:
-                low = [d for d in raw if d.cls in ("vp1", "vp5") and d.confidence < self.conf]
+                low = [d for d in raw if d.cls in TOKEN_CLASSES and d.confidence < self.conf]
                 self.last_low_tokens = missed_tokens(frame, cal.homography, dets, low, vp_zones)
                 dets += self.last_low_tokens
             self.timings["tokens"] = time.perf_counter() - t6
