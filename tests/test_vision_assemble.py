@@ -217,6 +217,9 @@ def test_one_detection_per_physical_object() -> None:
     offset = _seen("marble_red", (104, 103, 120, 119), 0.6)  # the same marble, boxes 5 mm apart
     touching = _seen("marble_blue", (116.5, 100, 132.5, 116), 0.6)  # the next marble in the row
     assert one_per_object([offset, marble, touching]) == [marble, touching]
+    # in a heap, the boxes of two touching marbles are drawn towards each other: 10.5 mm apart
+    heaped = _seen("marble_blue", (110.5, 100, 126.5, 116), 0.6)
+    assert one_per_object([marble, heaped]) == [marble, heaped]
     band = _seen("card_band", (10, 10, 73, 30))
     again = _seen("card_band", (11, 14, 74, 33), 0.5)  # mostly inside the first
     below = _seen("card", (10, 28, 73, 116), 0.8)  # the next card of the stack overlaps 2 mm
