@@ -220,6 +220,10 @@ def test_one_detection_per_physical_object() -> None:
     # in a heap, the boxes of two touching marbles are drawn towards each other: 10.5 mm apart
     heaped = _seen("marble_blue", (110.5, 100, 126.5, 116), 0.6)
     assert one_per_object([marble, heaped]) == [marble, heaped]
+    # a 5 token (24 mm) leaves its two boxes further apart; tokens lie apart, not in heaps
+    five = _seen("vp5", (200, 200, 224, 224))
+    again_five = _seen("vp5", (210, 200, 234, 224), 0.5)
+    assert one_per_object([five, again_five]) == [five]
     band = _seen("card_band", (10, 10, 73, 30))
     again = _seen("card_band", (11, 14, 74, 33), 0.5)  # mostly inside the first
     below = _seen("card", (10, 28, 73, 116), 0.8)  # the next card of the stack overlaps 2 mm

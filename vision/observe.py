@@ -45,6 +45,7 @@ from vision.geometry import (
     CANON_PX_PER_MM,
     CANON_SIZE,
     MARBLE_CLASSES,
+    MARBLE_MM,
     canonical_from_image,
     covered_zones,
     table_patch,
@@ -84,13 +85,17 @@ from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
 CARD_CLASSES = ("card", "card_band")
-#: Two round boxes (marbles, VP tokens) whose centres are closer than this (mm) are one object.
-#: The shipped detector's two boxes on one marble or token lie 4.4-8.5 mm apart on development
-#: frames (seeds 8,900,000+, 9,160,000+, 9,170,000+, 9,260,000+, 9,270,000+, 9,460,000+); its
-#: boxes on two touching marbles, 16 mm apart in truth, are each drawn a few mm towards the other
-#: in a heap: 24 such pairs lay 6.8-11.9 mm apart, and at 12 mm (0.75 of a marble, before the
-#: eighteenth round) one box of each was dropped, at 9 mm 7 (docs/vision.md, "Eighteenth round").
-ONE_OBJECT_MM = 9.0
+#: Two marble boxes whose centres are closer than this (mm) are one marble. Stage 4 of the
+#: detector left two boxes on one marble or token 4.4-8.5 mm apart on development frames (seeds
+#: 8,900,000+, 9,160,000+, 9,170,000+, 9,260,000+, 9,270,000+, 9,460,000+); its boxes on two
+#: touching marbles, 16 mm apart in truth, are each drawn a few mm towards the other in a heap:
+#: 24 such pairs lay 6.8-11.9 mm apart, and at 12 mm one box of each was dropped, at 9 mm 7
+#: (docs/vision.md, "Eighteenth round").
+ONE_MARBLE_MM = 9.0
+#: ... and two round boxes of which one is a VP token, closer than this: tokens lie apart, not in
+#: heaps, and a 5 (24 mm) leaves its two boxes further apart than a marble does (9.7 mm on a
+#: development frame; 0.75 of a marble, the rule for every round thing before the eighteenth round).
+ONE_TOKEN_MM = 0.75 * MARBLE_MM
 TOKEN_CLASSES = ("vp1", "vp5")
 ROUND_CLASSES = (*MARBLE_CLASSES, *TOKEN_CLASSES)
 EMPTY_CONFIDENCE = 0.9  # a zone seen with nothing detected in it
@@ -822,7 +827,8 @@ def one_per_object(seen: list[Seen]) -> list[Seen]:
     The detector's NMS (IoU 0.5) leaves pairs of boxes on one small object when they are offset
     by a few millimetres. Physics says which pairs are one object: marbles and VP tokens cannot
     overlap (two touching marbles are 16 mm apart, a marble and a token 17 mm), so two round
-    things whose centres are closer than :data:`ONE_OBJECT_MM` are one; a card or top band more
+    things whose centres are closer than :data:`ONE_MARBLE_MM` (two marbles) or
+    :data:`ONE_TOKEN_MM` (a token and another round thing) are one; a card or top band more
     than half inside another card or band is the same card (a stacked band and its neighbours
     overlap by 3 mm at most). Hands are left alone.
     """
@@ -842,7 +848,8 @@ def one_per_object(seen: list[Seen]) -> list[Seen]:
 
 def _same_object(a: Seen, b: Seen) -> bool:
     if a.cls in ROUND_CLASSES and b.cls in ROUND_CLASSES:
-        return math.dist(a.center, b.center) < ONE_OBJECT_MM
+        marbles = a.cls in MARBLE_CLASSES and b.cls in MARBLE_CLASSES
+        return math.dist(a.center, b.center) < (ONE_MARBLE_MM if marbles else ONE_TOKEN_MM)
     if a.cls in CARD_CLASSES and b.cls in CARD_CLASSES:
         ix = min(a.box[2], b.box[2]) - max(a.box[0], b.box[0])
         iy = min(a.box[3], b.box[3]) - max(a.box[1], b.box[1])
