@@ -16,10 +16,11 @@ left empty). A less sure card box is kept when the Display explains it:
 * its inside is not all table (:data:`ALL_TABLE`, :func:`vision.plausible.table_like`), when the
   canonical frame is given; of several in one slot, the surest.
 
-On those frames the stage kept 4 cards, all true (all on the ray-traced tables; the other five
-true ones: four in slots a hand's box reached, one boxed too small under a hand besides); it
-moved no frame to wrong. (Those ray-traced frames had the tracer's stacking flaw; traced again
-with it fixed, the stage keeps 3 there, all true.)
+On those frames (with stage 4 of the detector, shipped until the eighteenth round) the stage
+kept 4 cards, all true (all on the ray-traced tables; the other five true ones: four in slots a
+hand's box reached, one boxed too small under a hand besides); it moved no frame to wrong.
+(Those ray-traced frames had the tracer's stacking flaw; traced again with it fixed, the stage
+keeps 3 there, all true.)
 
 The bare-table stage's own bound (0.85 of the inside table-coloured) would drop what this stage
 is for, a white card on a white cloth: :func:`vision.plausible.table_like` scored the true ones
@@ -28,9 +29,9 @@ ray-traced tables (``traced-mix3``, models/MODEL_CARD.md) boxes bare table in em
 the development frames the stage kept three such boxes of a card's size (one ``style``, two
 ``deck`` frames); with this test it keeps none of them and still its one true card (``traced``).
 The other less sure boxes it put on bare table in an empty slot (seven, 0.11-0.26 sure) all
-scored 1.0; those on true cards (under a hand) 0.13-0.67 (docs/vision.md, "Eighteenth round"). With
-the shipped detector the test changes nothing on those frames. :data:`LOW_SLOT_CONF` is the heap
-and stack stages' threshold.
+scored 1.0; those on true cards (under a hand) 0.13-0.67 (docs/vision.md, "Eighteenth
+round"); ``traced-mix3`` is the shipped detector since. With stage 4 the test changes nothing on
+those frames. :data:`LOW_SLOT_CONF` is the heap and stack stages' threshold.
 """
 
 from __future__ import annotations
