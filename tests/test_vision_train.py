@@ -65,6 +65,33 @@ def test_whole_frame_dataset_keeps_every_label_of_the_canonical_frame(tmp_path: 
     assert again.is_file() and len(list((tmp_path / "images" / "train").iterdir())) == 1  # resumable
 
 
+def test_heap_scenes_fill_every_ring_and_cut_their_first_tile_on_one(tmp_path: Path) -> None:
+    import numpy as np
+
+    from vision.geometry import CANON_PX_PER_MM
+    from vision.training.dataset import HEAP_MARBLES, DatasetSpec, generate, heap_layout, ring_tile
+    from vision.training.synth import random_layout
+    from vision.zones import default_zones, inside
+
+    layout = random_layout(np.random.default_rng(5))
+    heaped = heap_layout(layout, 5)
+    assert all(HEAP_MARBLES[0] <= len(p.ring) <= HEAP_MARBLES[1] for p in heaped.players)
+    assert heaped.display == layout.display and heaped.energy_row == layout.energy_row  # only rings change
+    assert heap_layout(layout, 5) == heaped  # deterministic per seed
+    zones = default_zones()
+    for k in range(20):
+        x0, y0 = ring_tile(zones, heaped, 384, np.random.default_rng(k))
+        tile_mm = (x0 / CANON_PX_PER_MM, y0 / CANON_PX_PER_MM, 384 / CANON_PX_PER_MM, 384 / CANON_PX_PER_MM)
+        assert any(
+            inside(tile_mm, zones.seat(p.seat).ring[0] + 50, zones.seat(p.seat).ring[1] + 50)
+            for p in heaped.players
+        )  # a ring's centre lies in the tile
+    generate(DatasetSpec(tmp_path, 1, 0, heaps=True, randomise=2), workers=1, seed_offset=6_600_000)
+    rows = (tmp_path / "labels" / "train" / "s7600000_0.txt").read_text().splitlines()
+    marbles = [r for r in rows if CLASSES[int(r.split()[0])].startswith("marble_")]
+    assert len(marbles) >= HEAP_MARBLES[0]  # the ring tile shows a whole heap
+
+
 def test_mixed_dataset_yaml_lists_every_set_and_refuses_an_unrendered_one(tmp_path: Path) -> None:
     import yaml
 

@@ -79,6 +79,11 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         help="ray-trace the scenes in 3-D with POV-Ray (vision/training/raytrace.py; no hands)",
     )
     d.add_argument(
+        "--heaps",
+        action="store_true",
+        help="every ring a touching heap of 4-8 marbles, and each scene's first tile on a ring",
+    )
+    d.add_argument(
         "--seed-offset", type=int, default=0, help="added to the training and validation seed bases"
     )
     mx = sub.add_parser("dataset-mix", help="one dataset YAML over several rendered sets (train on all)")
@@ -270,6 +275,7 @@ def _run(a: argparse.Namespace) -> int:
             whole=a.whole,
             randomise=a.randomise,
             raytrace=a.raytrace,
+            heaps=a.heaps,
         )
         print(f"dataset: ready: {generate(spec, workers=a.workers, seed_offset=a.seed_offset)}")
     elif a.cmd == "dataset-mix":
