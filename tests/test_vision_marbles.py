@@ -50,6 +50,29 @@ def test_a_plain_marble_color_is_read(colors: MarbleColors) -> None:
     assert red[0] == "red" and red[1] > 0.99
 
 
+def test_a_marble_a_few_mm_off_its_box_is_read_where_it_lies(
+    colors: MarbleColors, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A box drawn off its marble samples table with it: "unknown" at the box's centre, the
+    marble's colour at the most marble-like offset; a box on no marble stays unknown."""
+    import cv2
+
+    from vision import marbles
+
+    h = np.diag([2.0, 2.0, 1.0])  # table mm -> frame px at 2 px/mm
+    frame = np.full((200, 200, 3), 200, np.uint8)
+    cv2.circle(frame, (100, 100), 16, (40, 35, 200), -1)  # a red marble at (50, 50) mm
+    off = (50.0, 57.5)  # its box's centre, 7.5 mm below it: half the disc read is table
+    assert colors.classify(frame, h, off)[0] == "red"
+    monkeypatch.setattr(marbles, "SEARCH_MM", 0.0)
+    assert colors.classify(frame, h, off)[0] == "unknown"  # without the search
+    monkeypatch.undo()
+    assert colors.classify(frame, h, (20.0, 20.0))[0] == "unknown"  # bare table
+    green = frame.copy()
+    cv2.circle(green, (100, 100), 16, (40, 200, 40), -1)
+    assert colors.classify(green, h, off)[0] == "unknown"  # like no marble at any offset
+
+
 def test_where_two_colors_are_alike_it_is_unknown(colors: MarbleColors) -> None:
     m = colors.model.means
     red, yellow = m[COLORS.index("red")], m[COLORS.index("yellow")]
