@@ -23,7 +23,7 @@ tried again at eight offsets :data:`SEARCH_MM` away and the most marble-like one
 the stage is sure of it there (:meth:`MarbleColors.classify`). On the 180 development frames of
 the nineteenth round the shipped pipeline read 5 kept marble boxes "unknown": the search read 2
 of them, on true marbles, their true colour (a black Energy Row marble on a traced table 8 mm
-off its box, a yellow ring marble) and left the other 3 unknown (two boxes on no marble, one red
+off its box, a yellow marble on `deck`) and left the other 3 unknown (two boxes on no marble, one red
 marble whose colour lies beyond the outlier limit at every offset); it gave no box a wrong colour
 (docs/vision.md, "Nineteenth round").
 """
