@@ -79,7 +79,16 @@ def _disc(side: int, dx: int = 0, dy: int = 0) -> np.ndarray:
 def features(patch: np.ndarray, offset: tuple[int, int] = (0, 0)) -> np.ndarray:
     """(L*, a*, b*) of the marble body: the median of its central disc (moved ``offset`` patch
     pixels) without the highlight."""
-    lab = cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)[_disc(patch.shape[0], *offset)]
+    return _body(_lab(patch), offset)
+
+
+def _lab(patch: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(patch, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _body(lab_patch: np.ndarray, offset: tuple[int, int]) -> np.ndarray:
+    """:func:`features` of a patch already in CIELAB (one conversion serves every offset)."""
+    lab = lab_patch[_disc(lab_patch.shape[0], *offset)]
     body = lab[lab[:, 0] <= np.percentile(lab[:, 0], HIGHLIGHT_PERCENTILE)]
     m = np.median(body, axis=0)
     return np.array([m[0] * 100 / 255, m[1] - 128, m[2] - 128], np.float64)
@@ -199,7 +208,8 @@ class MarbleColors:
         if k == 0:
             return None
         offsets = [(dx, dy) for dx in (-k, 0, k) for dy in (-k, 0, k) if (dx, dy) != (0, 0)]
-        x = np.array([features(patch, o) for o in offsets])
+        lab = _lab(patch)
+        x = np.array([_body(lab, o) for o in offsets])
         _, m2 = self.model.log_likelihoods(x)
         best = int(m2.min(1).argmin())
         color, p = self.classify_features(x[best : best + 1])[0]

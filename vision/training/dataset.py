@@ -15,12 +15,18 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from referee.gizmos.cards import COLORS
 from vision.errors import DatasetError
 from vision.faces import face_set
 from vision.geometry import CANON_PX_PER_MM, CANON_SIZE, CLASSES, rectify, yolo_text
 from vision.progress import Progress
-from vision.training.synth import SIZES, RenderSettings, TableLayout, random_layout, render_table
+from vision.training.synth import (
+    SIZES,
+    RenderSettings,
+    TableLayout,
+    random_layout,
+    random_marbles,
+    render_table,
+)
 from vision.zones import Zones, default_zones
 
 TRAIN_SEED_BASE = 1_000_000  # training scenes use seeds from here on
@@ -67,11 +73,10 @@ def heap_layout(layout: TableLayout, seed: int) -> TableLayout:
     random source, so the rest of the layout is the seed's as before)."""
     rng = np.random.default_rng([seed, 11])
     lo, hi = HEAP_MARBLES
-    players = []
-    for p in layout.players:
-        picks = rng.integers(0, len(COLORS), int(rng.integers(lo, hi + 1)))
-        players.append(replace(p, ring=tuple(COLORS[int(k)] for k in picks)))
-    return replace(layout, players=tuple(players))
+    players = tuple(
+        replace(p, ring=random_marbles(rng, int(rng.integers(lo, hi + 1)))) for p in layout.players
+    )
+    return replace(layout, players=players)
 
 
 def ring_tile(zones: Zones, layout: TableLayout, tile: int, rng: np.random.Generator) -> tuple[int, int]:

@@ -206,6 +206,11 @@ class RenderedScene:
 # ----------------------------------------------------------------------------------------------- layout
 
 
+def random_marbles(rng: np.random.Generator, count: int) -> tuple[str, ...]:
+    """``count`` marbles of colours drawn uniformly (a ring, the Energy Row, the dispenser)."""
+    return tuple(COLORS[int(k)] for k in rng.integers(0, len(COLORS), count))
+
+
 def random_layout(rng: np.random.Generator, n_players: int | None = None) -> TableLayout:
     """A plausible table: distinct cards, Starting Gizmos in the file columns, marbles and tokens."""
     cards = default_cards()
@@ -217,7 +222,6 @@ def random_layout(rng: np.random.Generator, n_players: int | None = None) -> Tab
     for lv, slots in ((1, 4), (2, 3), (3, 2)):
         for s in range(slots):
             display.append((lv, s, None if rng.random() < 0.05 else pool[lv].pop()))
-    colors = list(COLORS)
     players = []
     seats = [0, 1] if n == 2 else list(range(n))
     for seat in seats:
@@ -230,7 +234,7 @@ def random_layout(rng: np.random.Generator, n_players: int | None = None) -> Tab
             if len(columns[col]) < 5:
                 columns[col].append(cid)
         archive = tuple(pool[int(rng.choice([1, 2, 3]))].pop() for _ in range(int(rng.integers(0, 4))))
-        ring = tuple(colors[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 8))))
+        ring = random_marbles(rng, int(rng.integers(0, 8)))
         players.append(
             PlayerLayout(
                 seat,
@@ -244,10 +248,10 @@ def random_layout(rng: np.random.Generator, n_players: int | None = None) -> Tab
     row_len = 6 if rng.random() < 0.9 else int(rng.integers(3, 6))
     return TableLayout(
         display=tuple(display),
-        energy_row=tuple(colors[int(k)] for k in rng.integers(0, 4, row_len)),
+        energy_row=random_marbles(rng, row_len),
         players=tuple(players),
         decks=tuple(lv for lv in (1, 2, 3) if rng.random() < 0.95),
-        dispenser=tuple(colors[int(k)] for k in rng.integers(0, 4, int(rng.integers(0, 14)))),
+        dispenser=random_marbles(rng, int(rng.integers(0, 14))),
         supply_tokens=int(rng.integers(0, 10)),
     )
 
