@@ -112,6 +112,43 @@ TOKEN_PRINT = TokenPrint(
     rim=(150, 215, 240), rim_px=4, digits=(40, 50, 110), stroke=3, scale=0.8, lettering=draw_glyphs
 )
 
+#: Skin tones of the held-out arms (BGR, deep brown to pale, an olive among them): a palette, where
+#: training draws its tones from a line of its own (``randomise.random_hand_look``).
+ARM_TONES = ((38, 56, 90), (60, 90, 138), (92, 124, 172), (112, 146, 158), (148, 176, 220), (186, 204, 236))
+#: Sleeve yarns of the held-out arms (BGR): navy, forest, burgundy, mustard, charcoal, cream.
+ARM_YARNS = ((90, 40, 25), (40, 80, 30), (45, 30, 110), (40, 160, 200), (60, 60, 60), (200, 225, 235))
+
+
+def held_out_arm(rng: np.random.Generator, along: np.ndarray, across: np.ndarray, palm: float) -> np.ndarray:
+    """The held-out arms (a ``synth.HandLook``): a tone of :data:`ARM_TONES` with freckles, bare or
+    in a tartan or a ribbed knit sleeve with a ribbed cuff, sometimes a watch strap at the wrist;
+    no training look draws tartan, ribs, freckles or straps."""
+    h, w = along.shape
+    out = np.empty((h, w, 3), np.float32)
+    out[:] = np.array(ARM_TONES[int(rng.integers(0, len(ARM_TONES)))], np.float32)
+    freckles = rng.random((h // 2 + 1, w // 2 + 1)) < 0.02
+    out[cv2.resize(freckles.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0] *= 0.8
+    kind = int(rng.integers(0, 3))  # bare, tartan, ribbed knit
+    end = float(rng.uniform(0.45, 0.9)) * palm
+    yarns = [np.array(ARM_YARNS[int(i)], np.float32) for i in rng.choice(len(ARM_YARNS), 3, replace=False)]
+    fabric: np.ndarray = out  # bare
+    if kind == 1:  # tartan: bands of two yarns crossing over a third
+        pitch = float(rng.uniform(14, 26))
+        fabric = np.broadcast_to(yarns[0], (h, w, 3)).copy()
+        fabric[(along % pitch) < 0.35 * pitch] = 0.5 * fabric[(along % pitch) < 0.35 * pitch] + 0.5 * yarns[1]
+        cross = (across % pitch) < 0.3 * pitch
+        fabric[cross] = 0.5 * fabric[cross] + 0.5 * yarns[2]
+    elif kind == 2:  # ribbed knit: ribs along the arm
+        fabric = yarns[0] * (0.82 + 0.18 * np.cos(across * 2 * np.pi / 5))[..., None]
+    if kind:
+        cuff = (along > end - 14) & (along <= end)
+        fabric[cuff] = yarns[0] * (0.7 + 0.3 * np.cos(across[cuff] * 2 * np.pi / 3))[..., None]
+        out = np.where((along <= end)[..., None], fabric, out)
+    elif rng.random() < 0.4:  # a watch strap at the wrist
+        out[(along > 0.62 * palm) & (along < 0.62 * palm + 10)] = (30, 30, 35)
+    return out
+
+
 #: The held-out style: on top of the held-out camera settings of ``vision.training.evaluate.HELDOUT``.
 STYLE = replace(
     HELDOUT,
@@ -123,6 +160,10 @@ STYLE = replace(
     token_print=TOKEN_PRINT,
     touching_marbles=True,
 )
+
+#: The held-out style with an arm in every frame, drawn by :func:`held_out_arm`.
+ARMS = replace(STYLE, hand_prob=1.0, hand_look=held_out_arm)
+ARMS_SEED_BASE = 9_600_000
 
 
 # ----------------------------------------------------------------------------------------------- deck

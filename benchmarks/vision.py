@@ -103,6 +103,13 @@ CONDITIONS = {
         "held-out style and a look-alike deck (one drawing per colour and type; title, text and "
         "cost tell cards apart), enrolled from phone-like photos",
     ),
+    "arms": (
+        heldout.ARMS,
+        None,
+        heldout.ARMS_SEED_BASE,
+        "the held-out style with an arm in every frame: skin tones, tartan and knit sleeves, "
+        "watch straps of its own (issue 14, item 3), the project's faces",
+    ),
     "traced": (
         raytrace.STYLE_TRACED,
         None,

@@ -196,3 +196,25 @@ def test_randomised_hand_set_renders_other_tables(tmp_path: Path) -> None:
         rand = sorted((tmp_path / "random" / split).iterdir())
         assert [p.name for p in own] == [p.name for p in rand] and len(own) == 2  # image and mask
         assert own[0].read_bytes() != rand[0].read_bytes()  # the same seed on another table
+
+
+def test_a_share_of_the_hand_set_keeps_the_projects_look(tmp_path: Path) -> None:
+    """``randomise_share``: each seed is randomised or not by a draw of its own, so the set mixes
+    the project's look (as ``randomise=0`` renders it) with the randomised one."""
+    from vision.training.hands import HandSetSpec, randomised_seed, render_hand_set
+
+    drawn = [randomised_seed(3_000_000 + i, 0.5) for i in range(400)]
+    assert 0.4 < sum(drawn) / 400 < 0.6 and drawn == [randomised_seed(3_000_000 + i, 0.5) for i in range(400)]
+    assert all(randomised_seed(i, 1.0) for i in range(50)) and not any(
+        randomised_seed(i, 0.0) for i in range(50)
+    )
+    for out, look, share in (("own", 0, 1.0), ("none", 3, 0.0)):
+        render_hand_set(
+            HandSetSpec(tmp_path / out, train=2, val=0, hand_prob=1.0, randomise=look, randomise_share=share),
+            1,
+        )
+    own, none = (
+        sorted((tmp_path / "own" / "train").iterdir()),
+        sorted((tmp_path / "none" / "train").iterdir()),
+    )
+    assert [p.read_bytes() for p in own] == [p.read_bytes() for p in none] and len(own) == 4

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from benchmarks import heldout
 from vision.faces import drawn_faces
+from vision.geometry import rectify
 from vision.training.dataset import DatasetSpec, generate
 from vision.training.randomise import (
     _HELD_OUT_TOKENS,
@@ -20,6 +23,7 @@ from vision.training.randomise import (
     TOKEN_RIM_PX,
     marble_look,
     random_deck,
+    random_hand_look,
     randomised,
     same_color_texture,
     token_print,
@@ -35,7 +39,7 @@ from vision.training.synth import (
 )
 
 
-@pytest.mark.parametrize("look", [1, 2])
+@pytest.mark.parametrize("look", [1, 2, 3])
 def test_randomised_dataset_renders_labelled_tiles_deterministically(tmp_path: Path, look: int) -> None:
     spec = DatasetSpec(tmp_path / "a", train_scenes=2, val_scenes=1, tiles_per_scene=1, randomise=look)
     generate(spec, workers=1)
@@ -63,8 +67,52 @@ def test_look_two_adds_its_hooks_without_changing_look_one() -> None:
         )
         assert faces_one is faces_two
         assert all(math.dist(c, _MAT) >= 60 for c in two.token_fills)
-    with pytest.raises(ValueError, match="look 3 is not one of"):
-        randomised(1_000_000, look=3)
+    with pytest.raises(ValueError, match="look 4 is not one of"):
+        randomised(1_000_000, look=4)
+
+
+def test_look_three_adds_arms_without_changing_look_two() -> None:
+    for seed in range(1_000_000, 1_000_010):
+        two, faces_two = randomised(seed, look=2)
+        three, faces_three = randomised(seed, look=3)
+        assert two.hand_look is None and three.hand_look is not None
+        assert replace(three, hand_look=None, marble_look=None, texture=None) == replace(
+            two, marble_look=None, texture=None
+        )
+        assert faces_two is faces_three
+
+
+def test_arm_looks_colour_the_arm_and_only_the_arm() -> None:
+    """A look paints the arm where the hand's mask is (the truth the hand network learns): it never
+    moves the hand, and the table round it is untouched."""
+    layout = TableLayout(display=(), energy_row=(), players=())
+    grey = RenderSettings(
+        hand_prob=1.0, effects=False, texture=lambda rng, w, h: np.full((h, w, 3), 128, np.uint8)
+    )
+    for seed in range(4):
+        scene = render_table(
+            layout, seed, replace(grey, hand_look=random_hand_look(np.random.default_rng(seed)))
+        )
+        bare = render_table(layout, seed, grey)
+        assert scene.hand_mask is not None and bare.hand_mask is not None
+        assert np.array_equal(scene.hand_mask, bare.hand_mask)
+        canon = rectify(scene.image, scene.homography).astype(int)
+        far = (cv2.dilate(scene.hand_mask, np.ones((41, 41), np.uint8)) == 0) & (canon.sum(2) > 0)
+        assert far.any() and np.abs(canon[far] - 128).mean() < 12
+
+
+def test_arm_looks_reach_beyond_the_projects_one_skin_range() -> None:
+    """Hands from dark to pale (the project's own arm: channel means 103-187 before shading), and
+    arms whose forearm is not the hand's colour (a sleeve, a glove) in about the shares drawn."""
+    along, across = np.mgrid[0:200, -60:60].astype(np.float32)
+    hands, two_coloured = [], 0
+    for seed in range(200):
+        arm = random_hand_look(np.random.default_rng(seed))(np.random.default_rng(0), along, across, 150.0)
+        hand, elbow = arm[195].mean(0), arm[10].mean(0)
+        hands.append(float(hand.mean()))
+        two_coloured += int(np.abs(elbow - hand).max() > 20)
+    assert min(hands) < 70 and max(hands) > 190
+    assert 0.4 < two_coloured / 200 < 0.9  # sleeves 60 %, gloves 15 % of the rest
 
 
 def test_marble_materials_keep_the_marbles_color() -> None:

@@ -20,8 +20,17 @@ FREEZE_MAX = 21
 
 def _randomise_option(parser: argparse.ArgumentParser, help: str) -> None:
     """``--randomise [LOOK]``: off by default, the latest randomised look when given bare."""
+    from vision.training.randomise import LATEST_LOOK, LOOKS
+
     parser.add_argument(
-        "--randomise", type=int, nargs="?", const=2, default=0, choices=[1, 2], metavar="LOOK", help=help
+        "--randomise",
+        type=int,
+        nargs="?",
+        const=LATEST_LOOK,
+        default=0,
+        choices=list(LOOKS),
+        metavar="LOOK",
+        help=help,
     )
 
 
@@ -70,8 +79,8 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     _randomise_option(
         d,
         "domain-randomised decks, tables, tokens, marbles, lamps (issue 14); LOOK 1 is the "
-        "first round's, 2 (the default) adds marble materials, token printings, tray heaps, "
-        "same-colour tables",
+        "first round's, 2 adds marble materials, token printings, tray heaps, same-colour "
+        "tables, 3 (the default) arms of any skin tone, sleeves and gloves",
     )
     d.add_argument(
         "--raytrace",
@@ -115,7 +124,15 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     hs.add_argument("--train", type=int, default=2400, help="training scenes")
     hs.add_argument("--val", type=int, default=200, help="validation scenes")
     hs.add_argument("--workers", type=int, default=2, help="rendering processes")
-    _randomise_option(hs, "domain-randomised tables, decks and lamps (see `vision dataset --randomise`)")
+    _randomise_option(
+        hs, "domain-randomised tables, decks, lamps and arms (see `vision dataset --randomise`)"
+    )
+    hs.add_argument(
+        "--randomise-share",
+        type=float,
+        default=1.0,
+        help="share of scenes randomised with --randomise (drawn per seed; the rest the project's look)",
+    )
     th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
     th.add_argument("--data", type=Path, default=Path("data/hands"), help="dataset folder (from hand-set)")
     th.add_argument("--out", type=Path, default=Path("runs/hands"), help="run folder")
@@ -316,7 +333,11 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "hand-set":
         from vision.training.hands import HandSetSpec, render_hand_set
 
-        hand_spec = HandSetSpec(a.out, a.train, a.val, randomise=a.randomise)
+        if not 0.0 <= a.randomise_share <= 1.0:
+            raise DatasetError(f"--randomise-share must lie in 0..1, not {a.randomise_share}")
+        hand_spec = HandSetSpec(
+            a.out, a.train, a.val, randomise=a.randomise, randomise_share=a.randomise_share
+        )
         print(f"hand-set: ready: {render_hand_set(hand_spec, workers=a.workers)}")
     elif a.cmd == "train-hands":
         from vision.training.hands import HandTrainConfig, smoke_hands, train_hands

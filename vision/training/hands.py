@@ -41,15 +41,23 @@ class HandSetSpec:
     #: look): the network's false hands on unfamiliar tables (reddish wood, issue 14) are what
     #: its own-style training set never showed it.
     randomise: int = 0
+    #: The share of scenes randomised when ``randomise`` is on (drawn per seed); the rest keep the
+    #: project's own look, which the referee's own tables have.
+    randomise_share: float = 1.0
 
 
-def _render_one(job: tuple[Path, str, int, float, int]) -> None:
-    out, split, seed, hand_prob, randomise = job
+def randomised_seed(seed: int, share: float) -> bool:
+    """Whether a hand-set scene is drawn in the randomised look (deterministic per seed)."""
+    return share >= 1.0 or bool(np.random.default_rng([seed, 11]).random() < share)
+
+
+def _render_one(job: tuple[Path, str, int, float, int, float]) -> None:
+    out, split, seed, hand_prob, randomise, share = job
     img_path = out / split / f"s{seed}.jpg"
     if img_path.exists():  # resumable: each sample is written last-file-first
         return
     settings, faces = RenderSettings(hand_prob=hand_prob), None
-    if randomise:
+    if randomise and randomised_seed(seed, share):
         from vision.training.randomise import randomised
 
         settings, faces = randomised(seed, settings, look=randomise)
@@ -66,7 +74,10 @@ def render_hand_set(spec: HandSetSpec, workers: int = 2) -> Path:
     jobs = []
     for split, base, n in (("train", TRAIN_SEED_BASE, spec.train), ("val", VAL_SEED_BASE, spec.val)):
         (spec.out / split).mkdir(parents=True, exist_ok=True)
-        jobs += [(spec.out, split, base + i, spec.hand_prob, spec.randomise) for i in range(n)]
+        jobs += [
+            (spec.out, split, base + i, spec.hand_prob, spec.randomise, spec.randomise_share)
+            for i in range(n)
+        ]
     prog = Progress("hand set: scenes", len(jobs))
     with Pool(max(1, workers)) as pool:
         for _ in pool.imap_unordered(_render_one, jobs, chunksize=4):

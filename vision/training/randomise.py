@@ -36,6 +36,7 @@ from referee.gizmos.cards import default_cards
 from vision.faces import BAND_MM, ENERGY_BGR, FACE_H, FACE_PX_PER_MM, FACE_W, drawn_faces
 from vision.training.synth import (
     CANVAS_PX_PER_MM,
+    HandLook,
     RenderSettings,
     TokenPrint,
     _effects,
@@ -51,9 +52,13 @@ SCENES_PER_DECK = 8
 #: Share of scenes drawn with the project's own faces (or the user's enrolled ones).
 OWN_FACES_SHARE = 0.2
 #: The randomised looks: 1 the first round's, 2 with marble materials, token printings, tray
-#: heaps and same-color tables (a dataset names the look it was rendered with).
-LOOKS = (1, 2)
-LATEST_LOOK = 2
+#: heaps and same-color tables, 3 with arms of any skin tone, sleeves and gloves (a dataset names
+#: the look it was rendered with).
+LOOKS = (1, 2, 3)
+LATEST_LOOK = 3
+#: Share of look-3 arms in a sleeve, and of hands in a glove.
+SLEEVE_SHARE = 0.6
+GLOVE_SHARE = 0.15
 #: Share of look-2 tables turned to a marble's own color, and with unlabelled things on them.
 SAME_COLOR_TABLE_SHARE = 0.3
 DISTRACTOR_SHARE = 0.5
@@ -279,6 +284,40 @@ def lookalike_random_deck(deck_seed: int) -> tuple[np.ndarray, ...]:
     )
 
 
+def random_hand_look(rng: np.random.Generator) -> HandLook:
+    """An arm of any skin tone, bare or in a sleeve of any colour (plain, striped, heathered) with
+    a cuff, the hand sometimes in a glove of any colour: the hand network learns "something over
+    the table", not one skin colour (issue 14, item 3). Drawn once per scene from ``rng``."""
+    t = rng.uniform(0, 1)  # darkest to palest
+    skin = np.clip(np.array([35 + 160 * t, 50 + 160 * t, 85 + 150 * t]) + rng.uniform(-15, 15, 3), 0, 255)
+    glove = np.array(_color(rng), np.float32) if rng.random() < GLOVE_SHARE else None
+    sleeve = rng.random() < SLEEVE_SHARE
+    cloth, stripe = np.array(_color(rng), np.float32), np.array(_color(rng), np.float32)
+    end, weave, period = float(rng.uniform(0.25, 0.95)), int(rng.integers(0, 3)), float(rng.uniform(6, 24))
+    grain = float(rng.uniform(2, 12))
+
+    def paint(draw: np.random.Generator, along: np.ndarray, across: np.ndarray, palm: float) -> np.ndarray:
+        h, w = along.shape
+        out = np.empty((h, w, 3), np.float32)
+        out[:] = skin.astype(np.float32)
+        if glove is not None:
+            out[along > 0.8 * palm] = glove
+        if sleeve:
+            fabric = np.broadcast_to(cloth, (h, w, 3)).copy()
+            if weave == 1:  # stripes round the arm
+                fabric[np.sin(along / period * math.pi) > 0.3] = stripe
+            elif weave == 2:  # heathered: two yarns mixed
+                mix = cv2.resize(draw.uniform(0, 1, (h // 3 + 1, w // 3 + 1)).astype(np.float32), (w, h))
+                fabric = cloth * mix[..., None] + stripe * (1 - mix[..., None])
+            cuff = (along > (end - 0.05) * palm) & (along <= end * palm)
+            fabric[cuff] = stripe
+            out = np.where((along <= end * palm)[..., None], fabric, out)
+        noise = cv2.resize(draw.normal(0, grain, (h // 8 + 1, w // 8 + 1)).astype(np.float32), (w, h))
+        return np.clip(out + noise[..., None], 0, 255)
+
+    return paint
+
+
 def random_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     """The project's wood, cloth or laminate with a random hue, or a random two-color noise."""
     if rng.random() < 0.5:
@@ -470,6 +509,8 @@ def randomised(
             tray_heaps=heaps,
             texture=table,
         )
+    if look >= 3:  # drawn after look 2's draws, so looks 1 and 2 stay exactly what they were
+        s = replace(s, hand_look=random_hand_look(np.random.default_rng([seed, 9])))
     if own:
         return s, own_faces if own_faces is not None else drawn_faces()
     return s, random_deck(seed // SCENES_PER_DECK)

@@ -74,6 +74,14 @@ class TableLayout:
     supply_tokens: int = 0  # VP tokens in the common supply (not part of the observation)
 
 
+#: Colours a hand: ``look(rng, along, across, palm)`` gives the arm's BGR colour at every pixel of
+#: the frame (float32, h x w x 3) from each pixel's place on the arm, ``along`` it from the frame's
+#: edge and ``across`` it from its axis, and how far along the palm's centre lies (beyond it the
+#: fingers), all in the pixels of a 1280-wide frame and an average hand (the forearm is about 76
+#: wide, the palm 110, a finger 70-85 long).
+HandLook = Callable[[np.random.Generator, np.ndarray, np.ndarray, float], np.ndarray]
+
+
 @dataclass(frozen=True, slots=True)
 class RenderSettings:
     """Camera and nuisance ranges; the defaults are the training distribution."""
@@ -105,6 +113,9 @@ class RenderSettings:
     #: mats and tray, camera and lamp, before anything is put on it (the occlusion stage's
     #: background, vision/occlusion.py).
     empty_table: bool = False
+    #: How the hand and forearm are coloured (:data:`HandLook`; default the project's bare arm of
+    #: one skin tone): sleeves, gloves, other skin tones (issue 14, item 3).
+    hand_look: HandLook | None = None
     #: Another renderer of the same tables (``renderer(layout, seed, settings, zones, faces)``,
     #: default :func:`render_table`): the benchmark's ray-traced condition plugs in here
     #: (``benchmarks/raytrace.py``), drawing the same layouts, placements and cameras in 3-D.
@@ -767,8 +778,11 @@ def random_camera(
     return k, rot, t
 
 
-def _hand(rng: np.random.Generator, img: np.ndarray, h_img: np.ndarray, zones: Zones) -> np.ndarray:
-    """Draw a hand and forearm reaching in from a frame edge; returns its mask (image pixels)."""
+def _hand(
+    rng: np.random.Generator, img: np.ndarray, h_img: np.ndarray, zones: Zones, look: HandLook | None = None
+) -> np.ndarray:
+    """Draw a hand and forearm reaching in from a frame edge, coloured by ``look`` (default a
+    bare arm of the project's skin tones); returns its mask (image pixels)."""
     ih, iw = img.shape[:2]
     tw, th = zones.size
     tgt_mm = np.array([rng.uniform(0.1, 0.9) * tw, rng.uniform(0.1, 0.9) * th, 1.0])
@@ -816,9 +830,15 @@ def _hand(rng: np.random.Generator, img: np.ndarray, h_img: np.ndarray, zones: Z
     # Soft shadow first, then the skin with shading.
     sh = cv2.GaussianBlur(np.roll(mask, (int(12 * scale), int(10 * scale)), (0, 1)), (0, 0), 9 * scale)
     img[:] = (img * (1 - 0.45 * sh[..., None].astype(np.float32) / 255)).astype(np.uint8)
-    skin = np.array([rng.uniform(60, 150), rng.uniform(100, 180), rng.uniform(150, 230)], np.float32)
+    if look is None:
+        skin = np.array([rng.uniform(60, 150), rng.uniform(100, 180), rng.uniform(150, 230)], np.float32)
+    else:  # (the default draws as it always has: the project's scenes stay what they were)
+        yy, xx = np.mgrid[0:ih, 0:iw].astype(np.float32)
+        along = ((xx - start[0]) * d[0] + (yy - start[1]) * d[1]) / scale
+        across = ((xx - start[0]) * n[0] + (yy - start[1]) * n[1]) / scale
+        skin = look(rng, along, across, float(np.linalg.norm(palm - start)) / scale)
     shade = cv2.GaussianBlur(mask, (0, 0), 12 * scale).astype(np.float32) / 255
-    color = skin[None, None, :] * (0.7 + 0.3 * shade[..., None])
+    color = (skin if skin.ndim == 3 else skin[None, None, :]) * (0.7 + 0.3 * shade[..., None])
     a = mask[..., None].astype(np.float32) / 255
     img[:] = (img * (1 - a) + color * a).astype(np.uint8)
     return mask
@@ -946,7 +966,7 @@ def render_table(
     hands_mm: list[tuple[float, float, float, float]] = []
     canon = None
     if rng.random() < s.hand_prob:
-        mask = _hand(rng, img, h_img, z)
+        mask = _hand(rng, img, h_img, z, s.hand_look)
         canon = cv2.warpPerspective(mask, canonical_from_image(h_img), CANON_SIZE, flags=cv2.INTER_NEAREST)
         ys, xs = np.nonzero(canon > 127)
         if len(xs):
