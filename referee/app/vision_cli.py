@@ -34,6 +34,29 @@ def _randomise_option(parser: argparse.ArgumentParser, help: str) -> None:
     )
 
 
+def _small_network(
+    sub: argparse._SubParsersAction[Any], name: str, one: str, what: str, train: int, val: int, epochs: int
+) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The three commands of each small network (``ONE-set``, ``train-NAME``, ``export-NAME``), its
+    data in ``data/NAME``, its runs in ``runs/NAME``; returns the set's and the training's parsers."""
+    s = sub.add_parser(f"{one}-set", help=f"render the {what}'s training set (resumable)")
+    s.add_argument("--out", type=Path, default=Path(f"data/{name}"), help="dataset folder")
+    s.add_argument("--train", type=int, default=train, help="training scenes")
+    s.add_argument("--val", type=int, default=val, help="validation scenes")
+    s.add_argument("--workers", type=int, default=2, help="rendering processes")
+    t = sub.add_parser(f"train-{name}", help=f"train the {what} (progress per epoch; --resume continues)")
+    t.add_argument("--data", type=Path, default=Path(f"data/{name}"), help=f"dataset folder (from {one}-set)")
+    t.add_argument("--out", type=Path, default=Path(f"runs/{name}"), help="run folder")
+    t.add_argument("--epochs", type=int, default=epochs, help="training epochs")
+    t.add_argument("--threads", type=int, default=2, help="torch threads")
+    t.add_argument("--resume", action="store_true", help="continue the interrupted run")
+    t.add_argument("--smoke", type=Path, help="one epoch on a few scenes rendered into this folder (CI)")
+    x = sub.add_parser(f"export-{name}", help=f"export the trained {what}'s weights to ONNX")
+    x.add_argument("--weights", type=Path, default=Path(f"runs/{name}/best.pt"), help="trained weights")
+    x.add_argument("--out", type=Path, default=None, help=f"ONNX file (default: models/{name}.onnx)")
+    return s, t
+
+
 def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     """The ``vision`` commands, added to ``gizmos-referee vision``'s subparsers."""
     f = sub.add_parser("faces", help="write the card faces in use as PNGs")
@@ -119,11 +142,7 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         "--weights", type=Path, default=Path("runs/detector/weights/best.pt"), help="trained weights"
     )
     x.add_argument("--out", type=Path, default=Path("models"), help="folder for detector.pt and .onnx")
-    hs = sub.add_parser("hand-set", help="render the hand network's training set (resumable)")
-    hs.add_argument("--out", type=Path, default=Path("data/hands"), help="dataset folder")
-    hs.add_argument("--train", type=int, default=2400, help="training scenes")
-    hs.add_argument("--val", type=int, default=200, help="validation scenes")
-    hs.add_argument("--workers", type=int, default=2, help="rendering processes")
+    hs, th = _small_network(sub, "hands", "hand", "hand network", train=2400, val=200, epochs=30)
     _randomise_option(
         hs, "domain-randomised tables, decks, lamps and arms (see `vision dataset --randomise`)"
     )
@@ -133,34 +152,8 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         default=1.0,
         help="share of scenes randomised with --randomise (drawn per seed; the rest the project's look)",
     )
-    th = sub.add_parser("train-hands", help="train the hand network (progress per epoch; --resume continues)")
-    th.add_argument("--data", type=Path, default=Path("data/hands"), help="dataset folder (from hand-set)")
-    th.add_argument("--out", type=Path, default=Path("runs/hands"), help="run folder")
-    th.add_argument("--epochs", type=int, default=30, help="training epochs")
     th.add_argument("--batch", type=int, default=16, help="batch size")
-    th.add_argument("--threads", type=int, default=2, help="torch threads")
-    th.add_argument("--resume", action="store_true", help="continue the interrupted run")
-    th.add_argument("--smoke", type=Path, help="one epoch on a few scenes rendered into this folder (CI)")
-    xh = sub.add_parser("export-hands", help="export trained hand weights to ONNX")
-    xh.add_argument("--weights", type=Path, default=Path("runs/hands/best.pt"), help="trained weights")
-    xh.add_argument("--out", type=Path, default=None, help="ONNX file (default: models/hands.onnx)")
-    ts = sub.add_parser("token-set", help="render the VP-token reader's training crops (resumable)")
-    ts.add_argument("--out", type=Path, default=Path("data/tokens"), help="dataset folder")
-    ts.add_argument("--train", type=int, default=1600, help="training scenes")
-    ts.add_argument("--val", type=int, default=200, help="validation scenes")
-    ts.add_argument("--workers", type=int, default=2, help="rendering processes")
-    tt = sub.add_parser(
-        "train-tokens", help="train the VP-token reader (progress per epoch; --resume continues)"
-    )
-    tt.add_argument("--data", type=Path, default=Path("data/tokens"), help="dataset folder (from token-set)")
-    tt.add_argument("--out", type=Path, default=Path("runs/tokens"), help="run folder")
-    tt.add_argument("--epochs", type=int, default=12, help="training epochs")
-    tt.add_argument("--threads", type=int, default=2, help="torch threads")
-    tt.add_argument("--resume", action="store_true", help="continue the interrupted run")
-    tt.add_argument("--smoke", type=Path, help="one epoch on a few scenes rendered into this folder")
-    xt = sub.add_parser("export-tokens", help="export trained VP-token reader weights to ONNX")
-    xt.add_argument("--weights", type=Path, default=Path("runs/tokens/best.pt"), help="trained weights")
-    xt.add_argument("--out", type=Path, default=None, help="ONNX file (default: models/tokens.onnx)")
+    _small_network(sub, "tokens", "token", "VP-token reader", train=1600, val=200, epochs=12)
     fm = sub.add_parser("fit-marbles", help="fit the marble colour stage on rendered tables")
     fm.add_argument("--tables", type=int, default=300, help="rendered tables to fit on")
     fm.add_argument(

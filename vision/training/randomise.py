@@ -6,12 +6,14 @@ scenes whose look is drawn at random far beyond the project's own teaches it the
 instead: a random deck every few scenes (:func:`random_deck`: abstract pictures, printed text,
 color frames, from a generator of its own), random table surfaces, random VP-token printings,
 ring marbles in touching heaps or apart, hand-placed jitter up to 5 mm and 6 degrees, and a
-camera with random color casts, blur, noise and JPEG. Look 2 (:data:`LATEST_LOOK`) adds what the
+camera with random color casts, blur, noise and JPEG. Look 2 adds what the
 first fine-tune still missed (docs/vision.md, "Real tables"): marbles of other materials
 (matte, glass, swirled; :func:`marble_look`), VP tokens of random printings beyond their fill
 (rim, digits, font; :func:`token_print`), touching heaps in the dispenser tray as well as the
 rings, and tables in a marble's own color (a red marble on red wood, a black one on a dark
-cloth). Look 1 is the first round's, kept so that its training set re-renders exactly.
+cloth). Look 3 (:data:`LATEST_LOOK`) adds arms of any skin tone, sleeves and gloves
+(:func:`random_hand_look`; issue 14, item 3). Each look draws after the one before from a stream
+of its own, so looks 1 and 2 re-render their training sets exactly.
 
 Leave-one-style-out: the benchmark's held-out style (``benchmarks/heldout.py``: slate, check
 cloth, red-stained and planked wood, black-body lamps with fall-off, webcam sharpening, its own

@@ -830,9 +830,9 @@ def _hand(
     # Soft shadow first, then the skin with shading.
     sh = cv2.GaussianBlur(np.roll(mask, (int(12 * scale), int(10 * scale)), (0, 1)), (0, 0), 9 * scale)
     img[:] = (img * (1 - 0.45 * sh[..., None].astype(np.float32) / 255)).astype(np.uint8)
-    if look is None:
+    if look is None:  # the project's arm, drawn as it always was: its scenes stay what they were
         skin = np.array([rng.uniform(60, 150), rng.uniform(100, 180), rng.uniform(150, 230)], np.float32)
-    else:  # (the default draws as it always has: the project's scenes stay what they were)
+    else:
         yy, xx = np.mgrid[0:ih, 0:iw].astype(np.float32)
         along = ((xx - start[0]) * d[0] + (yy - start[1]) * d[1]) / scale
         across = ((xx - start[0]) * n[0] + (yy - start[1]) * n[1]) / scale
