@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One-step setup from a fresh clone; safe to run again (it only adds what is missing).
+# One-step setup from a fresh clone; safe to run again (it only adds what is missing and puts
+# back any package whose version differs from scripts/constraints.txt).
 #
 #   scripts/setup.sh          what the running referee needs (demo, run, serve, the engine CLI):
 #                             .venv with numpy, OpenCV, OpenVINO, Flask, pyserial, PyYAML, paho-mqtt,
@@ -15,7 +16,7 @@ MODE=runtime
 for arg in "$@"; do
     case "$arg" in
         --dev) MODE=dev ;;
-        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "setup: unknown option '$arg' (expected --dev or nothing)" >&2; exit 2 ;;
     esac
 done
@@ -25,11 +26,14 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv"
     "$PY" -m venv .venv
 fi
+# Every install takes the tested versions (scripts/constraints.txt): a registry's newer release
+# cannot change what the models, the drawn faces and the tests were made with.
 VPIP=".venv/bin/python -m pip"
+PIN="-c scripts/constraints.txt"
 
 if [ "$MODE" = runtime ]; then
     echo "setup: installing gizmos-referee and what it needs to run (no training stack)"
-    $VPIP install --quiet --disable-pip-version-check -e .
+    $VPIP install --quiet --disable-pip-version-check $PIN -e .
     echo "setup: done (for training and the tests: scripts/setup.sh --dev)"
     exit 0
 fi
@@ -38,11 +42,11 @@ fi
 # build, so both come from the package index together (the CPU-only torch wheel cannot load it).
 if ! .venv/bin/python -c "import torchvision.ops" >/dev/null 2>&1; then
     echo "setup: installing torch 2.13.0 + torchvision 0.28.0 (first time only; large download)"
-    $VPIP install --isolated --quiet --disable-pip-version-check "torch==2.13.0" "torchvision==0.28.0"
+    $VPIP install --isolated --quiet --disable-pip-version-check $PIN "torch==2.13.0" "torchvision==0.28.0"
 fi
 
 echo "setup: installing gizmos-referee with its training and test dependencies"
-$VPIP install --quiet --disable-pip-version-check -e ".[train,dev]"
+$VPIP install --quiet --disable-pip-version-check $PIN -e ".[train,dev]"
 
 # Keep ultralytics off the network for good: no hub, no font or AMP-check downloads, no telemetry.
 .venv/bin/python -m vision.training.offline --configure >/dev/null 2>&1 || true

@@ -61,3 +61,43 @@ def test_what_the_running_referee_imports_needs_no_training_stack() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "demo" in proc.stdout
+
+
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalised as pip compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0]).lower()
+
+
+def _locked() -> dict[str, str]:
+    lines = (ROOT / "scripts" / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line.split("==") for line in lines if line.strip() and not line.startswith("#")]
+    assert all(len(pin) == 2 for pin in pins), "every line of scripts/constraints.txt is name==version"
+    return {_name(name): version for name, version in pins}
+
+
+def test_every_install_takes_the_locked_versions() -> None:
+    script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    installs = [line for line in script.splitlines() if "$VPIP install" in line]
+    assert len(installs) == 3 and all("$PIN" in line for line in installs), installs
+    assert 'PIN="-c scripts/constraints.txt"' in script
+    locked = _locked()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = list(project["dependencies"]) + [d for ds in project["optional-dependencies"].values() for d in ds]
+    assert {_name(d) for d in declared} - set(locked) == set(), "a dependency scripts/constraints.txt does not pin"
+    assert locked["torch"] == "2.13.0" and locked["torchvision"] == "0.28.0"  # what setup.sh names
+
+
+def test_this_environment_is_the_locked_one() -> None:
+    # The exactness tests (committed drawn faces, frames that calibrate only one way) hold for the
+    # locked versions; a package upgraded by hand says so here, by name, rather than there.
+    from importlib.metadata import PackageNotFoundError, version
+
+    drifted = []
+    for name, pinned in _locked().items():
+        try:
+            installed = version(name)
+        except PackageNotFoundError:
+            continue  # not part of this install (the runtime one, another platform's wheels)
+        if installed != pinned:
+            drifted.append(f"{name} {installed} (scripts/constraints.txt: {pinned})")
+    assert not drifted, "run scripts/setup.sh --dev to put back: " + ", ".join(drifted)
