@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -218,3 +219,22 @@ def test_a_share_of_the_hand_set_keeps_the_projects_look(tmp_path: Path) -> None
         sorted((tmp_path / "none" / "train").iterdir()),
     )
     assert [p.read_bytes() for p in own] == [p.read_bytes() for p in none] and len(own) == 4
+
+
+def test_arms_share_draws_look_3_arms_on_the_projects_tables(tmp_path: Path) -> None:
+    """``arms_share``: the same scenes, the same hand where it was, only the arm drawn another way
+    (any skin tone, a sleeve, a glove); at 0 the project's own set exactly."""
+    from vision.training.hands import HandSetSpec, randomised_seed, render_hand_set
+
+    drawn = [randomised_seed(3_000_000 + i, 0.5, stream=12) for i in range(400)]
+    assert 0.4 < sum(drawn) / 400 < 0.6 and drawn != [randomised_seed(3_000_000 + i, 0.5) for i in range(400)]
+    for out, arms in (("own", 0.0), ("off", 0.0), ("arms", 1.0)):
+        render_hand_set(HandSetSpec(tmp_path / out, train=2, val=0, hand_prob=1.0, arms_share=arms), 1)
+    files = {out: sorted((tmp_path / out / "train").iterdir()) for out in ("own", "off", "arms")}
+    assert [p.read_bytes() for p in files["own"]] == [p.read_bytes() for p in files["off"]]
+    for own, arms in zip(files["own"], files["arms"], strict=True):
+        assert own.name == arms.name
+        if own.suffix == ".png":  # the hand's mask: the same arm in the same place
+            assert own.read_bytes() == arms.read_bytes() and cv2.imread(str(own)).max() == 255
+        else:
+            assert own.read_bytes() != arms.read_bytes()

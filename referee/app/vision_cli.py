@@ -152,6 +152,13 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
         default=1.0,
         help="share of scenes randomised with --randomise (drawn per seed; the rest the project's look)",
     )
+    hs.add_argument(
+        "--arms-share",
+        type=float,
+        default=0.0,
+        help="share of the project's own-look scenes drawn with look 3's arms (any skin tone, "
+        "sleeves, gloves) on the project's tables (drawn per seed)",
+    )
     th.add_argument("--batch", type=int, default=16, help="batch size")
     _small_network(sub, "tokens", "token", "VP-token reader", train=1600, val=200, epochs=12)
     fm = sub.add_parser("fit-marbles", help="fit the marble colour stage on rendered tables")
@@ -326,10 +333,16 @@ def _run(a: argparse.Namespace) -> int:
     elif a.cmd == "hand-set":
         from vision.training.hands import HandSetSpec, render_hand_set
 
-        if not 0.0 <= a.randomise_share <= 1.0:
-            raise DatasetError(f"--randomise-share must lie in 0..1, not {a.randomise_share}")
+        for option, share in (("--randomise-share", a.randomise_share), ("--arms-share", a.arms_share)):
+            if not 0.0 <= share <= 1.0:
+                raise DatasetError(f"{option} must lie in 0..1, not {share}")
         hand_spec = HandSetSpec(
-            a.out, a.train, a.val, randomise=a.randomise, randomise_share=a.randomise_share
+            a.out,
+            a.train,
+            a.val,
+            randomise=a.randomise,
+            randomise_share=a.randomise_share,
+            arms_share=a.arms_share,
         )
         print(f"hand-set: ready: {render_hand_set(hand_spec, workers=a.workers)}")
     elif a.cmd == "train-hands":

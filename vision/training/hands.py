@@ -5,7 +5,7 @@ and the ONNX export. Needs torch (``gizmos-referee vision train-hands``).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -44,15 +44,20 @@ class HandSetSpec:
     #: The share of scenes randomised when ``randomise`` is on (drawn per seed); the rest keep the
     #: project's own look, which the referee's own tables have.
     randomise_share: float = 1.0
+    #: The share of the project's own-look scenes whose arm is look 3's (any skin tone, sleeves,
+    #: gloves; :func:`vision.training.randomise.random_hand_look`) on the project's own tables:
+    #: the arms' variety without the randomised tables' (drawn per seed; 0 off).
+    arms_share: float = 0.0
 
 
-def randomised_seed(seed: int, share: float) -> bool:
-    """Whether a hand-set scene is drawn in the randomised look (deterministic per seed)."""
-    return share >= 1.0 or bool(np.random.default_rng([seed, 11]).random() < share)
+def randomised_seed(seed: int, share: float, stream: int = 11) -> bool:
+    """Whether a hand-set scene is drawn in the randomised look (deterministic per seed; another
+    ``stream`` for another choice of the same seed)."""
+    return share >= 1.0 or bool(np.random.default_rng([seed, stream]).random() < share)
 
 
-def _render_one(job: tuple[Path, str, int, float, int, float]) -> None:
-    out, split, seed, hand_prob, randomise, share = job
+def _render_one(job: tuple[Path, str, int, float, int, float, float]) -> None:
+    out, split, seed, hand_prob, randomise, share, arms = job
     img_path = out / split / f"s{seed}.jpg"
     if img_path.exists():  # resumable: each sample is written last-file-first
         return
@@ -61,6 +66,10 @@ def _render_one(job: tuple[Path, str, int, float, int, float]) -> None:
         from vision.training.randomise import randomised
 
         settings, faces = randomised(seed, settings, look=randomise)
+    elif arms and randomised_seed(seed, arms, stream=12):
+        from vision.training.randomise import random_hand_look
+
+        settings = replace(settings, hand_look=random_hand_look(np.random.default_rng([seed, 9])))
     scene = scene_for_seed(seed, settings, faces)  # the size follows the seed
     canon = rectify(scene.image, scene.homography)
     cover = np.zeros(MASK_SIZE[::-1], np.float32) if scene.hand_mask is None else shrink_mask(scene.hand_mask)
@@ -75,7 +84,7 @@ def render_hand_set(spec: HandSetSpec, workers: int = 2) -> Path:
     for split, base, n in (("train", TRAIN_SEED_BASE, spec.train), ("val", VAL_SEED_BASE, spec.val)):
         (spec.out / split).mkdir(parents=True, exist_ok=True)
         jobs += [
-            (spec.out, split, base + i, spec.hand_prob, spec.randomise, spec.randomise_share)
+            (spec.out, split, base + i, spec.hand_prob, spec.randomise, spec.randomise_share, spec.arms_share)
             for i in range(n)
         ]
     prog = Progress("hand set: scenes", len(jobs))
