@@ -610,6 +610,19 @@ def test_run_starts_from_a_saved_calibration(tmp_path: Path, capsys: pytest.Capt
     assert observed > 0, out
 
 
+def test_run_says_the_empty_table_saved_with_the_calibration_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    save, folder = _covered_table(tmp_path)
+    whole = tmp_path / "whole.png"  # the table _covered_table calibrated from, taken as empty
+    assert main(["vision", "calibrate", str(whole), "--save", str(save), "--empty-table"]) == 0
+    capsys.readouterr()
+    base = ["run", "--camera", str(folder), "--players", "Ana", "Ben", "--no-serve", "--speed", "0"]
+    assert main([*base, "--games-dir", str(tmp_path / "g"), "--calibration", str(save)]) == 0
+    err = capsys.readouterr().err
+    assert "run: the empty table saved with it tells what covers the table (occlusion on)" in err, err
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

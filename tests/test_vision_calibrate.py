@@ -322,3 +322,99 @@ def test_a_bad_calibration_file_is_one_clear_error(case: str, tmp_path: Path) ->
     assert str(info.value).startswith(f"--calibration {path}: ") and "\n" not in str(info.value)
     with pytest.raises(CalibrationError, match="no such file"):
         load_calibration(tmp_path / "missing.json", zones)
+
+
+# ------------------------------------------------------------ the empty table saved with a calibration
+
+
+def _empty_and_full(seed: int = 31) -> tuple[np.ndarray, np.ndarray]:
+    """One table under one camera and lamp: empty, and with the game on it and a hand over it."""
+    s = RenderSettings(hand_prob=1.0, empty_table=True)
+    scene = render_table(random_layout(np.random.default_rng(seed)), seed, s)
+    assert scene.empty_image is not None and scene.hand_mask is not None
+    return scene.empty_image, scene.image
+
+
+def test_calibrate_empty_table_saves_the_frame_run_starts_the_occlusion_stage_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``vision calibrate FRAME --save F --empty-table`` writes the frame beside F (F-empty.png,
+    which F names); ``load_calibration`` reads it back, and ``Observer.start_from`` turns the
+    occlusion stage on with it, seen through the saved homography."""
+    import json
+
+    from referee.app.cli import main
+    from vision.calibrate import load_calibration
+    from vision.observe import Observer
+
+    empty, full = _empty_and_full()
+    frame, save = tmp_path / "empty.png", tmp_path / "cal.json"
+    cv2.imwrite(str(frame), empty)
+    assert main(["vision", "calibrate", str(frame), "--save", str(save), "--empty-table"]) == 0
+    assert str(tmp_path / "cal-empty.png") in capsys.readouterr().out
+    assert json.loads(save.read_text())["empty_table"] == "cal-empty.png"
+    saved = load_calibration(save, default_zones())
+    assert saved.empty_table is not None and np.array_equal(saved.empty_table, empty)  # PNG: lossless
+    observer = Observer(seats=(0, 1))
+    observer.start_from(saved)
+    assert observer.background is not None and observer.calibrator.locked is saved.calibration
+    observer.observe(full)  # the game on it and an arm over it: the stage confirms the arm
+    assert observer.last_hand_mask is not None and observer.last_hand_mask.any()
+    plain = load_calibration(_plain_save(tmp_path, empty), default_zones())
+    assert plain.empty_table is None
+    without = Observer(seats=(0, 1))
+    without.start_from(plain)
+    assert without.background is None  # a calibration saved without it: the network alone
+
+
+def _plain_save(tmp_path: Path, frame: np.ndarray) -> Path:
+    import json
+
+    from vision.calibrate import calibration_document
+
+    save = tmp_path / "plain.json"
+    doc = calibration_document(Calibrator().update(frame), default_zones(), (frame.shape[1], frame.shape[0]))
+    save.write_text(json.dumps(doc))
+    return save
+
+
+def test_calibrate_empty_table_needs_somewhere_to_save_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from referee.app.cli import main
+
+    frame = tmp_path / "empty.png"
+    cv2.imwrite(str(frame), _scene(32).image)
+    assert main(["vision", "calibrate", str(frame), "--empty-table"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: calibrate: --empty-table is saved beside the calibration: give --save FILE"], err
+
+
+@pytest.mark.parametrize(
+    ("name", "image", "message"),
+    [
+        ("../elsewhere.png", None, "field 'empty_table' must name an image file beside it"),
+        (7, None, "field 'empty_table' must name an image file beside it"),
+        ("gone.png", None, "its empty table: frame: no such image file"),
+        ("broken.png", b"not a png", "its empty table: frame: cannot decode image file"),
+        ("small.png", (540, 960), "its empty table small.png is 960x540, the calibration 1280x720"),
+    ],
+)
+def test_a_bad_empty_table_in_a_calibration_file_is_one_clear_error(
+    name: object, image: bytes | tuple[int, int] | None, message: str, tmp_path: Path
+) -> None:
+    import json
+
+    from vision.calibrate import load_calibration
+
+    save = _plain_save(tmp_path, _scene(33).image)
+    doc = json.loads(save.read_text())
+    doc["empty_table"] = name
+    save.write_text(json.dumps(doc))
+    if isinstance(image, bytes):
+        (tmp_path / str(name)).write_bytes(image)
+    elif image is not None:
+        cv2.imwrite(str(tmp_path / str(name)), np.full((*image, 3), 90, np.uint8))
+    with pytest.raises(CalibrationError, match=re.escape(message)) as info:
+        load_calibration(save, default_zones())
+    assert str(info.value).startswith(f"--calibration {save}: ") and "\n" not in str(info.value)

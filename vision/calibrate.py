@@ -16,8 +16,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.errors import CalibrationError
-from vision.frames import check_frame
+from vision.errors import CalibrationError, FrameError
+from vision.frames import check_frame, read_frame
 from vision.geometry import zone_rects
 from vision.zones import Zones, default_zones
 
@@ -354,6 +354,15 @@ class SavedCalibration:
 
     calibration: Calibration
     frame_size: tuple[int, int]  # width, height in px
+    #: The frame of the empty table saved with it (``vision calibrate --empty-table``), for the
+    #: occlusion stage (vision/occlusion.py); ``None`` when none was saved.
+    empty_table: np.ndarray | None = None
+
+
+def empty_table_path(save: Path) -> Path:
+    """Where ``calibrate --empty-table`` writes the empty table's frame: beside the calibration
+    saved at ``save``, named after it."""
+    return save.with_name(f"{save.stem}-empty.png")
 
 
 def calibration_document(cal: Calibration, zones: Zones, frame_size: tuple[int, int]) -> dict[str, object]:
@@ -421,7 +430,26 @@ def load_calibration(path: str | Path, zones: Zones) -> SavedCalibration:
     ):
         raise CalibrationError(f"{where}: it puts the markers outside its own {w}x{hh} frame")
     cal = Calibration(h, tuple(sorted(known)), False, error_px, "locked")
-    return SavedCalibration(cal, (w, hh))
+    return SavedCalibration(cal, (w, hh), _empty_table(p, doc.get("empty_table"), (w, hh)))
+
+
+def _empty_table(path: Path, name: object, size: tuple[int, int]) -> np.ndarray | None:
+    """The empty table's frame a calibration file names (beside it), checked to be its size."""
+    if name is None:
+        return None
+    where = f"--calibration {path}"
+    if not isinstance(name, str) or not name or Path(name).name != name:
+        raise CalibrationError(f"{where}: field 'empty_table' must name an image file beside it")
+    try:
+        frame = read_frame(path.parent / name)
+    except FrameError as exc:
+        raise CalibrationError(f"{where}: its empty table: {exc}") from None
+    if (frame.shape[1], frame.shape[0]) != size:
+        raise CalibrationError(
+            f"{where}: its empty table {name} is {frame.shape[1]}x{frame.shape[0]}, the calibration "
+            f"{size[0]}x{size[1]}: calibrate again"
+        )
+    return frame
 
 
 def annotate(frame: np.ndarray, cal: Calibration, zones: Zones | None = None) -> np.ndarray:

@@ -34,7 +34,7 @@ from referee.observation import (
     ReachSighting,
     SlotSighting,
 )
-from vision.calibrate import Calibrator
+from vision.calibrate import Calibrator, SavedCalibration
 from vision.detect import DEFAULT_BACKEND, Detection, Detector
 from vision.display import LOW_SLOT_CONF, display_cards
 from vision.embedding import CardEmbedder
@@ -740,11 +740,20 @@ class Observer:
         self.last_canon, self.last_detections = canon, dets
         return cal.homography, dets, notes
 
-    def learn_empty_table(self, frame: np.ndarray) -> None:
+    def learn_empty_table(self, frame: np.ndarray, homography: np.ndarray | None = None) -> None:
         """Remember the empty table (a frame of the calibrated table before anything is put on
-        it: markers, mats and the dispenser tray only) as the occlusion stage's background."""
+        it: markers, mats and the dispenser tray only) as the occlusion stage's background, seen
+        through ``homography`` (default: the frame's own calibration)."""
         check_frame(frame, SUPPORTED_SIZES)
-        self.background = TableBackground.from_frame(frame, self.calibrator.update(frame).homography)
+        h = self.calibrator.update(frame).homography if homography is None else homography
+        self.background = TableBackground.from_frame(frame, h)
+
+    def start_from(self, saved: SavedCalibration) -> None:
+        """Begin from a saved calibration (``run`` / ``serve --calibration``) and, when the empty
+        table was saved with it, with the occlusion stage on."""
+        self.calibrator.start_from(saved)
+        if saved.empty_table is not None:
+            self.learn_empty_table(saved.empty_table, saved.calibration.homography)
 
     def observe(
         self,

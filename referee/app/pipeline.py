@@ -122,7 +122,7 @@ class LazyVision:
                 model, seats=(0, 1, 2, 3), zones=load_zones(self.zones_file), enrol_dir=self.enrol
             )
             if self.calibration is not None:  # the markers still check it on every frame
-                self._observer.calibrator.start_from(self.calibration)
+                self._observer.start_from(self.calibration)
         return self._observer
 
     @property

@@ -131,8 +131,10 @@ def run_table(args: Any) -> int:
             )
         observer = Observer(model, seats=tuple(range(len(names))), zones=zones, enrol_dir=args.enrol)
         if saved is not None:  # the zones are known from the first frame; the markers still check it
-            observer.calibrator.start_from(saved)
+            observer.start_from(saved)
             err.write(f"run: starting from the calibration in {calibration}\n")
+            if saved.empty_table is not None:
+                err.write("run: the empty table saved with it tells what covers the table (occlusion on)\n")
     except BaseException:
         feed.close()
         raise

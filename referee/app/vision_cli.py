@@ -189,6 +189,13 @@ def add_commands(sub: argparse._SubParsersAction[Any]) -> None:
     c.add_argument(
         "--save", type=Path, help="also write the homography (JSON; with --live: default calibration.json)"
     )
+    c.add_argument(
+        "--empty-table",
+        action="store_true",
+        help="the table is empty now (markers, mats and tray only): save the frame beside the "
+        "calibration (NAME-empty.png), and run/serve --calibration tell from it what covers the "
+        "table: any arm, sleeve, cup (vision/occlusion.py)",
+    )
     m = sub.add_parser("print-markers", help="write the ArUco marker sheet as PNG")
     m.add_argument("--out", type=Path, default=Path("markers.png"), help="PNG to write")
     m.add_argument("--dpi", type=int, default=150, help="print resolution")
@@ -453,13 +460,15 @@ def _calibrate(a: argparse.Namespace) -> None:
         raise CalibrationError(
             "calibrate: give one frame (an image file) or --live SOURCE, not both or neither"
         )
+    if a.empty_table and a.save is None and a.live is None:
+        raise CalibrationError("calibrate: --empty-table is saved beside the calibration: give --save FILE")
     zones = load_zones(a.zones)
     if a.live is not None:
         _calibrate_live(a, zones)
         return
     frame = read_frame(a.image)
     cal = Calibrator(zones).update(frame)
-    wrote = _write_calibration(a.out, a.save, frame, cal, zones, {})
+    wrote = _write_calibration(a.out, a.save, frame, cal, zones, {}, a.empty_table)
     print(
         f"calibrate: markers {list(cal.markers_seen)}, reprojection error {cal.error_px:.2f} px"
         + (f"; wrote {', '.join(wrote)}" if wrote else "")
@@ -467,13 +476,20 @@ def _calibrate(a: argparse.Namespace) -> None:
 
 
 def _write_calibration(
-    out: Path | None, save: Path | None, frame: Any, cal: Any, zones: Any, extra: dict[str, Any]
+    out: Path | None,
+    save: Path | None,
+    frame: Any,
+    cal: Any,
+    zones: Any,
+    extra: dict[str, Any],
+    empty_table: bool = False,
 ) -> list[str]:
     """Check the calibration and write the annotated frame (``out``) and the homography (``save``,
-    JSON with ``extra``); the paths written."""
+    JSON with ``extra``; with ``empty_table`` the frame itself beside it, which the JSON names);
+    the paths written."""
     import cv2
 
-    from vision.calibrate import MAX_REPROJ_PX, annotate, calibration_document
+    from vision.calibrate import MAX_REPROJ_PX, annotate, calibration_document, empty_table_path
     from vision.errors import CalibrationError
 
     if cal.error_px > MAX_REPROJ_PX:
@@ -484,8 +500,12 @@ def _write_calibration(
         )
     wrote = []
     document = {**calibration_document(cal, zones, (frame.shape[1], frame.shape[0])), **extra}
+    empty = empty_table_path(save) if empty_table and save is not None else None
+    if empty is not None:
+        document["empty_table"] = empty.name
     for path, write in (
         (out, lambda p: cv2.imwrite(str(p), annotate(frame, cal, zones))),
+        (empty, lambda p: cv2.imwrite(str(p), frame)),  # before the JSON that names it
         (save, lambda p: p.write_text(json.dumps(document, indent=1))),
     ):
         if path is None:
@@ -541,7 +561,7 @@ def _calibrate_live(a: argparse.Namespace, zones: Any) -> None:
                 cal = Calibrator(zones).update(frame.image)
                 save = a.save or Path("calibration.json")
                 extra = {"source": source.name, "framing": framing.to_json()}
-                wrote = _write_calibration(a.out, save, frame.image, cal, zones, extra)
+                wrote = _write_calibration(a.out, save, frame.image, cal, zones, extra, a.empty_table)
                 print(
                     f"calibrate: the framing is good; markers {list(cal.markers_seen)}, reprojection "
                     f"error {cal.error_px:.2f} px, {framing.px_per_mm:.2f} px/mm; wrote {', '.join(wrote)}"
