@@ -13,6 +13,11 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 TRAINING = ("torch", "torchvision", "ultralytics", "onnx", "onnxruntime")
 
 
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalised as pip compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0]).lower()
+
+
 def _commands() -> list[str]:
     section = README.split("## The two commands", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```sh\n(.*?)\n```", section, flags=re.S)
@@ -28,11 +33,9 @@ def test_the_readme_commands_and_ci_agree() -> None:
 
 def test_the_runtime_install_has_no_training_stack() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = {re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}
+    names = {_name(d) for d in project["dependencies"]}
     assert not names & set(TRAINING), names
-    assert {"torch", "ultralytics"} <= {
-        re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in project["optional-dependencies"]["train"]
-    }
+    assert {"torch", "ultralytics"} <= {_name(d) for d in project["optional-dependencies"]["train"]}
     script = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
     runtime = script.split('if [ "$MODE" = runtime ]; then', 1)[1].split("fi", 1)[0]
     assert "-e .\n" in runtime and "torch" not in runtime and "[train" not in runtime
@@ -61,11 +64,6 @@ def test_what_the_running_referee_imports_needs_no_training_stack() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "demo" in proc.stdout
-
-
-def _name(requirement: str) -> str:
-    """A requirement's distribution name, normalised as pip compares them (PEP 503)."""
-    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[ ;]", requirement.strip(), maxsplit=1)[0]).lower()
 
 
 def _locked() -> dict[str, str]:

@@ -56,20 +56,21 @@ def randomised_seed(seed: int, share: float, stream: int = 11) -> bool:
     return share >= 1.0 or bool(np.random.default_rng([seed, stream]).random() < share)
 
 
-def _render_one(job: tuple[Path, str, int, float, int, float, float]) -> None:
-    out, split, seed, hand_prob, randomise, share, arms = job
+def _render_one(job: tuple[HandSetSpec, str, int]) -> None:
+    spec, split, seed = job
+    out = spec.out
     img_path = out / split / f"s{seed}.jpg"
     if img_path.exists():  # resumable: each sample is written last-file-first
         return
-    settings, faces = RenderSettings(hand_prob=hand_prob), None
-    if randomise and randomised_seed(seed, share):
+    settings, faces = RenderSettings(hand_prob=spec.hand_prob), None
+    if spec.randomise and randomised_seed(seed, spec.randomise_share):
         from vision.training.randomise import randomised
 
-        settings, faces = randomised(seed, settings, look=randomise)
-    elif arms and randomised_seed(seed, arms, stream=12):
-        from vision.training.randomise import random_hand_look
+        settings, faces = randomised(seed, settings, look=spec.randomise)
+    elif spec.arms_share and randomised_seed(seed, spec.arms_share, stream=12):
+        from vision.training.randomise import scene_hand_look
 
-        settings = replace(settings, hand_look=random_hand_look(np.random.default_rng([seed, 9])))
+        settings = replace(settings, hand_look=scene_hand_look(seed))
     scene = scene_for_seed(seed, settings, faces)  # the size follows the seed
     canon = rectify(scene.image, scene.homography)
     cover = np.zeros(MASK_SIZE[::-1], np.float32) if scene.hand_mask is None else shrink_mask(scene.hand_mask)
@@ -83,10 +84,7 @@ def render_hand_set(spec: HandSetSpec, workers: int = 2) -> Path:
     jobs = []
     for split, base, n in (("train", TRAIN_SEED_BASE, spec.train), ("val", VAL_SEED_BASE, spec.val)):
         (spec.out / split).mkdir(parents=True, exist_ok=True)
-        jobs += [
-            (spec.out, split, base + i, spec.hand_prob, spec.randomise, spec.randomise_share, spec.arms_share)
-            for i in range(n)
-        ]
+        jobs += [(spec, split, base + i) for i in range(n)]
     prog = Progress("hand set: scenes", len(jobs))
     with Pool(max(1, workers)) as pool:
         for _ in pool.imap_unordered(_render_one, jobs, chunksize=4):

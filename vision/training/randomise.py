@@ -320,6 +320,12 @@ def random_hand_look(rng: np.random.Generator) -> HandLook:
     return paint
 
 
+def scene_hand_look(seed: int) -> HandLook:
+    """The look-3 arm of the scene with this seed, from a stream of its own (so the scene's other
+    draws, and looks 1 and 2, stay what they were)."""
+    return random_hand_look(np.random.default_rng([seed, 9]))
+
+
 def random_texture(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
     """The project's wood, cloth or laminate with a random hue, or a random two-color noise."""
     if rng.random() < 0.5:
@@ -512,7 +518,7 @@ def randomised(
             texture=table,
         )
     if look >= 3:  # drawn after look 2's draws, so looks 1 and 2 stay exactly what they were
-        s = replace(s, hand_look=random_hand_look(np.random.default_rng([seed, 9])))
+        s = replace(s, hand_look=scene_hand_look(seed))
     if own:
         return s, own_faces if own_faces is not None else drawn_faces()
     return s, random_deck(seed // SCENES_PER_DECK)
