@@ -19,6 +19,7 @@ Measures each stage on its own, then the whole pipeline, on the same held-out fr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import statistics
@@ -262,6 +263,14 @@ def main(argv: list[str] | None = None) -> int:
         "compare with the hand network alone",
     )
     ap.add_argument(
+        "--learned-table",
+        type=int,
+        default=0,
+        metavar="N",
+        help="let the pipeline learn each table from N other frames of it first (other arms, or none; "
+        "vision/occlusion.py: LearnedTable) and compare with the hand network alone",
+    )
+    ap.add_argument(
         "--whole-frame-pass",
         action="store_true",
         help="the heap stage's second detector pass on the whole frame, not on ring crops (before round 7)",
@@ -275,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     args.model = args.model or Settings.from_env().detector_file()
+    if args.empty_table and args.learned_table:
+        ap.error("--empty-table and --learned-table are two backgrounds: give one")
+    if args.learned_table < 0:
+        ap.error(f"--learned-table takes a number of frames >= 0, not {args.learned_table}")
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
     for name in names:
         if name not in CONDITIONS:
@@ -288,11 +301,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def prime(observer: Observer, h: np.ndarray, status: str) -> None:
+    """The observer as a stream would have it before this table's frame: the calibrator primed
+    with the frame's own calibration when a hand covers a marker, nothing else carried over."""
+    observer.calibrator.reset()
+    observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
+    observer.last_canon, observer.last_detections, observer.assembler.last_cards = None, [], []
+
+
 def measure(args: argparse.Namespace, condition: str) -> None:
     """Every figure of one condition."""
     settings, faces, first_seed, about = CONDITIONS[condition]
     if args.empty_table:  # the same frames, plus each table's empty view (nothing else changes)
         settings = replace(settings, empty_table=True)
+    if args.learned_table:  # the same frames, plus other frames of each table (other arms)
+        if settings.renderer is not None:
+            raise SystemExit(f"benchmark: --learned-table: condition {condition} has no other frames")
+        settings = replace(settings, other_frames=args.learned_table)
     first = args.first_seed if args.first_seed is not None else first_seed
     enrol_dir = enrolment(condition)
     print(
@@ -315,6 +340,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     assert det is not None  # the Observer was built on the detector's model, not on given boxes
     colors = MarbleColors()
     oracle = Assembler(observer.zones, observer.identifier, colors, tokens=observer.assembler.tokens)
+    # Every frame is a new table, read afresh (and assembled again with other memories and
+    # detections): no card keeps the scores of a frame before (vision/unmoved.py; benchmarks/fps.py
+    # times a table seen in the frame before).
+    observer.assembler.unmoved = oracle.unmoved = None
     cal = Calibrator(observer.zones)
 
     scored: dict[str, list[tuple[float, bool]]] = defaultdict(list)
@@ -334,8 +363,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     right_table = Tally()  # whole pipeline, a hand judged by what it hides (see table_differences)
     hand_iou: list[float] = []  # hand network against the rendered hand, frames with a hand
     hand_false = Tally()  # frames without a hand where the network marked one
-    hand_false_network = Tally()  # the same before the empty table's say (with --empty-table)
-    exact_network = Tally()  # whole pipeline with the hand network alone (with --empty-table)
+    hand_false_network = Tally()  # the same before the occlusion stage's say (--empty-table, --learned-table)
+    exact_network = Tally()  # whole pipeline with the hand network alone (the same)
     exact_det_hands = Tally()  # the same frames, hands from the detector's hand class
     color_det, color_stage, color_oracle = Tally(), Tally(), Tally()
     unknown = 0
@@ -426,12 +455,18 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 )
                 color_oracle.add(colors.classify(seen_frame, h, (cx, cy))[0] == d.cls.removeprefix("marble_"))
         # The whole pipeline (the calibrator primed as a stream would have it).
-        observer.calibrator.reset()
-        observer.calibrator.last = Calibration(h, (0, 1, 2, 3), True, 0.0) if status == "covered" else None
-        observer.last_canon, observer.last_detections, observer.assembler.last_cards = None, [], []
+        prime(observer, h, status)
         observer.background = (
             TableBackground.from_frame(scene.empty_image, h) if scene.empty_image is not None else None
         )
+        observer.learned = None
+        if args.learned_table:  # the table learned from its other frames, as a stream would
+            observer.learn_table()
+            for other in scene.other_images:
+                with contextlib.suppress(CalibrationError):  # a frame not calibrated teaches nothing
+                    observer.observe(other, t=0.0, seats=seats)
+            prime(observer, h, status)
+        occluding = observer.background is not None or observer.learned is not None
         try:
             t0 = time.perf_counter()
             obs = observer.observe(scene.image, t=0.0, seats=seats)
@@ -490,7 +525,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                     hand_false.add(
                         bool(hand.any()) or any(d.cls == "occluder" for d in observer.last_detections)
                     )
-                    if observer.background is not None:
+                    if occluding:
                         assert observer.last_network_mask is not None
                         hand_false_network.add(bool(observer.last_network_mask.any()))
                 else:
@@ -503,7 +538,7 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 ]
                 alt = observer.assembler.assemble(scene.image, seen_h.homography, by_detector, seats)
                 exact_det_hands.add(content(alt) == content(scene.truth))
-                if observer.background is not None:
+                if occluding:
                     assert observer.last_network_mask is not None
                     box = mask_box_mm(observer.last_network_mask)
                     alone = [d for d in observer.last_detections if d.cls not in OCCLUDER_CLASSES] + (
@@ -733,11 +768,16 @@ def measure(args: argparse.Namespace, condition: str) -> None:
             f"a hand marked where there is none: {hand_false}"
         )
         print(f"  observations exactly right with the detector's hand class instead: {exact_det_hands}")
-    if args.empty_table:
+    if args.empty_table or args.learned_table:
+        what = (
+            "the empty table"
+            if args.empty_table
+            else f"the table learned from {args.learned_table} other frames"
+        )
         print(
-            f"  empty table (occlusion stage): observations exactly right with the hand network alone "
-            f"{exact_network}, with the empty table {exact}; a hand marked where there is none: "
-            f"network alone {hand_false_network}, with the empty table {hand_false}"
+            f"  {what} (occlusion stage): observations exactly right with the hand network alone "
+            f"{exact_network}, with {what} {exact}; a hand marked where there is none: "
+            f"network alone {hand_false_network}, with {what} {hand_false}"
         )
     med = statistics.median(latency)
     print(

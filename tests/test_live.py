@@ -606,6 +606,7 @@ def test_run_starts_from_a_saved_calibration(tmp_path: Path, capsys: pytest.Capt
     assert main([*base, "--games-dir", str(tmp_path / "g2"), "--calibration", str(save)]) == 0
     out, err = capsys.readouterr()
     assert f"run: starting from the calibration in {save}" in err
+    assert "run: no empty table saved: the table is learned from its frames (occlusion on)" in err, err
     observed = int(out.rsplit(" observed,", 1)[0].rsplit(", ", 1)[1])
     assert observed > 0, out
 
@@ -621,6 +622,7 @@ def test_run_says_the_empty_table_saved_with_the_calibration_is_used(
     assert main([*base, "--games-dir", str(tmp_path / "g"), "--calibration", str(save)]) == 0
     err = capsys.readouterr().err
     assert "run: the empty table saved with it tells what covers the table (occlusion on)" in err, err
+    assert "learned from its frames" not in err  # the empty table, not a learned one
 
 
 @pytest.mark.parametrize(
@@ -700,3 +702,17 @@ def test_serve_starts_live_refereeing_from_a_saved_calibration(
     assert pipeline.build().calibrator.locked is saved.calibration  # what Start builds
     plain = serve_runner()[0].pipeline
     assert isinstance(plain, LazyVision) and plain.build().calibrator.locked is None
+
+
+def test_the_live_pipelines_learn_the_table_without_an_empty_one() -> None:
+    """``serve``'s and the demo's observers learn the table from their frames (as ``run``'s, whose
+    line the tests above read); an empty table saved with the calibration replaces it."""
+    from types import SimpleNamespace
+
+    from referee.app.demo import recording_pipeline
+    from referee.app.pipeline import LazyVision
+
+    served = LazyVision().build()
+    assert served.learned is not None and served.learned.frames == 0
+    demo = recording_pipeline(SimpleNamespace(names=("Ana", "Ben")))
+    assert getattr(demo, "learned", None) is not None

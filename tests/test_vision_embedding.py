@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -476,3 +477,17 @@ def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:
     )
     assert ident.memory_scale(whole=False) == 51.0 and ident.memory_scale(whole=True) == 1.0
     assert Identifier(embedding_memory=10.0).memory_scale(whole=False) == 1.0
+
+
+def test_the_color_mapped_pass_reuses_the_embeddings_cosines() -> None:
+    """The frame is scored twice (before and after the cards' color map) and embedded once."""
+    scene = render_table(random_layout(np.random.default_rng(5), 2), 5, RenderSettings(hand_prob=0))
+    cast = np.array([[0.8, 0, 0, 10], [0, 1.0, 0, 0], [0, 0, 1.25, -5]], np.float32)
+    frame = cv2.transform(scene.image, cast)
+    stub = _OneCard()
+    assembler = Assembler(identifier=Identifier(embedding=stub, embedding_whole=0.2))
+    seats = tuple(p.seat for p in scene.layout.players)
+    assembler.assemble(frame, scene.homography, oracle_detections(scene), seats)
+    assert assembler.last_color_map is not None  # the second pass ran
+    cards = sum(o.cls in ("card", "card_band") and o.visible for o in scene.objects)
+    assert stub.asked == cards == len(assembler.last_cards)

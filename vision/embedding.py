@@ -71,10 +71,11 @@ def patch_input(patch: np.ndarray, kind: str, scale: int = 1) -> np.ndarray:
 
 
 class CardEmbedder:
-    """The exported embedding network of one kind (``band`` or ``face``), on OpenVINO (one
-    thread: 1.1 against OpenCV DNN's 3.9 ms of CPU for a frame's ten bands, vectors equal to
-    2e-7; docs/vision.md, "Eleventh round") or OpenCV's DNN module (``backend="opencv"``, the
-    runtime before).
+    """The exported embedding network of one kind (``band`` or ``face``), on OpenVINO (1.1
+    against OpenCV DNN's 3.9 ms of CPU for a frame's ten bands, vectors equal to 2e-7;
+    docs/vision.md, "Eleventh round"; two threads since the twenty-first round, as the detector and
+    the hand network: an enrolled deck's 30 patches in 27 against 56 ms) or OpenCV's DNN module
+    (``backend="opencv"``, the runtime before).
 
     :meth:`embed` takes input images (:func:`reference_input` / :func:`patch_input`) and gives
     their unit vectors; the dot product of two is their cosine similarity (-1..1).
@@ -84,7 +85,7 @@ class CardEmbedder:
         _check_kind(kind)
         self.kind, self.backend = kind, backend
         self.path = path if path is not None else model_path(kind)
-        self.net = Network(self.path, "card embedding model", backend, threads=1)
+        self.net = Network(self.path, "card embedding model", backend, threads=2)
         #: The network's resolution: its input is :func:`input_size` ``(kind, scale)``.
         self.scale = _scale_of(self.path, kind)
         #: The resolution (px/mm) to cut camera patches at for this network.

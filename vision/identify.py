@@ -472,11 +472,19 @@ class Identifier:
         self._subsets[key] = (refs, sub, sums)
         return sub, sums
 
-    def scores(self, frame: np.ndarray, h_img: np.ndarray, places: Sequence[CardPlace]) -> list[np.ndarray]:
+    def scores(
+        self,
+        frame: np.ndarray,
+        h_img: np.ndarray,
+        places: Sequence[CardPlace],
+        cosines: Mapping[int, np.ndarray] | None = None,
+    ) -> list[np.ndarray]:
         """:meth:`card_scores` or :meth:`band_scores` of each place, the places' windows matched
         together: one matrix product per reference set and candidate mask for all of them
         (:class:`_Matches`), which reads each set of references once and keeps the product's rows
-        many (a frame's Display row or column of cards shares one mask)."""
+        many (a frame's Display row or column of cards shares one mask). ``cosines``: the
+        embedding's :meth:`band_cosines` of these places, when already known (computed here
+        otherwise)."""
         matches = _Matches(self)
         # Per place and angle: the whole card's match (or None) and its band parts' matches.
         asked: list[list[tuple[int | None, list[int]]]] = []
@@ -497,7 +505,7 @@ class Identifier:
                 )
             asked.append(per_angle)
         got = matches.run()
-        learned = self._band_cosines(frame, h_img, places)
+        learned = self.band_cosines(frame, h_img, places) if cosines is None else cosines
         out = []
         for k, per_angle in enumerate(asked):
             scored = []
@@ -523,7 +531,7 @@ class Identifier:
             out.append(np.max(scored, axis=0))
         return out
 
-    def _band_cosines(
+    def band_cosines(
         self, frame: np.ndarray, h_img: np.ndarray, places: Sequence[CardPlace]
     ) -> dict[int, np.ndarray]:
         """The embedding's cosine similarity with every reference band, by the index of each place

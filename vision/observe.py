@@ -67,7 +67,7 @@ from vision.identify import (
 )
 from vision.marbles import MarbleColors
 from vision.motion import MotionGate
-from vision.occlusion import TableBackground, occluders
+from vision.occlusion import LearnedTable, TableBackground, occluders
 from vision.paths import LOCATIONS
 from vision.plausible import bare_table_cards, plausible
 from vision.reaches import reaches_of
@@ -81,6 +81,7 @@ from vision.tokens import (
     token_values,
     tokens_seen_as_marbles,
 )
+from vision.unmoved import CardPlace, UnmovedCards
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -188,6 +189,9 @@ class Assembler:
         #: Seconds the last frame's assembly spent scoring its cards against the faces (both
         #: passes: on the frame and on the colour-mapped frame): the identification's share.
         self.last_identify_s = 0.0
+        #: The last frame's cards, whose scores a card that has not moved takes (vision/unmoved.py);
+        #: None: every card is scored on every frame.
+        self.unmoved: UnmovedCards | None = UnmovedCards()
 
     def know(self, memory: CardMemory | None) -> None:
         """Identify from now on with what the referee knows about the cards (``None``: forget).
@@ -297,20 +301,30 @@ class Assembler:
             if not unseen("gizmos"):
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
-        self._score(frame, h, asks)
+        places = [CardPlace(a.seen.cls, a.seen.center, a.rotation, self._among(a)) for a in asks]
+        faces = self.identifier.faces
+        kept: list[np.ndarray | None] = (
+            [None] * len(asks) if self.unmoved is None else self.unmoved.recall(frame, h, faces, places)
+        )
+        fresh = [a for a, k in zip(asks, kept, strict=True) if k is None]
+        for a, k in zip(asks, kept, strict=True):
+            if k is not None:
+                a.scores = k
+        cosines = self._score(frame, h, fresh)
         matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment)
         self.last_color_map = None
-        if self.color_from_cards:
-            faces = self.identifier.faces
+        if self.color_from_cards and fresh:
             whole = [(a.seen.center, a.rotation, faces[m.card]) for a, m in zip(asks, matches, strict=True)]
             mat = color_map(frame, h, [w for w, a in zip(whole, asks, strict=True) if a.seen.cls == "card"])
             if mat is not None:
                 self.last_color_map = mat
                 mapped = apply_color_map(frame, mat)
-                self._score(mapped, h, asks)
+                self._score(mapped, h, fresh, cosines)
                 matches = assign(
                     [a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment
                 )
+        if self.unmoved is not None:
+            self.unmoved.keep(frame, h, faces, places, [a.scores for a in asks])
         for a, m in zip(asks, matches, strict=True):
             a.card, a.confidence = m.card, round(a.seen.confidence * m.confidence, 4)
         self.last_cards = [(a.seen, m.card) for a, m in zip(asks, matches, strict=True)]
@@ -362,22 +376,35 @@ class Assembler:
         suggestions = tuple(int(c) for c in best if a.allowed[c])
         return Question(a.where, a.seen.center, face, suggestions, round(m.confidence, 4))
 
-    def _score(self, frame: np.ndarray, h: np.ndarray, asks: list[_Ask]) -> None:
+    @staticmethod
+    def _among(a: _Ask) -> np.ndarray:
+        """The faces a card detection is scored against: those allowed, and the Starting Gizmos
+        with them where any is allowed (see :func:`vision.identify.assign`)."""
+        return a.allowed | (STARTING_MASK if a.allowed[STARTING].any() else False)
+
+    def _score(
+        self,
+        frame: np.ndarray,
+        h: np.ndarray,
+        asks: list[_Ask],
+        cosines: dict[int, np.ndarray] | None = None,
+    ) -> dict[int, np.ndarray]:
         """Each card detection's scores against the faces it may be (and the Starting Gizmos: see
-        assign()), all of the frame's at once (:meth:`vision.identify.Identifier.scores`)."""
+        assign()), all of the frame's at once (:meth:`vision.identify.Identifier.scores`). Returns
+        the learned embedding's cosines it used, for the color-mapped pass to reuse: the embedding
+        was trained across lamps and casts, running it again on the mapped frame was a third of
+        an enrolled deck's identification time, and reading it once lost no development frame
+        (docs/vision.md, twenty-first round)."""
+        if not asks:
+            return {}
         t0 = time.perf_counter()
-        places = [
-            (
-                a.seen.center,
-                a.rotation,
-                a.allowed | (STARTING_MASK if a.allowed[STARTING].any() else False),
-                a.seen.cls == "card",
-            )
-            for a in asks
-        ]
-        for a, scores in zip(asks, self.identifier.scores(frame, h, places), strict=True):
+        places = [(a.seen.center, a.rotation, self._among(a), a.seen.cls == "card") for a in asks]
+        if cosines is None:
+            cosines = self.identifier.band_cosines(frame, h, places)
+        for a, scores in zip(asks, self.identifier.scores(frame, h, places, cosines), strict=True):
             a.scores = scores
         self.last_identify_s += time.perf_counter() - t0
+        return cosines
 
     def _stack(
         self,
@@ -466,6 +493,8 @@ class Observer:
     ``ring_pass=False``: the heap stage's second pass on the whole frame, not on ring crops
     (the benchmarks time both).
     ``token_model``: the VP-token reader's file (default the committed ``models/tokens.onnx``).
+    ``learn_table``: learn the table from the frames observed (:meth:`learn_table`), for a stream
+    of one table (the live referee); an empty table given later takes its place.
     """
 
     def __init__(
@@ -485,6 +514,7 @@ class Observer:
         heaps: bool = True,
         ring_pass: bool = True,
         token_model: str | Path | None = None,
+        learn_table: bool = False,
     ) -> None:
         self.zones = zones or default_zones()
         self.seats = tuple(seats)
@@ -575,6 +605,9 @@ class Observer:
         #: the table looks as it did empty is dropped, and anything else there that no detection
         #: explains hides the zones under it (vision/occlusion.py). ``None``: the network alone.
         self.background: TableBackground | None = None
+        #: The table learned from the frames observed (:meth:`learn_table`), the occlusion
+        #: stage's background where there is no empty table. ``None``: not learned.
+        self.learned: LearnedTable | None = LearnedTable() if learn_table else None
         #: The hand network's own mask of the last frame, before the empty table's say.
         self.last_network_mask: np.ndarray | None = None
         #: The detections of the last frame, as the assembler was given them.
@@ -727,8 +760,11 @@ class Observer:
             self._last_hand_confidence = confidence
             self.last_network_mask = mask
             others: list[np.ndarray] = []
-            if self.background is not None:
-                mask, others = occluders(self.background, canon, mask, dets)
+            background = self.background
+            if background is None and self.learned is not None:
+                background = self.learned.background()
+            if background is not None:
+                mask, others = occluders(background, canon, mask, dets)
             self.last_hand_mask = mask
             for cls, patch in [("hand", mask)] + [("occluder", o) for o in others]:
                 box = mask_box_mm(patch)
@@ -736,6 +772,8 @@ class Observer:
                     px = tuple(v * CANON_PX_PER_MM for v in box)
                     conf = confidence if cls == "hand" and confidence > 0 else 1.0
                     dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
+            if self.learned is not None and self.background is None:
+                self.learned.add(canon, dets, mask)
             self.timings["hands"] += time.perf_counter() - t5
         self.last_canon, self.last_detections = canon, dets
         return cal.homography, dets, notes
@@ -747,6 +785,12 @@ class Observer:
         check_frame(frame, SUPPORTED_SIZES)
         h = self.calibrator.update(frame).homography if homography is None else homography
         self.background = TableBackground.from_frame(frame, h)
+
+    def learn_table(self) -> None:
+        """Learn the table from the frames observed from now on (vision/occlusion.py,
+        :class:`LearnedTable`), for the occlusion stage where no empty table was seen: each
+        frame's uncovered table is the background of the frames after it."""
+        self.learned = LearnedTable()
 
     def start_from(self, saved: SavedCalibration) -> None:
         """Begin from a saved calibration (``run`` / ``serve --calibration``) and, when the empty

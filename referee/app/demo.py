@@ -211,7 +211,7 @@ def recording_pipeline(recording: Any, model: Path | None = None, oracle: bool =
         raise LiveError(
             f"detector model {model} not found: train and export it (docs/vision.md), or pass --model"
         )
-    return Observer(model, seats=tuple(range(len(recording.names))))
+    return Observer(model, seats=tuple(range(len(recording.names))), learn_table=True)
 
 
 def recording_feed(recording: Any, runner: LiveReferee, lockstep: bool, camera_only: bool = False) -> Feed:

@@ -119,7 +119,11 @@ class LazyVision:
             if not Path(model).is_file():
                 raise LiveError(f"detector model {model} not found: train and export it (docs/vision.md)")
             self._observer = Observer(
-                model, seats=(0, 1, 2, 3), zones=load_zones(self.zones_file), enrol_dir=self.enrol
+                model,
+                seats=(0, 1, 2, 3),
+                zones=load_zones(self.zones_file),
+                enrol_dir=self.enrol,
+                learn_table=True,
             )
             if self.calibration is not None:  # the markers still check it on every frame
                 self._observer.start_from(self.calibration)

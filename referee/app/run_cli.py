@@ -129,12 +129,16 @@ def run_table(args: Any) -> int:
             raise LiveError(
                 f"--model: detector model {model} not found (train and export it: docs/vision.md)"
             )
-        observer = Observer(model, seats=tuple(range(len(names))), zones=zones, enrol_dir=args.enrol)
+        observer = Observer(
+            model, seats=tuple(range(len(names))), zones=zones, enrol_dir=args.enrol, learn_table=True
+        )
         if saved is not None:  # the zones are known from the first frame; the markers still check it
             observer.start_from(saved)
             err.write(f"run: starting from the calibration in {calibration}\n")
             if saved.empty_table is not None:
                 err.write("run: the empty table saved with it tells what covers the table (occlusion on)\n")
+        if observer.background is None:
+            err.write("run: no empty table saved: the table is learned from its frames (occlusion on)\n")
     except BaseException:
         feed.close()
         raise

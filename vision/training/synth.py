@@ -113,6 +113,11 @@ class RenderSettings:
     #: mats and tray, camera and lamp, before anything is put on it (the occlusion stage's
     #: background, vision/occlusion.py).
     empty_table: bool = False
+    #: Also render this many other frames of the same table (``RenderedScene.other_images``):
+    #: the same camera and lamp, an arm of its own reaching in (or none, half the time), as the
+    #: still frames before this one would show it if nothing on the table had moved (the learned
+    #: table's benchmark, vision/occlusion.py: LearnedTable).
+    other_frames: int = 0
     #: How the hand and forearm are coloured (:data:`HandLook`; default the project's bare arm of
     #: one skin tone): sleeves, gloves, other skin tones (issue 14, item 3).
     hand_look: HandLook | None = None
@@ -203,6 +208,8 @@ class RenderedScene:
     hand_mask: np.ndarray | None = None
     #: The empty table under the same camera and lamp (with ``RenderSettings.empty_table``).
     empty_image: np.ndarray | None = None
+    #: Other frames of this table, other arms (``RenderSettings.other_frames``).
+    other_images: tuple[np.ndarray, ...] = ()
 
     def yolo_labels(self) -> list[YoloRow]:
         """Labels for the canonical (rectified) image: class, cx, cy, w, h normalised."""
@@ -963,6 +970,7 @@ def render_table(
     )
     h_img = camera_homography(rng, z, s)
     img = photograph(canvas, h_img, s.size)
+    unhanded = img.copy() if s.other_frames else None
     hands_mm: list[tuple[float, float, float, float]] = []
     canon = None
     if rng.random() < s.hand_prob:
@@ -998,6 +1006,7 @@ def render_table(
             fx.bit_generator.state = rng.bit_generator.state
             empty_image = (s.camera or _effects)(fx, empty_image)
             empty_image = _fresh_noise(np.random.default_rng([seed, 98]), empty_image)
+    others = [] if unhanded is None else _other_frames(unhanded, seed, rng, h_img, z, s)
     if s.effects:
         img = (s.camera or _effects)(rng, img)
     seats = tuple(p.seat for p in layout.players)
@@ -1014,8 +1023,37 @@ def render_table(
     )
     hand_mask = None if canon is None else np.where(canon > 127, 255, 0).astype(np.uint8)
     return RenderedScene(
-        img, truth, objects, h_img, layout, hands_mm, uncovered, hidden, hand_mask, empty_image
+        img, truth, objects, h_img, layout, hands_mm, uncovered, hidden, hand_mask, empty_image, tuple(others)
     )
+
+
+#: In the other frames of a table (``RenderSettings.other_frames``), the chance of an arm.
+OTHER_HAND_PROB = 0.5
+
+
+def _other_frames(
+    unhanded: np.ndarray,
+    seed: int,
+    rng: np.random.Generator,
+    h_img: np.ndarray,
+    zones: Zones,
+    s: RenderSettings,
+) -> list[np.ndarray]:
+    """Other frames of one table: the photograph before any hand, an arm of its own (drawn from
+    a stream of its own, so the frame itself stays what it was), the same lamp and camera
+    effects as the frame (``rng``'s state now), the sensor's noise drawn afresh."""
+    out = []
+    for k in range(s.other_frames):
+        arm = np.random.default_rng([seed, 97, k])
+        img = unhanded.copy()
+        if arm.random() < OTHER_HAND_PROB:
+            _hand(arm, img, h_img, zones, s.hand_look)
+        if s.effects:
+            fx = np.random.default_rng([seed, 99])
+            fx.bit_generator.state = rng.bit_generator.state
+            img = _fresh_noise(np.random.default_rng([seed, 96, k]), (s.camera or _effects)(fx, img))
+        out.append(img)
+    return out
 
 
 def _fresh_noise(rng: np.random.Generator, img: np.ndarray, sigma: float = 3.0) -> np.ndarray:
