@@ -1,7 +1,8 @@
 """Frames per second of the whole vision pipeline on this CPU (issue 14: at least 5 at 1280x720).
 
 Renders held-out tables of a condition once, then observes each frame ``--repeats`` times with
-the committed models (calibration, rectification, detector, hand network, occlusion stage when
+the committed models (calibration, rectification, detector, hand network, occlusion stage against
+the table learned from the frames observed, as the live referee learns it, or the empty table with
 ``--empty-table``, zones, identification with the color map, marble color, assembly) and prints
 the median wall time per frame, per stage ("identify": the card identification's share of
 "assemble"), and the CPU time the process used per frame; and the
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                 Observer(
                     enrol_dir=enrol_dir,
                     reaches=True,
+                    learn_table=True,  # as run, serve and the demo: the occlusion stage on
                     heaps=not args.no_heaps,
                     ring_pass=not args.whole_frame_pass,
                 ),
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             observer = run.observer
             observer.calibrator.reset()
             observer.background = None
+            observer.learn_table()  # a new table: learned afresh from its frames
             if scene.empty_image is not None:
                 observer.learn_empty_table(scene.empty_image)
             try:
@@ -212,7 +215,7 @@ class Run:
         )
         print(
             f"\nfps ({args.condition}, {args.size}, {len(self.walls)} observations of {tables} tables"
-            f"{', occlusion stage on' if args.empty_table else ''}"
+            f", occlusion stage against {'the empty table' if args.empty_table else 'the learned table'}"
             f"{heaps}; small networks on {runtime}; "
             f"{os.cpu_count()} cores, load average "
             f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)"

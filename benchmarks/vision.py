@@ -284,18 +284,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     args.model = args.model or Settings.from_env().detector_file()
-    if args.empty_table and args.learned_table:
-        ap.error("--empty-table and --learned-table are two backgrounds: give one")
-    if args.learned_table < 0:
-        ap.error(f"--learned-table takes a number of frames >= 0, not {args.learned_table}")
     names = list(CONDITIONS) if args.conditions == "all" else args.conditions.split(",")
-    for name in names:
-        if name not in CONDITIONS:
-            print(
-                f"error: unknown condition {name!r} (choose from {', '.join(CONDITIONS)} or all)",
-                file=sys.stderr,
-            )
-            return 2
+    wrong = next(
+        (
+            f"unknown condition {n!r} (choose from {', '.join(CONDITIONS)} or all)"
+            for n in names
+            if n not in CONDITIONS
+        ),
+        None,
+    )
+    if args.empty_table and args.learned_table:
+        wrong = "--empty-table and --learned-table are two backgrounds: give one"
+    elif args.learned_table < 0:
+        wrong = f"--learned-table takes a number of frames >= 0, not {args.learned_table}"
+    elif args.learned_table and wrong is None:
+        traced = [n for n in names if CONDITIONS[n][0].renderer is not None]
+        if traced:
+            wrong = f"--learned-table: the ray-traced {', '.join(traced)} render no other frames"
+    if wrong is not None:
+        print(f"error: {wrong}", file=sys.stderr)
+        return 2
     for name in names:
         measure(args, name)
     return 0
@@ -315,8 +323,6 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     if args.empty_table:  # the same frames, plus each table's empty view (nothing else changes)
         settings = replace(settings, empty_table=True)
     if args.learned_table:  # the same frames, plus other frames of each table (other arms)
-        if settings.renderer is not None:
-            raise SystemExit(f"benchmark: --learned-table: condition {condition} has no other frames")
         settings = replace(settings, other_frames=args.learned_table)
     first = args.first_seed if args.first_seed is not None else first_seed
     enrol_dir = enrolment(condition)

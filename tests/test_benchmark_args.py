@@ -1,5 +1,6 @@
-"""benchmarks/fps.py and benchmarks/identify_methods.py: a bad argument is one line and status 2
-(before anything is rendered); the development decks are what their names say."""
+"""benchmarks/fps.py, benchmarks/identify_methods.py and benchmarks/vision.py: a bad argument is
+one line and status 2 (before anything is rendered); the development decks are what their names
+say."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 from benchmarks import fps, identify_methods
+from benchmarks import vision as vision_benchmark
 from vision.faces import drawn_faces
 
 RUNTIMES = "error: --runtimes must name some of openvino, opencv, each once"
@@ -23,6 +25,27 @@ RUNTIMES = "error: --runtimes must name some of openvino, opencv, each once"
             "identify_methods: --dev-decks takes some of random,drawn,drawn-photos",
         ),
         (identify_methods, ["--development", "--memory"], "identify_methods: --memory needs --embedding"),
+        (
+            vision_benchmark,
+            ["--empty-table", "--learned-table", "4"],
+            "error: --empty-table and --learned-table are two backgrounds: give one",
+        ),
+        (
+            vision_benchmark,
+            ["--learned-table", "-1"],
+            "error: --learned-table takes a number of frames >= 0, not -1",
+        ),
+        (
+            vision_benchmark,
+            ["--learned-table", "2", "--conditions", "arms,traced"],
+            "error: --learned-table: the ray-traced traced render no other frames",
+        ),
+        (
+            vision_benchmark,
+            ["--conditions", "own,nowhere"],
+            "error: unknown condition 'nowhere' (choose from own, style, deck, lookalike, arms, traced,"
+            " traced_deck or all)",
+        ),
     ],
 )
 def test_a_bad_argument_is_one_line_and_status_2(

@@ -152,6 +152,21 @@ def test_a_card_taken_away_from_a_learned_table_hides_nothing(table: tuple) -> N
     assert with_empty == []
 
 
+def test_the_learned_median_is_the_median_of_each_pixels_values() -> None:
+    from vision.occlusion import _median
+
+    rng = np.random.default_rng(1)
+    samples = rng.random((LEARN_SAMPLES, 30, 40, 3)).astype(np.float32)
+    n = rng.integers(0, LEARN_SAMPLES + 1, (30, 40))
+    known = n >= LEARN_KNOWN
+    got = _median(samples, n, known)
+    for y, x in zip(*np.nonzero(known), strict=True):
+        assert np.allclose(got[y, x], np.median(samples[: n[y, x], y, x], axis=0))
+    assert not got[~known].any()
+    full = np.full((30, 40), LEARN_SAMPLES)
+    assert np.allclose(_median(samples, full, full > 0), np.median(samples, axis=0))
+
+
 def test_a_learned_table_takes_canonical_images_only() -> None:
     with pytest.raises(ValueError, match="canonical images"):
         LearnedTable().add(np.zeros((100, 100, 3), np.uint8), [], None)

@@ -137,8 +137,6 @@ def run_table(args: Any) -> int:
             err.write(f"run: starting from the calibration in {calibration}\n")
             if saved.empty_table is not None:
                 err.write("run: the empty table saved with it tells what covers the table (occlusion on)\n")
-        if observer.background is None:
-            err.write("run: no empty table saved: the table is learned from its frames (occlusion on)\n")
     except BaseException:
         feed.close()
         raise
@@ -201,6 +199,8 @@ def run_table(args: Any) -> int:
         if server is not None:
             server.shutdown()
         raise
+    if observer.background is None:  # said once everything is open, with the run's other lines
+        err.write("run: no empty table saved: the table is learned from its frames (occlusion on)\n")
     runner.launch(game, feed)
     try:
         stats = runner.wait()
