@@ -12,7 +12,7 @@ from vision.faces import drawn_faces
 from vision.observe import Assembler
 from vision.training.evaluate import content, layout_memory, oracle_detections
 from vision.training.synth import RenderedScene, RenderSettings, TableLayout, random_layout, render_table
-from vision.unmoved import CardPlace, UnmovedCards, looks_the_same, thumbnail
+from vision.unmoved import UnmovedCards, looks_the_same, thumbnail
 
 SEED = 41
 
@@ -81,8 +81,8 @@ def test_a_card_of_the_same_drawing_swapped_is_not_the_same(layout: TableLayout)
     scene = _scene(layout)
     o = next(o for o in scene.objects if o.cls == "card")
     c = ((o.box_mm[0] + o.box_mm[2]) / 2, (o.box_mm[1] + o.box_mm[3]) / 2)
-    place = CardPlace("card", c, 0, np.ones(1, bool))
-    a = thumbnail(scene.image, scene.homography, place, c)
+    place = (c, 0, None, True)
+    a = thumbnail(scene.image, scene.homography, place)
     assert looks_the_same(a, a + np.random.default_rng(0).normal(0, 3, a.shape).astype(np.float32))
     faces = drawn_faces()
     assert o.card is not None
@@ -91,7 +91,7 @@ def test_a_card_of_the_same_drawing_swapped_is_not_the_same(layout: TableLayout)
     lookalike = render_table(
         layout, SEED, RenderSettings(hand_prob=0.0), faces=(*faces[: o.card], twin, *faces[o.card + 1 :])
     )
-    assert not looks_the_same(a, thumbnail(lookalike.image, lookalike.homography, place, c))
+    assert not looks_the_same(a, thumbnail(lookalike.image, lookalike.homography, place))
 
 
 def test_nothing_is_kept_across_an_enrolment_or_other_candidates(layout: TableLayout) -> None:
@@ -126,5 +126,5 @@ def test_nothing_is_kept_across_an_enrolment_or_other_candidates(layout: TableLa
 def test_an_empty_kept_set_recalls_nothing() -> None:
     unmoved = UnmovedCards()
     frame = np.zeros((720, 1280, 3), np.uint8)
-    place = CardPlace("card_band", (100.0, 100.0), 180, np.ones(3, bool))
+    place = ((100.0, 100.0), 180, np.ones(3, bool), False)
     assert unmoved.recall(frame, np.eye(3), None, [place]) == [None]

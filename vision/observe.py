@@ -56,6 +56,7 @@ from vision.identify import (
     EMBEDDING_WHOLE,
     STARTING,
     CardMemory,
+    CardPlace,
     Identifier,
     Match,
     apply_color_map,
@@ -81,7 +82,7 @@ from vision.tokens import (
     token_values,
     tokens_seen_as_marbles,
 )
-from vision.unmoved import CardPlace, UnmovedCards
+from vision.unmoved import UnmovedCards
 from vision.whitebalance import balance
 from vision.zones import COLUMN_ORDER, COLUMN_PITCH, Rect, SeatZones, Zones, default_zones, inside
 
@@ -301,7 +302,7 @@ class Assembler:
             if not unseen("gizmos"):
                 gizmos = self._stack(asks, frame, h, sz, within(sz.gizmos, CARD_CLASSES), seat)
             players.append((seat, ring, archive, gizmos, vp))
-        places = [CardPlace(a.seen.cls, a.seen.center, a.rotation, self._among(a)) for a in asks]
+        places = [self._place(a) for a in asks]
         faces = self.identifier.faces
         kept: list[np.ndarray | None] = (
             [None] * len(asks) if self.unmoved is None else self.unmoved.recall(frame, h, faces, places)
@@ -377,10 +378,12 @@ class Assembler:
         return Question(a.where, a.seen.center, face, suggestions, round(m.confidence, 4))
 
     @staticmethod
-    def _among(a: _Ask) -> np.ndarray:
-        """The faces a card detection is scored against: those allowed, and the Starting Gizmos
-        with them where any is allowed (see :func:`vision.identify.assign`)."""
-        return a.allowed | (STARTING_MASK if a.allowed[STARTING].any() else False)
+    def _place(a: _Ask) -> CardPlace:
+        """A card detection as the identifier scores it: where, which way up, the faces it is
+        scored against (those allowed, and the Starting Gizmos with them where any is allowed:
+        see :func:`vision.identify.assign`) and whether it is seen whole."""
+        among = a.allowed | (STARTING_MASK if a.allowed[STARTING].any() else False)
+        return (a.seen.center, a.rotation, among, a.seen.cls == "card")
 
     def _score(
         self,
@@ -398,7 +401,7 @@ class Assembler:
         if not asks:
             return {}
         t0 = time.perf_counter()
-        places = [(a.seen.center, a.rotation, self._among(a), a.seen.cls == "card") for a in asks]
+        places = [self._place(a) for a in asks]
         if cosines is None:
             cosines = self.identifier.band_cosines(frame, h, places)
         for a, scores in zip(asks, self.identifier.scores(frame, h, places, cosines), strict=True):

@@ -26,6 +26,7 @@ import numpy as np
 
 from vision.faces import BAND_MM, CARD_MM
 from vision.geometry import table_patch
+from vision.identify import CardPlace
 
 #: How far a card detection's centre may be from a kept card's (the detector's jitter, mm).
 NEAR_MM = 3.0
@@ -38,27 +39,18 @@ SAME_GREY = 8.0
 
 
 @dataclass(frozen=True, slots=True)
-class CardPlace:
-    """A card detection to identify: its class (``card``: seen whole; ``card_band``: a top band
-    alone), centre (table mm), reading direction and the cards it may be (bool by card id)."""
-
-    cls: str
-    center: tuple[float, float]
-    rotation: int
-    among: np.ndarray
-
-
-@dataclass(frozen=True, slots=True)
 class _Kept:
     place: CardPlace
     thumb: np.ndarray
     scores: np.ndarray
 
 
-def thumbnail(frame: np.ndarray, h: np.ndarray, place: CardPlace, center: tuple[float, float]) -> np.ndarray:
-    """The grey look (float32) of a card's place at ``center`` (the whole card, or its top band)."""
-    size = CARD_MM if place.cls == "card" else (CARD_MM[0], BAND_MM)
-    patch = table_patch(frame, h, center, size, THUMB_PPM, place.rotation)
+def thumbnail(frame: np.ndarray, h: np.ndarray, place: CardPlace) -> np.ndarray:
+    """The grey look (float32) of a card's place (:data:`vision.identify.CardPlace`: the whole
+    card, or its top band alone)."""
+    center, rotation, _, whole = place
+    size = CARD_MM if whole else (CARD_MM[0], BAND_MM)
+    patch = table_patch(frame, h, center, size, THUMB_PPM, rotation)
     grey = patch if patch.ndim == 2 else cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)
     return grey.astype(np.float32)
 
@@ -93,20 +85,20 @@ class UnmovedCards:
         if faces is not self._faces:  # a face enrolled since: every kept score is stale
             self._kept = []
         taken: set[int] = set()
-        for i, p in enumerate(places):
+        for i, (center, rotation, among, whole) in enumerate(places):
             for k, kept in enumerate(self._kept):
-                q = kept.place
+                q_center, q_rotation, q_among, q_whole = kept.place
                 if (
                     k in taken
-                    or q.cls != p.cls
-                    or q.rotation != p.rotation
-                    or abs(q.center[0] - p.center[0]) > NEAR_MM
-                    or abs(q.center[1] - p.center[1]) > NEAR_MM
-                    or bool((p.among & ~q.among).any())  # a candidate the kept scores lack
+                    or q_whole != whole
+                    or q_rotation != rotation
+                    or abs(q_center[0] - center[0]) > NEAR_MM
+                    or abs(q_center[1] - center[1]) > NEAR_MM
+                    or not _within(among, q_among)  # a candidate the kept scores lack
                 ):
                     continue
-                if looks_the_same(thumbnail(frame, h, q, q.center), kept.thumb):
-                    out[i] = np.where(p.among, kept.scores, -np.inf).astype(np.float32)
+                if looks_the_same(thumbnail(frame, h, kept.place), kept.thumb):
+                    out[i] = kept.scores if among is None else np.where(among, kept.scores, -np.inf)
                     taken.add(k)
                 break
         self.last_recalled = sum(s is not None for s in out)
@@ -122,6 +114,11 @@ class UnmovedCards:
     ) -> None:
         """Keep this frame's places and their scores for the next frame."""
         self._faces = faces
-        self._kept = [
-            _Kept(p, thumbnail(frame, h, p, p.center), s) for p, s in zip(places, scores, strict=True)
-        ]
+        self._kept = [_Kept(p, thumbnail(frame, h, p), s) for p, s in zip(places, scores, strict=True)]
+
+
+def _within(among: np.ndarray | None, kept: np.ndarray | None) -> bool:
+    """Are the candidates ``among`` (None: every card) all among the ``kept`` ones?"""
+    if kept is None:
+        return True
+    return among is not None and not bool((among & ~kept).any())
