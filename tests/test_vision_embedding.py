@@ -491,3 +491,37 @@ def test_the_color_mapped_pass_reuses_the_embeddings_cosines() -> None:
     assert assembler.last_color_map is not None  # the second pass ran
     cards = sum(o.cls in ("card", "card_band") and o.visible for o in scene.objects)
     assert stub.asked == cards == len(assembler.last_cards)
+
+
+def test_the_color_mapped_pass_scores_only_the_cards_the_first_was_unsure_of(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import vision.observe as observe
+
+    scene = render_table(random_layout(np.random.default_rng(5), 2), 5, RenderSettings(hand_prob=0))
+    cast = np.array([[0.8, 0, 0, 10], [0, 1.0, 0, 0], [0, 0, 1.25, -5]], np.float32)
+    frame = cv2.transform(scene.image, cast)
+    seats = tuple(p.seat for p in scene.layout.players)
+
+    def passes(rescore_below: float) -> list[int]:
+        """How many cards each call of the identifier scored."""
+        monkeypatch.setattr(observe, "RESCORE_BELOW", rescore_below)
+        assembler = Assembler()
+        calls: list[int] = []
+        scores = assembler.identifier.scores
+
+        def counted(*args: object, **kwargs: object) -> list[np.ndarray]:
+            calls.append(len(args[2]))  # type: ignore[arg-type]
+            return scores(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(assembler.identifier, "scores", counted)
+        assembler.assemble(frame, scene.homography, oracle_detections(scene), seats)
+        assert assembler.last_color_map is not None
+        return calls
+
+    every = passes(2.0)  # every card is scored again (the rule before)
+    assert len(every) == 2 and every[0] == every[1] > 10
+    none = passes(0.0)  # no card is unsure: no second pass
+    assert none == [every[0]]
+    some = passes(observe.RESCORE_BELOW)
+    assert some[0] == every[0] and (len(some) == 1 or some[1] < every[0])

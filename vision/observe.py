@@ -112,6 +112,11 @@ NO_SCORES = np.zeros(0, np.float32)  # a card detection not scored yet (Assemble
 #: A card seen whole whose identification is below this confidence (:attr:`Match.confidence`)
 #: becomes a question (:attr:`Assembler.last_questions`): the referee cannot place it and asks.
 ASK_CONFIDENCE = 0.6
+#: A card the first pass identified at this confidence or more is not scored again on the frame
+#: colour-mapped to the references (:func:`vision.identify.color_map`): the map mends the cards a
+#: lamp or a photo's cast left unsure, and scoring the sure ones again was a third of
+#: identification (docs/vision.md, twenty-first round: development frames read the same).
+RESCORE_BELOW = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +175,8 @@ class Assembler:
         self.white_balance = white_balance
         #: Cards are identified a second time on the frame color-mapped to the references by
         #: the cards this frame shows whole (:func:`vision.identify.color_map`): enrolled photos
-        #: were taken under another lamp and camera than the table's.
+        #: were taken under another lamp and camera than the table's. Those the first pass was
+        #: sure of (:data:`RESCORE_BELOW`) keep their first scores.
         self.color_from_cards = color_from_cards
         #: The color map of the last frame (3 x 4), or None when none was fitted.
         self.last_color_map: np.ndarray | None = None
@@ -311,7 +317,8 @@ class Assembler:
         for a, k in zip(asks, kept, strict=True):
             if k is not None:
                 a.scores = k
-        cosines = self._score(frame, h, fresh)
+        # the embedding's cosines, by ask: read once, for both passes
+        cosines = {id(fresh[k]): v for k, v in self._score(frame, h, fresh).items()}
         matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment)
         self.last_color_map = None
         if self.color_from_cards and fresh:
@@ -320,7 +327,14 @@ class Assembler:
             if mat is not None:
                 self.last_color_map = mat
                 mapped = apply_color_map(frame, mat)
-                self._score(mapped, h, fresh, cosines)
+                scored = {id(a) for a in fresh}
+                unsure = [
+                    a
+                    for a, m in zip(asks, matches, strict=True)
+                    if id(a) in scored and m.confidence < RESCORE_BELOW
+                ]
+                known = {k: cosines[id(a)] for k, a in enumerate(unsure) if id(a) in cosines}
+                self._score(mapped, h, unsure, known)
                 matches = assign(
                     [a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment
                 )
