@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 run.time(scene.image, seats)
                 run.time_after(scene.other_images[0], scene.image, seats)
             prog.step()
-    if not next(iter(runs.values())).walls:
+    if not next(iter(runs.values())).fresh.walls:
         print("error: no frame could be calibrated", file=sys.stderr)
         return 2
     for runtime, run in runs.items():
@@ -152,21 +152,41 @@ def with_runtime(observer: Observer, runtime: str) -> Observer:
     return observer
 
 
+class Timings:
+    """Timed observations: wall and CPU time of each, and each stage's wall time."""
+
+    def __init__(self) -> None:
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        self.stages: dict[str, list[float]] = defaultdict(list)
+
+    def observe(self, observer: Observer, image: np.ndarray, seats: tuple[int, ...]) -> None:
+        """Observe ``image`` once, timed."""
+        c0, t0 = time.process_time(), time.perf_counter()
+        observer.observe(image, t=0.0, seats=seats)
+        self.walls.append(time.perf_counter() - t0)
+        self.cpus.append(time.process_time() - c0)
+        for k, v in observer.timings.items():
+            self.stages[k].append(v)
+
+    def by_stage(self) -> str:
+        """The stages' median wall times."""
+        return "by stage (wall, median ms): " + ", ".join(
+            f"{k} {statistics.median(v) * 1000:.1f}" for k, v in self.stages.items()
+        )
+
+
 class Run:
     """One observer's timings: per observation wall and CPU time, per stage, the arms alone."""
 
     def __init__(self, observer: Observer) -> None:
         self.observer = observer
-        self.walls: list[float] = []
-        self.cpus: list[float] = []
+        self.fresh = Timings()  # a new table every frame
         self.arm_walls: list[float] = []  # Observer.arms: a frame the gate drops, for the arms alone
         self.arm_cpus: list[float] = []
-        self.stages: dict[str, list[float]] = defaultdict(list)
         self.second_pass_heaps: list[float] = []  # the heap stage's wall time with a second pass
-        #: A table seen in the frame before (:meth:`time_after`): wall, CPU, cards recalled / all.
-        self.after_walls: list[float] = []
-        self.after_cpus: list[float] = []
-        self.after_stages: dict[str, list[float]] = defaultdict(list)
+        #: A table seen in the frame before (:meth:`time_after`), and its cards recalled / all.
+        self.after = Timings()
         self.recalled = [0, 0]
 
     def time(self, image: np.ndarray, seats: tuple[int, ...]) -> None:
@@ -175,12 +195,7 @@ class Run:
         observer = self.observer
         if observer.assembler.unmoved is not None:
             observer.assembler.unmoved.forget()
-        c0, t0 = time.process_time(), time.perf_counter()
-        observer.observe(image, t=0.0, seats=seats)
-        self.walls.append(time.perf_counter() - t0)
-        self.cpus.append(time.process_time() - c0)
-        for k, v in observer.timings.items():
-            self.stages[k].append(v)
+        self.fresh.observe(observer, image, seats)
         if observer.heaps and observer.heaps.last["second_pass"]:
             self.second_pass_heaps.append(observer.timings["heaps"])
         c0, t0 = time.process_time(), time.perf_counter()
@@ -193,19 +208,14 @@ class Run:
         loop's common case, where the cards that have not moved keep their scores."""
         observer = self.observer
         observer.observe(before, t=0.0, seats=seats)
-        c0, t0 = time.process_time(), time.perf_counter()
-        observer.observe(image, t=0.0, seats=seats)
-        self.after_walls.append(time.perf_counter() - t0)
-        self.after_cpus.append(time.process_time() - c0)
-        for k, v in observer.timings.items():
-            self.after_stages[k].append(v)
+        self.after.observe(observer, image, seats)
         unmoved = observer.assembler.unmoved
         self.recalled[0] += unmoved.last_recalled if unmoved is not None else 0
         self.recalled[1] += len(observer.assembler.last_cards)
 
     def report(self, args: argparse.Namespace, runtime: str, tables: int, load0: float) -> None:
         """Print the medians."""
-        wall, cpu = statistics.median(self.walls), statistics.median(self.cpus)
+        wall, cpu = statistics.median(self.fresh.walls), statistics.median(self.fresh.cpus)
         second_passes = len(self.second_pass_heaps)
         where = "ring crops" if self.observer.ring_detector is not None else "the whole frame"
         heaps = (
@@ -214,7 +224,7 @@ class Run:
             else f"; heap stage: a second detector pass (on {where}) in {second_passes}"
         )
         print(
-            f"\nfps ({args.condition}, {args.size}, {len(self.walls)} observations of {tables} tables"
+            f"\nfps ({args.condition}, {args.size}, {len(self.fresh.walls)} observations of {tables} tables"
             f", occlusion stage against {'the empty table' if args.empty_table else 'the learned table'}"
             f"{heaps}; small networks on {runtime}; "
             f"{os.cpu_count()} cores, load average "
@@ -228,10 +238,7 @@ class Run:
             f"  CPU time per frame (all threads), median: {cpu * 1000:.1f} ms = "
             f"{1 / cpu:.2f} frames/s on one idle core"
         )
-        print(
-            "  by stage (wall, median ms): "
-            + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in self.stages.items())
-        )
+        print(f"  {self.fresh.by_stage()}")
         if self.second_pass_heaps:
             print(
                 f"  the heap stage on the {second_passes} frames with a second pass (on {where}), "
@@ -243,13 +250,12 @@ class Run:
             f"{arm_wall * 1000:.1f} ms wall, {arm_cpu * 1000:.1f} ms CPU; the live loop reads one such "
             f"frame in {ARMS_EVERY}: {arm_cpu * 1000 / ARMS_EVERY:.1f} ms CPU per moving frame"
         )
-        after, after_cpu = statistics.median(self.after_walls), statistics.median(self.after_cpus)
+        after, after_cpu = statistics.median(self.after.walls), statistics.median(self.after.cpus)
         print(
             f"  a table seen in the frame before (another arm or none; the cards that have not moved"
             f" keep their scores: {self.recalled[0]}/{self.recalled[1]}): wall time per frame, median:"
-            f" {after * 1000:.1f} ms = {1 / after:.2f} frames/s; CPU {after_cpu * 1000:.1f} ms; by stage"
-            " (wall, median ms): "
-            + ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in self.after_stages.items())
+            f" {after * 1000:.1f} ms = {1 / after:.2f} frames/s; CPU {after_cpu * 1000:.1f} ms;"
+            f" {self.after.by_stage()}"
         )
         print(
             f"  target >= 5 frames/s, a new table every frame: {'met' if 1 / wall >= 5 else 'NOT met'} by"

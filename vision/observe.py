@@ -317,8 +317,7 @@ class Assembler:
         for a, k in zip(asks, kept, strict=True):
             if k is not None:
                 a.scores = k
-        # the embedding's cosines, by ask: read once, for both passes
-        cosines = {id(fresh[k]): v for k, v in self._score(frame, h, fresh).items()}
+        cosines = self._score(frame, h, fresh)  # the embedding's, read once for both passes
         matches = assign([a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment)
         self.last_color_map = None
         if self.color_from_cards and fresh:
@@ -333,8 +332,7 @@ class Assembler:
                     for a, m in zip(asks, matches, strict=True)
                     if id(a) in scored and m.confidence < RESCORE_BELOW
                 ]
-                known = {k: cosines[id(a)] for k, a in enumerate(unsure) if id(a) in cosines}
-                self._score(mapped, h, unsure, known)
+                self._score(mapped, h, unsure, cosines)
                 matches = assign(
                     [a.scores + a.bonus for a in asks], [a.allowed for a in asks], self.assignment
                 )
@@ -407,8 +405,9 @@ class Assembler:
         cosines: dict[int, np.ndarray] | None = None,
     ) -> dict[int, np.ndarray]:
         """Each card detection's scores against the faces it may be (and the Starting Gizmos: see
-        assign()), all of the frame's at once (:meth:`vision.identify.Identifier.scores`). Returns
-        the learned embedding's cosines it used, for the color-mapped pass to reuse: the embedding
+        assign()), all of the frame's at once (:meth:`vision.identify.Identifier.scores`).
+        ``cosines`` and the result: the learned embedding's cosines by ask (``id``), given when
+        already read, returned for the color-mapped pass to reuse: the embedding
         was trained across lamps and casts, running it again on the mapped frame was a third of
         an enrolled deck's identification time, and reading it once lost no development frame
         (docs/vision.md, twenty-first round)."""
@@ -417,11 +416,13 @@ class Assembler:
         t0 = time.perf_counter()
         places = [self._place(a) for a in asks]
         if cosines is None:
-            cosines = self.identifier.band_cosines(frame, h, places)
-        for a, scores in zip(asks, self.identifier.scores(frame, h, places, cosines), strict=True):
+            by_place = self.identifier.band_cosines(frame, h, places)
+        else:
+            by_place = {k: cosines[id(a)] for k, a in enumerate(asks) if id(a) in cosines}
+        for a, scores in zip(asks, self.identifier.scores(frame, h, places, by_place), strict=True):
             a.scores = scores
         self.last_identify_s += time.perf_counter() - t0
-        return cosines
+        return {id(asks[k]): v for k, v in by_place.items()}
 
     def _stack(
         self,
@@ -624,7 +625,9 @@ class Observer:
         self.background: TableBackground | None = None
         #: The table learned from the frames observed (:meth:`learn_table`), the occlusion
         #: stage's background where there is no empty table. ``None``: not learned.
-        self.learned: LearnedTable | None = LearnedTable() if learn_table else None
+        self.learned: LearnedTable | None = None
+        if learn_table:
+            self.learn_table()
         #: The hand network's own mask of the last frame, before the empty table's say.
         self.last_network_mask: np.ndarray | None = None
         #: The detections of the last frame, as the assembler was given them.

@@ -1000,12 +1000,7 @@ def render_table(
             objects.append(SceneObject("hand", hands_mm[0]))
     empty_image = None
     if empty:
-        empty_image = photograph(empty[0], h_img, s.size)
-        if s.effects:  # the same lamp and camera; the sensor's noise drawn afresh
-            fx = np.random.default_rng([seed, 99])
-            fx.bit_generator.state = rng.bit_generator.state
-            empty_image = (s.camera or _effects)(fx, empty_image)
-            empty_image = _fresh_noise(np.random.default_rng([seed, 98]), empty_image)
+        empty_image = _as_this_camera(photograph(empty[0], h_img, s.size), seed, rng, s, [seed, 98])
     others = [] if unhanded is None else _other_frames(unhanded, seed, rng, h_img, z, s)
     if s.effects:
         img = (s.camera or _effects)(rng, img)
@@ -1040,20 +1035,29 @@ def _other_frames(
     s: RenderSettings,
 ) -> list[np.ndarray]:
     """Other frames of one table: the photograph before any hand, an arm of its own (drawn from
-    a stream of its own, so the frame itself stays what it was), the same lamp and camera
-    effects as the frame (``rng``'s state now), the sensor's noise drawn afresh."""
+    a stream of its own, so the frame itself stays what it was), through the frame's camera
+    (:func:`_as_this_camera`)."""
     out = []
     for k in range(s.other_frames):
         arm = np.random.default_rng([seed, 97, k])
         img = unhanded.copy()
         if arm.random() < OTHER_HAND_PROB:
             _hand(arm, img, h_img, zones, s.hand_look)
-        if s.effects:
-            fx = np.random.default_rng([seed, 99])
-            fx.bit_generator.state = rng.bit_generator.state
-            img = _fresh_noise(np.random.default_rng([seed, 96, k]), (s.camera or _effects)(fx, img))
-        out.append(img)
+        out.append(_as_this_camera(img, seed, rng, s, [seed, 96, k]))
     return out
+
+
+def _as_this_camera(
+    img: np.ndarray, seed: int, rng: np.random.Generator, s: RenderSettings, noise: list[int]
+) -> np.ndarray:
+    """Another photograph of the frame's table (its empty view, another frame) through the
+    frame's own lamp and camera effects (``rng``'s state now, before the frame's effects draw
+    from it), with the sensor's noise drawn afresh from the stream ``noise``."""
+    if not s.effects:
+        return img
+    fx = np.random.default_rng([seed, 99])
+    fx.bit_generator.state = rng.bit_generator.state
+    return _fresh_noise(np.random.default_rng(noise), (s.camera or _effects)(fx, img))
 
 
 def _fresh_noise(rng: np.random.Generator, img: np.ndarray, sigma: float = 3.0) -> np.ndarray:
