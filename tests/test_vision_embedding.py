@@ -15,11 +15,13 @@ from vision.embedding import (
     BACKENDS,
     INPUT_SIZE,
     PATCH_PPM,
+    REFERENCE_TURNS_DEG,
     REGION_MM,
     CardEmbedder,
     input_size,
     patch_input,
     reference_input,
+    turned,
 )
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_W, N_CARDS, drawn_faces
@@ -203,11 +205,13 @@ def test_the_network_file_says_its_resolution(tmp_path: Path) -> None:
 def test_combined_networks_give_the_mean_of_their_cosines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    committed = CardEmbedder()
+    # One vector per face (no reference turns): the mean of turned vectors is normalised per
+    # network alone and for the ensemble as a whole, which differ by a little.
+    committed = CardEmbedder(turns=(0.0,))
     other = _image_network(tmp_path / "other.onnx", INPUT_SIZE["band"])
-    both = CardEmbedder(combine_embeddings([committed.path, other], tmp_path / "both.onnx"))
+    both = CardEmbedder(combine_embeddings([committed.path, other], tmp_path / "both.onnx"), turns=(0.0,))
     faces = list(random_deck(DECK)[:6])
-    a, b = committed.references(faces), CardEmbedder(other).references(faces)
+    a, b = committed.references(faces), CardEmbedder(other, turns=(0.0,)).references(faces)
     v = both.references(faces)
     assert v.shape == (6, a.shape[1] + b.shape[1])
     assert np.abs(v @ v.T - (a @ a.T + b @ b.T) / 2).max() < 1e-5
@@ -293,6 +297,38 @@ def test_both_runtimes_give_the_committed_networks_vectors() -> None:
         assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     # A card's vector does not depend on the batch it is computed in.
     assert np.abs(fast.references(faces[:1]) - fast.references(faces)[:1]).max() < 1e-6
+
+
+def test_a_reference_is_the_mean_of_its_face_turned() -> None:
+    # REFERENCE_TURNS_DEG: each reference vector is the normalised mean of the face's vectors at
+    # the turns; (0.0,) is the face alone, as the embedding was read before.
+    faces = list(random_deck(DECK)[:4])
+    alone, turned3 = CardEmbedder(turns=(0.0,)), CardEmbedder()
+    assert turned3.turns == REFERENCE_TURNS_DEG and len(REFERENCE_TURNS_DEG) > 1
+    a = alone.references(faces)
+    assert np.allclose(a, alone.embed([reference_input(f, "band") for f in faces]), atol=1e-6)
+    parts = [alone.embed([reference_input(turned(f, t), "band") for f in faces]) for t in REFERENCE_TURNS_DEG]
+    mean = sum(parts)
+    assert isinstance(mean, np.ndarray)
+    mean = mean / np.linalg.norm(mean, axis=1, keepdims=True)
+    v = turned3.references(faces)
+    assert np.abs(v - mean).max() < 1e-5
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert np.abs(v - a).max() > 1e-3  # the turns change the vector ...
+    assert ((v * a).sum(axis=1) > 0.9).all()  # ... but it is still the card's
+    with pytest.raises(ValueError, match="reference turn"):
+        CardEmbedder(turns=())
+
+
+def test_a_turned_face_keeps_its_size_and_its_centre() -> None:
+    face = random_deck(DECK)[3]
+    assert turned(face, 0.0) is face
+    t = turned(face, 2.0)
+    assert t.shape == face.shape and t.dtype == face.dtype
+    h, w = face.shape[:2]
+    c = (slice(h // 2 - 8, h // 2 + 8), slice(w // 2 - 8, w // 2 + 8))
+    assert _corr(t[c], face[c]) > 0.9  # about its centre: the middle hardly moves
+    assert _corr(t[:40], face[:40]) < _corr(t[c], face[c])  # the band, far from it, moves most
 
 
 class _OneCard(CardEmbedder):
@@ -384,7 +420,7 @@ def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Pa
     onnx = smoke_embedding(tmp_path, threads=2)
     assert (tmp_path / "run" / "log.jsonl").read_text().count("\n") == 2
     net = CardEmbedder(onnx, "band")
-    refs = net.references(drawn_faces()[:5])
+    refs = CardEmbedder(onnx, "band", turns=(0.0,)).references(drawn_faces()[:5])  # torch's one view
     assert refs.shape == (5, 64)
     assert np.allclose(np.linalg.norm(refs, axis=1), 1.0, atol=1e-4)
     with pytest.raises(ValueError, match="takes 64x20"):
@@ -433,7 +469,8 @@ def test_a_table_reads_bands_with_the_embedding_enrolled_or_drawn(tmp_path: Path
     # A real deck is always enrolled (its art is never shipped); the project's drawn faces'
     # top bands are read with the embedding too, their whole cards by the template alone
     # (docs/vision.md, "Fifteenth round"): each identifier holds the embedding of its own references.
-    from vision.identify import EMBEDDING_WHOLE
+    # An enrolled deck's bands lean on the embedding more ("Twenty-second round").
+    from vision.identify import EMBEDDING_WEIGHT, EMBEDDING_WEIGHT_ENROLLED, EMBEDDING_WHOLE
     from vision.observe import Observer
 
     enrolled = Observer(seats=(0, 1), color_stage=False, boxes=lambda frame_no: [], enrol_dir=str(tmp_path))
@@ -443,6 +480,9 @@ def test_a_table_reads_bands_with_the_embedding_enrolled_or_drawn(tmp_path: Path
         assert ident.embedding is not None and ident.band_vectors is not None
         assert ident.band_vectors.shape[0] == len(ident.faces)
     assert (enrolled.identifier.embedding_whole, drawn.identifier.embedding_whole) == (EMBEDDING_WHOLE, 0.0)
+    weights = (enrolled.identifier.embedding_weight, drawn.identifier.embedding_weight)
+    assert weights == (EMBEDDING_WEIGHT_ENROLLED, EMBEDDING_WEIGHT)
+    assert EMBEDDING_WEIGHT_ENROLLED > EMBEDDING_WEIGHT
 
 
 def test_the_memorys_bonus_for_a_band_alone_grows_with_the_embedding() -> None:

@@ -33,6 +33,13 @@ REGION_MM: dict[str, tuple[float, float]] = {"band": (CARD_MM[0], BAND_MM), "fac
 #: The resolution (px/mm) a camera patch is cut at before it is resized to the input (scale 1).
 PATCH_PPM: dict[str, float] = {"band": 1.0, "face": 0.5}
 KINDS = ("band", "face")
+#: The turns (degrees, about the face's centre) each reference face is embedded at; its vector is
+#: the normalised mean. A card placed by hand lies a few degrees off the zone's axis while its
+#: patch is cut along the axis, and a turn about the face's centre also moves the band sideways
+#: (about 1.5 mm at 2 degrees): the reference covers what the patch will show. Development frames
+#: of two decks enrolled from photos (docs/vision.md, "Twenty-second round"), the embedding alone
+#: on true boxes: 501 -> 505 of 515 bands and 451 -> 464 of 531; ``(0.0,)`` is the face alone.
+REFERENCE_TURNS_DEG: tuple[float, ...] = (-2.0, 0.0, 2.0)
 
 
 def _check_kind(kind: str) -> None:
@@ -70,6 +77,15 @@ def patch_input(patch: np.ndarray, kind: str, scale: int = 1) -> np.ndarray:
     return cv2.resize(patch, (w, h), interpolation=interp)
 
 
+def turned(face: np.ndarray, degrees: float) -> np.ndarray:
+    """A face turned by ``degrees`` about its centre (its own edge repeated into the corners)."""
+    if degrees == 0:
+        return face
+    h, w = face.shape[:2]
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(face, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
 class CardEmbedder:
     """The exported embedding network of one kind (``band`` or ``face``), on OpenVINO (1.1
     against OpenCV DNN's 3.9 ms of CPU for a frame's ten bands, vectors equal to 2e-7;
@@ -81,9 +97,19 @@ class CardEmbedder:
     their unit vectors; the dot product of two is their cosine similarity (-1..1).
     """
 
-    def __init__(self, path: Path | None = None, kind: str = "band", backend: str = BACKENDS[0]) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        kind: str = "band",
+        backend: str = BACKENDS[0],
+        turns: tuple[float, ...] = REFERENCE_TURNS_DEG,
+    ) -> None:
         _check_kind(kind)
+        if not turns:
+            raise ValueError("card embedding: at least one reference turn is needed (0.0: the face alone)")
         self.kind, self.backend = kind, backend
+        #: The turns each reference face is embedded at (:data:`REFERENCE_TURNS_DEG`).
+        self.turns = turns
         self.path = path if path is not None else model_path(kind)
         self.net = Network(self.path, "card embedding model", backend, threads=2)
         #: The network's resolution: its input is :func:`input_size` ``(kind, scale)``.
@@ -110,8 +136,16 @@ class CardEmbedder:
         return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-8)
 
     def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
-        """The unit vectors of reference faces (by card id), as :func:`reference_input` prepares them."""
-        return self.embed([reference_input(f, self.kind, self.scale) for f in faces])
+        """The unit vectors of reference faces (by card id), as :func:`reference_input` prepares
+        them: each the normalised mean of the face's vectors at :attr:`turns`."""
+        if not faces:
+            return self.embed([])
+        v = sum(
+            self.embed([reference_input(turned(f, t), self.kind, self.scale) for f in faces])
+            for t in self.turns
+        )
+        assert isinstance(v, np.ndarray)
+        return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-8)
 
     def patches(self, patches: Sequence[np.ndarray]) -> np.ndarray:
         """The unit vectors of camera patches (cut at :attr:`patch_ppm`), as :func:`patch_input`

@@ -65,8 +65,14 @@ HUB_NEIGHBOURS = 10
 #: seen alone adds to its correlation, when an :class:`Identifier` is given the embedding
 #: (``Identifier(embedding=CardEmbedder())``). Chosen on development decks (0.1-1.0 measured;
 #: 1.0 read random decks' bands best, the drawn faces' alike at every weight): docs/vision.md,
-#: "A learned card embedding".
+#: "A learned card embedding". The project's drawn faces keep it (``Observer``).
 EMBEDDING_WEIGHT = 1.0
+#: The same for a deck enrolled from photos (``Observer(enrol_dir=...)``): there the correlation
+#: alone ranks a band's card first for two bands in three, the embedding alone for 97 of 100, and
+#: with the references embedded at turns (:data:`vision.embedding.REFERENCE_TURNS_DEG`) more of
+#: the embedding reads more: four development sets, bands on true boxes, 919 / 944 / 956 of 981
+#: at 1 / 2 / 3; the drawn faces lost a gizmo's band at 3 (docs/vision.md, "Twenty-second round").
+EMBEDDING_WEIGHT_ENROLLED = 3.0
 #: With the embedding, a band seen alone scores its correlation plus ``embedding_weight`` × a
 #: cosine (two terms of about the same spread, where the memory's bonus was chosen for one):
 #: the referee's memory's bonus for such a band is scaled by ``1 + EMBEDDING_MEMORY ×

@@ -53,6 +53,8 @@ from vision.geometry import (
 from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
 from vision.heaps import LOW_CONF, RING_CROP_PX, HeapFinder
 from vision.identify import (
+    EMBEDDING_WEIGHT,
+    EMBEDDING_WEIGHT_ENROLLED,
     EMBEDDING_WHOLE,
     STARTING,
     CardMemory,
@@ -552,6 +554,7 @@ class Observer:
             Identifier(
                 enrol_dir=enrol_dir,
                 embedding=CardEmbedder(),
+                embedding_weight=EMBEDDING_WEIGHT_ENROLLED if enrol_dir is not None else EMBEDDING_WEIGHT,
                 embedding_whole=EMBEDDING_WHOLE if enrol_dir is not None else 0.0,
             ),
             colors,
