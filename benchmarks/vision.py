@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         nargs="?",
         const=model_path("band"),
-        help="identify with the learned band embedding added (this ONNX file; vision/embedding.py)",
+        help="identify with this band embedding (ONNX; default the committed one), the Observer's weights",
     )
     args = ap.parse_args(argv)
     args.model = args.model or Settings.from_env().detector_file()
@@ -338,9 +338,13 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         enrol_dir=enrol_dir,
         ring_pass=not args.whole_frame_pass,
     )
-    if args.embedding:  # the learned band embedding in the identifier (an option: vision/identify.py)
+    if args.embedding:  # another band embedding in the identifier, at the Observer's own weights
+        shipped = observer.identifier
         observer.assembler.identifier = Identifier(
-            observer.identifier.faces, embedding=CardEmbedder(args.embedding, "band")
+            shipped.faces,
+            embedding=CardEmbedder(args.embedding, "band"),
+            embedding_weight=shipped.embedding_weight,
+            embedding_whole=shipped.embedding_whole,
         )
     det = observer.detector
     assert det is not None  # the Observer was built on the detector's model, not on given boxes
