@@ -108,6 +108,37 @@ def test_calibration_is_kept_after_settling_and_a_moved_camera_is_noticed() -> N
     assert abs(float(shift[0, 0, 0]) - 12) < 1.0  # the new calibration follows the camera
 
 
+def test_a_kept_calibration_looks_only_where_its_markers_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the camera where it was, every marker is found in a crop round its predicted place, at
+    the whole-frame pass's corners, and the whole frame is never searched; with the camera moved,
+    it is, and the move is noticed."""
+    from vision import calibrate
+
+    scene = _scene(25)
+    cal = Calibrator(settle=1)
+    cal.update(scene.image)
+    assert cal.locked is not None
+    gray = cv2.cvtColor(scene.image, cv2.COLOR_BGR2GRAY)
+    predicted = calibrate.project_markers(cal.locked.homography, cal.known)
+    crops = calibrate.find_at_predicted(gray, predicted)
+    whole = detect_markers(scene.image)
+    assert sorted(crops) == [0, 1, 2, 3]
+    assert max(float(np.abs(crops[k] - whole[k]).max()) for k in crops) < 0.05
+    searched: list[tuple[int, ...]] = []
+    detect = calibrate._detect
+
+    def spy(g: np.ndarray, small: bool = False) -> dict[int, np.ndarray]:
+        searched.append(g.shape)
+        return detect(g, small)
+
+    monkeypatch.setattr(calibrate, "_detect", spy)
+    assert cal.update(scene.image).state == "locked"
+    assert searched and gray.shape not in searched
+    searched.clear()
+    assert cal.update(_shifted(scene.image, 12)).state == "moved"
+    assert gray.shape in searched
+
+
 def test_a_patient_calibrator_waits_for_a_second_frame_off() -> None:
     scene = _scene(25)
     cal = Calibrator(settle=1, moved_after=2)

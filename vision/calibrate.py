@@ -138,6 +138,43 @@ def search_near(
     return found
 
 
+#: How far round a held calibration's predicted marker :func:`find_at_predicted` looks (marker
+#: sides): a camera nudged by up to half a side (:data:`SEARCH_NEAR`) still has its markers there.
+PREDICTED_PAD = 1.0
+
+
+def find_at_predicted(gray: np.ndarray, predicted: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """Each predicted marker that ArUco finds in a crop round its predicted corners, at the frame's
+    own resolution with the whole-frame settings (its corners are the whole-frame pass's).
+
+    A held calibration says where the markers are; the whole-frame pass, which thresholds every
+    textured part of the table at every window size, took 10-60 ms of a 1280x720 or 1920x1080
+    frame, the crops a few (docs/vision.md, "Twenty-third round"). A marker not found there (a
+    hand over it, a moved camera) is left to the whole-frame pass and :func:`search_near`."""
+    found = {}
+    for mid, quad in predicted.items():
+        side = _side(quad)
+        if side is None:
+            continue
+        x0, y0 = np.floor(quad.min(0) - PREDICTED_PAD * side).astype(int)
+        x1, y1 = np.ceil(quad.max(0) + PREDICTED_PAD * side).astype(int)
+        x0, y0 = max(x0, 0), max(y0, 0)
+        x1, y1 = min(x1, gray.shape[1]), min(y1, gray.shape[0])
+        if x1 - x0 < 8 or y1 - y0 < 8:
+            continue
+        hit = _detect(gray[y0:y1, x0:x1]).get(mid)
+        if hit is not None:
+            corners = hit + np.array([x0, y0], np.float32)
+            if _near(corners, quad, side):
+                found[mid] = corners
+    return found
+
+
+def _offsets(found: dict[int, np.ndarray], predicted: dict[int, np.ndarray]) -> list[float]:
+    """How far (px, the mean over its corners) each found marker lies from its predicted place."""
+    return [float(np.linalg.norm(found[k] - predicted[k], axis=1).mean()) for k in found if k in predicted]
+
+
 def _side(quad: np.ndarray) -> float | None:
     """A predicted marker's mean side (px), or None where it is too small or not finite to search."""
     side = float(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1).mean())
@@ -245,7 +282,8 @@ class Calibrator:
     ``"fresh"``); then the corners of those frames are combined (per-corner median, which
     removes the noise of any one frame) into the kept calibration (``"locked"``), used from then
     on: no frame-to-frame jitter and no dependence on the markers staying visible. Every frame
-    still looks for the markers, near where the kept calibration puts them; when at least two
+    still looks for the markers, first only round where the kept calibration puts them (the
+    whole frame too when fewer than three are there or one is off its place); when at least two
     of them are more than ``moved_px`` away from their place (one misread marker is not a moved
     camera) in ``moved_after`` consecutive frames (default 1: the first settled frame after a
     bump must not be read through the old calibration), the camera has moved (``"moved"``): the
@@ -301,18 +339,22 @@ class Calibrator:
             self.reset()
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
         held = self.locked or self.last
-        found = {k: v for k, v in _detect(gray).items() if k in self.known}
         predicted = project_markers(held.homography, self.known) if held is not None else {}
+        found = find_at_predicted(gray, predicted)
+        # Three markers where they were pin the camera (a hand over the fourth is searched for
+        # below); fewer, or one of them off its place, and the whole frame is searched as well.
+        off = max(_offsets(found, predicted), default=0.0)
+        pinned = len(found) >= len(self.known) - 1 and off <= self.moved_px
+        if not pinned:
+            found = {k: v for k, v in _detect(gray).items() if k in self.known} | found
         if held is None and len(found) == len(self.known) - 1:  # predict the fourth from the three
             partial = self._fit(found, "fresh")
             if partial is not None:
                 predicted = project_markers(partial.homography, self.known)
         found = {k: v for k, v in search_near(gray, found, predicted).items() if k in self.known}
         if self.locked is not None:
-            off = [
-                float(np.linalg.norm(found[k] - predicted[k], axis=1).mean()) for k in found if k in predicted
-            ]
-            if sum(d > self.moved_px for d in off) >= 2:  # one misread marker is not a moved camera
+            # One misread marker is not a moved camera; two off their places are.
+            if sum(d > self.moved_px for d in _offsets(found, predicted)) >= 2:
                 self._off += 1
             else:
                 self._off = 0
