@@ -47,7 +47,7 @@ from vision.detect import BACKENDS, Detection, Detector
 from vision.embedding import CardEmbedder, model_path
 from vision.errors import CalibrationError, ModelFileError
 from vision.geometry import CANON_PX_PER_MM, CLASSES, rectify
-from vision.hands import hand_cells, mask_box_mm, mask_iou
+from vision.hands import hand_cells, mask_boxes_mm, mask_iou
 from vision.identify import Identifier
 from vision.marbles import MarbleColors
 from vision.observe import (
@@ -550,12 +550,10 @@ def measure(args: argparse.Namespace, condition: str) -> None:
                 exact_det_hands.add(content(alt) == content(scene.truth))
                 if occluding:
                     assert observer.last_network_mask is not None
-                    box = mask_box_mm(observer.last_network_mask)
-                    alone = [d for d in observer.last_detections if d.cls not in OCCLUDER_CLASSES] + (
-                        [Detection("hand", 1.0, tuple(v * CANON_PX_PER_MM for v in box))]  # type: ignore[arg-type]
-                        if box is not None
-                        else []
-                    )
+                    alone = [d for d in observer.last_detections if d.cls not in OCCLUDER_CLASSES] + [
+                        Detection("hand", 1.0, tuple(v * CANON_PX_PER_MM for v in box))  # type: ignore[arg-type]
+                        for box in mask_boxes_mm(observer.last_network_mask)
+                    ]
                     alt = observer.assembler.assemble(scene.image, seen_h.homography, alone, seats)
                     exact_network.add(content(alt) == content(scene.truth))
             # The same detections assembled with the referee's memory, as the live run does

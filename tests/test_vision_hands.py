@@ -13,16 +13,19 @@ from benchmarks import heldout
 from vision.errors import ModelFileError
 from vision.geometry import CANON_SIZE, rectify
 from vision.hands import (
+    JOIN_MM,
     MASK_PX_PER_MM,
     MASK_SIZE,
     MIN_HAND_PX,
     PALM_PX,
+    SECOND_SURE,
     SURE,
     HandSegmenter,
     clean_mask,
     hand_cells,
     hand_patches,
     mask_box_mm,
+    mask_boxes_mm,
     mask_iou,
     shrink_mask,
 )
@@ -69,6 +72,32 @@ def test_hand_box_spans_every_hand_pixel() -> None:
     assert mask_box_mm(np.zeros_like(mask)) is None
 
 
+def test_each_hand_hides_its_own_box() -> None:
+    """Two patches far apart are two boxes (not one box hiding the table between them); two
+    patches a strap's width apart are one arm, one box round both."""
+    mm = 1 / MASK_PX_PER_MM
+    mask = np.zeros(MASK_SIZE[::-1], bool)
+    mask[10:60, 0:40] = True  # an arm in from the left edge
+    mask[200:260, 300:380] = True  # a false patch far off on wood grain
+    assert np.allclose(
+        mask_boxes_mm(mask), [(0, 10 * mm, 40 * mm, 60 * mm), (300 * mm, 200 * mm, 380 * mm, 260 * mm)]
+    )
+    strap = int(JOIN_MM / mm) - 2  # mask pixels between hand and forearm, under JOIN_MM
+    mask[:] = False
+    mask[10:60, 0:40] = True
+    mask[20:50, 40 + strap : 90 + strap] = True
+    assert np.allclose(mask_boxes_mm(mask), [(0, 10 * mm, (90 + strap) * mm, 60 * mm)])
+    mask[:] = False
+    mask[5:15, 50:60] = True  # near neither patch below, but near both once they are one
+    mask[10:20, 0:10] = True
+    mask[38:48, 25:35] = True  # 15 and 18 px (45 mm) from the one above
+    mask[200:210, 300:310] = True  # far from all
+    assert np.allclose(
+        mask_boxes_mm(mask), [(0, 5 * mm, 60 * mm, 48 * mm), (300 * mm, 200 * mm, 310 * mm, 210 * mm)]
+    )
+    assert mask_boxes_mm(np.zeros_like(mask)) == []
+
+
 def test_specks_are_not_hands() -> None:
     mask = np.zeros(MASK_SIZE[::-1], bool)
     mask[5, 5] = True  # one stray pixel
@@ -93,6 +122,28 @@ def test_a_hand_holds_a_palm_the_network_is_sure_of() -> None:
     assert mask[100 : 100 + side, 0 : side + 20].all()  # the whole patch, the arm included
     assert mask.sum() == side * (side + 20)
     assert not hand_patches(np.full(MASK_SIZE[::-1], 0.9, np.float32)).any()
+
+
+def test_a_second_patch_is_sure_over_most_of_it() -> None:
+    """Beside a real hand, a patch with a palm of sure pixels in a larger half-sure patch is wood
+    grain, dropped; one sure over more than SECOND_SURE of it is a second hand, kept. Alone, the
+    half-sure patch is the hand (a knit sleeve's arm is sure over a third of it)."""
+    prob = np.zeros(MASK_SIZE[::-1], np.float32)
+    side = int(np.ceil(np.sqrt(PALM_PX)))
+    prob[0:120, 0:120] = 0.99  # the hand: sure everywhere
+    grain = (slice(200, 200 + side), slice(200, 200 + 3 * side))
+    prob[grain] = 0.8
+    prob[200 : 200 + side, 200 : 200 + side] = 0.99  # a palm of sure pixels, a third of the patch
+    hand = (slice(200, 200 + side), slice(400, 400 + side + 10))
+    prob[hand] = 0.8
+    prob[200 : 200 + side, 400 : 400 + side] = 0.99  # sure over most of it
+    assert (prob[hand] > SURE).mean() > SECOND_SURE > (prob[grain] > SURE).mean()
+    mask = hand_patches(prob)
+    assert mask[0:120, 0:120].all() and mask[hand].all()
+    assert not mask[grain].any()
+    alone = np.zeros_like(prob)
+    alone[grain] = prob[grain]
+    assert hand_patches(alone)[grain].all()
 
 
 def test_validation_scores_what_the_pipeline_reports() -> None:

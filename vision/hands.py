@@ -36,6 +36,14 @@ HAND_SHARE = 0.1  #: a patch under this share of the largest one is a stray fals
 #: colour gets patches the network is unsure of (docs/vision.md, "Eighth round").
 SURE = 0.95
 PALM_PX = round(8000 * MASK_PX_PER_MM**2)
+#: A patch besides the surest one is kept only if the network is sure of this share of it: a
+#: second hand, or a piece of the arm a strap cut off, is sure over 0.51-0.98 of its area on the
+#: development frames, wood grain's false patches beside a real hand over 0.33-0.63. The surest
+#: patch needs no such share (a knit sleeve's arm can be sure over a third of it only).
+SECOND_SURE = 0.5
+#: Patches nearer each other than this (mm) are one arm that a watch strap, a sleeve's edge or
+#: the network's doubt split in two (a wrist is about 50 mm across): one box holds them both.
+JOIN_MM = 50.0
 
 
 class HandSegmenter:
@@ -88,13 +96,19 @@ def hand_patches(prob: np.ndarray) -> np.ndarray:
     A real hand and forearm is one solid patch the network is sure of almost everywhere (on
     development frames at least 13,500 mm² of it over 0.95); wood grain or a table of a skin-like
     colour comes out as patches it is half sure of, sure on at most 5,500 mm²: such a patch
-    would hide the zones under its box. What this gives up: a hand of which less than a palm
+    would hide the zones under its box. Beside a real hand, a false patch can hold a palm's
+    worth of sure pixels and still be sure over less than half of itself (SECOND_SURE), where a
+    second real patch is not. What this gives up: a hand of which less than a palm
     lies on the table (fingertips just over its edge) is not reported."""
     mask = clean_mask(prob > 0.5)
     n, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
     sure = np.bincount(labels[prob > SURE], minlength=n)
     keep = sure >= PALM_PX
     keep[0] = False
+    if keep.sum() > 1:  # a second patch must be a hand the network is sure of over most of it
+        area = np.bincount(labels.ravel(), minlength=n)
+        second = keep & (np.arange(n) != int(np.argmax(np.where(keep, sure, -1))))
+        keep &= ~second | (sure >= SECOND_SURE * area)
     return keep[labels]
 
 
@@ -119,6 +133,33 @@ def mask_box_mm(mask: np.ndarray) -> tuple[float, float, float, float] | None:
         (xs.max() + 1) / MASK_PX_PER_MM,
         (ys.max() + 1) / MASK_PX_PER_MM,
     )
+
+
+def mask_boxes_mm(mask: np.ndarray) -> list[tuple[float, float, float, float]]:
+    """One box (table mm) per hand of a mask at the network's resolution: round each patch,
+    patches nearer than JOIN_MM joined. Two hands far apart, or a hand and a false patch on
+    wood grain, each hide what lies under them; one box round both hid every zone between
+    (docs/vision.md, "Twenty-fourth round")."""
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    boxes = [
+        (x / MASK_PX_PER_MM, y / MASK_PX_PER_MM, (x + w) / MASK_PX_PER_MM, (y + h) / MASK_PX_PER_MM)
+        for x, y, w, h, _area in stats[1:n].tolist()
+    ]
+    joined = True
+    while joined:
+        joined = False
+        for i, a in enumerate(boxes):
+            for j in range(i + 1, len(boxes)):
+                b = boxes[j]
+                gap = max(max(a[0], b[0]) - min(a[2], b[2]), max(a[1], b[1]) - min(a[3], b[3]))
+                if gap <= JOIN_MM:
+                    boxes[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+                    del boxes[j]
+                    joined = True
+                    break
+            if joined:
+                break
+    return boxes
 
 
 def mask_iou(a: np.ndarray, b: np.ndarray) -> float:

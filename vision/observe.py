@@ -50,7 +50,7 @@ from vision.geometry import (
     covered_zones,
     table_patch,
 )
-from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_box_mm
+from vision.hands import HAND_SCALE, MASK_SIZE, HandSegmenter, mask_boxes_mm
 from vision.heaps import LOW_CONF, RING_CROP_PX, HeapFinder
 from vision.identify import (
     EMBEDDING_WEIGHT,
@@ -741,7 +741,7 @@ class Observer:
         in_play = self.seats if seats is None else tuple(seats)
         self.last_heap_marbles = []
         # zones under a hand are reported unseen: nothing to look for there
-        hidden = [b for b in [mask_box_mm(mask)] if b is not None] if mask is not None else []
+        hidden = mask_boxes_mm(mask) if mask is not None else []
         hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
         if self.heaps is not None:
             t4 = time.perf_counter()
@@ -790,8 +790,7 @@ class Observer:
                 mask, others = occluders(background, canon, mask, dets)
             self.last_hand_mask = mask
             for cls, patch in [("hand", mask)] + [("occluder", o) for o in others]:
-                box = mask_box_mm(patch)
-                if box is not None:
+                for box in mask_boxes_mm(patch):
                     px = tuple(v * CANON_PX_PER_MM for v in box)
                     conf = confidence if cls == "hand" and confidence > 0 else 1.0
                     dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
