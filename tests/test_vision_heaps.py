@@ -18,7 +18,7 @@ from vision.heaps import APART_MM, RING_CROP_PX, HeapFinder, leftovers, marble_z
 from vision.observe import Observer
 from vision.training.evaluate import content, scene_for_seed
 from vision.training.synth import RenderedScene, RenderSettings
-from vision.zones import Rect, default_zones
+from vision.zones import Rect, default_zones, inside
 
 ZONES = default_zones()
 RING = ZONES.seat(0).ring
@@ -143,6 +143,22 @@ def test_a_less_sure_marble_in_the_energy_row_is_kept_where_it_overlaps_none() -
     assert finder.last["row"] == 1 and finder.last["physics"] == 0
     hand = (rx + 90, ry - 20, rx + 150, ry + 60)
     assert HeapFinder(ZONES, LikeTheDetector()).find(canon, first, low, hidden=[hand]) == []
+
+
+def test_the_energy_row_is_filled_to_six_at_most() -> None:
+    """The rules never leave more than six marbles in the row (ROW_SIZE): beside five sure ones,
+    of two less sure boxes only the surer is kept; beside six, none."""
+    rx, ry, _, rh = ZONES.energy_row
+    slots = [(rx + 15 + 28 * i, ry + rh / 2) for i in range(7)]
+    assert all(inside(ZONES.energy_row, *c) for c in slots)
+    canon = _canvas(slots, rings=())
+    low = [_box(slots[5], 0.3), _box(slots[6], 0.13)]  # the second: a box on red wood, say
+    finder = HeapFinder(ZONES, LikeTheDetector())
+    assert finder.find(canon, [_box(c, 0.9) for c in slots[:5]], low) == [low[0]]
+    assert finder.last["row"] == 1
+    full = [_box(c, 0.9) for c in slots[:4]] + [_box(slots[5], 0.9), _box(slots[6], 0.9)]
+    assert finder.find(canon, full, [_box(slots[4], 0.3)]) == []
+    assert finder.find(canon, full[:5], [_box(slots[4], 0.3)]) == [_box(slots[4], 0.3)]
 
 
 def test_heaps_are_looked_for_in_the_rings_in_play_only() -> None:

@@ -22,7 +22,9 @@ The Energy Row's marbles lie apart (a row, 28 mm from centre to centre), so no h
 less sure box there; but nothing else lies in the row. A marble box there below the pipeline's
 confidence, down to :data:`LOW_CONF`, is kept when it overlaps none kept (*the row*; on 180
 development frames every such box at 0.1 or more was a true marble, 7 of them, 0.14-0.34 sure;
-the one box on no marble was 0.07 sure).
+the one box on no marble was 0.07 sure), surest first, and only while the row holds fewer than
+the six marbles the rules ever leave in it (``ROW_SIZE``: a box on red wood beside a full row is
+no seventh marble).
 
 Rules of geometry only, nothing fitted to a renderer's look: the two distances come from the
 marbles' size, and :data:`LOW_CONF` and the leftover test were chosen on development frames
@@ -38,6 +40,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
+from referee.gizmos.state import ROW_SIZE
 from vision.detect import Detection
 from vision.geometry import CANON_PX_PER_MM, MARBLE_MM
 from vision.zones import Rect, Zones, hidden_by, inside
@@ -195,12 +198,16 @@ class HeapFinder:
         rects = [r for r in marble_zones(self.zones, seats) if not hidden_by(r, hidden)]
         kept = [d.center_mm for d in detections if d.cls.startswith("marble_")]
 
-        def keep(candidates: Sequence[Detection], zones: Sequence[Rect], in_heap: bool) -> list[Detection]:
-            """The marble boxes of ``candidates`` in ``zones`` that fit, surest first; each counts
-            as kept for the next."""
-            taken = []
+        def keep(
+            candidates: Sequence[Detection], zones: Sequence[Rect], in_heap: bool, room: float = math.inf
+        ) -> list[Detection]:
+            """The marble boxes of ``candidates`` in ``zones`` that fit, surest first, at most
+            ``room`` of them; each counts as kept for the next."""
+            taken: list[Detection] = []
             for d in sorted(candidates, key=lambda d: -d.confidence):
                 c = d.center_mm
+                if len(taken) >= room:
+                    break
                 if d.cls.startswith("marble_") and _in_zones(zones, c) and _fits(c, kept, in_heap):
                     kept.append(c)
                     taken.append(d)
@@ -210,7 +217,8 @@ class HeapFinder:
         self.last["physics"] = len(added)
         row = self.zones.energy_row
         if not hidden_by(row, hidden):
-            in_row = keep([d for d in low if d.confidence >= LOW_CONF], [row], in_heap=False)
+            room = ROW_SIZE - sum(_in_zones([row], c) for c in kept)
+            in_row = keep([d for d in low if d.confidence >= LOW_CONF], [row], in_heap=False, room=room)
             added += in_row
             self.last["row"] = len(in_row)
         peeled = canon.copy()
