@@ -34,7 +34,6 @@ from vision.tokens import (
     token_points,
     token_size,
     token_values,
-    tokens_on_bare_mat,
     tokens_seen_as_marbles,
     two_groups,
 )
@@ -200,19 +199,6 @@ def test_a_less_sure_token_box_is_kept_only_where_nothing_else_can_be() -> None:
     # two boxes on one token: the surer is kept, the other overlaps it
     twin = _det("vp1", 0.15, (61.0, 21.0), 19.0)
     assert missed_tokens(frame, H_TOP, kept, [twin, missed], [zone]) == [missed]
-
-
-def test_a_sure_token_box_on_bare_mat_is_no_token() -> None:
-    """However sure, a VP box in a VP zone whose middle is the mat's colour is dropped; boxes on
-    printed tokens, pale ones included, and boxes outside the zones are left alone."""
-    zone = (0.0, 0.0, 150.0, 110.0)
-    frame = _printed([((20.0, 20.0), 24.0, PURPLE_FIVE), ((60.0, 20.0), 18.0, TINTED_ONE)])
-    five, one = _det("vp5", 0.9, (20.0, 20.0), 24.0), _det("vp1", 0.6, (60.0, 20.0), 18.0)
-    blank = _det("vp1", 0.48, (100.0, 80.0), 18.0)  # bare mat
-    assert tokens_on_bare_mat(frame, H_TOP, [five, one, blank], [zone]) == [blank]
-    assert tokens_on_bare_mat(frame, H_TOP, [five, one, blank], [(0.0, 0.0, 80.0, 50.0)]) == []
-    marble = Detection("marble_red", 0.9, blank.box)
-    assert tokens_on_bare_mat(frame, H_TOP, [marble], [zone]) == []  # not a token box
 
 
 def test_marble_boxes_in_a_vp_zone_are_tokens_read_by_their_disc() -> None:

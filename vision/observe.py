@@ -82,7 +82,6 @@ from vision.tokens import (
     missed_tokens,
     token_points,
     token_values,
-    tokens_on_bare_mat,
     tokens_seen_as_marbles,
 )
 from vision.unmoved import UnmovedCards
@@ -595,11 +594,6 @@ class Observer:
         self.bare_table = True
         #: The boxes that stage dropped from the last frame's detections.
         self.last_bare_table: list[Detection] = []
-        #: VP-token boxes in a VP zone whose middle is the mat's colour are dropped
-        #: (vision/tokens.py: tokens_on_bare_mat); False keeps them.
-        self.bare_tokens = True
-        #: The boxes that stage dropped from the last frame's detections.
-        self.last_bare_tokens: list[Detection] = []
         #: Top bands the detector was not sure of, kept where a stack of built cards puts them
         #: (vision/stacks.py); False: its sure boxes alone (the benchmark measures both).
         self.stacks = self.detector is not None
@@ -769,14 +763,10 @@ class Observer:
             self.last_display_cards = display_cards(self.zones, dets, low, hidden, canon)
             dets += self.last_display_cards
             self.timings["display"] = time.perf_counter() - t8
-        self.last_low_tokens, self.last_marble_tokens, self.last_bare_tokens = [], [], []
-        if self.low_tokens or self.marble_tokens or self.bare_tokens:
+        self.last_low_tokens, self.last_marble_tokens = [], []
+        if self.low_tokens or self.marble_tokens:
             t6 = time.perf_counter()
             vp_zones = [self.zones.seat(s).vp for s in in_play]
-            if self.bare_tokens:
-                self.last_bare_tokens = tokens_on_bare_mat(frame, cal.homography, dets, vp_zones)
-                bare = {id(d) for d in self.last_bare_tokens}
-                dets = [d for d in dets if id(d) not in bare]
             if self.marble_tokens:
                 low = [d for d in raw if d.cls in MARBLE_CLASSES and d.confidence < self.conf]
                 dets, self.last_marble_tokens = tokens_seen_as_marbles(

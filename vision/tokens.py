@@ -284,24 +284,6 @@ def token_contrast(frame: np.ndarray, h_img: np.ndarray, center_mm: tuple[float,
     return float(np.linalg.norm(middle - _lab(frame, h_img, center_mm, _TABLE_RING)))
 
 
-def tokens_on_bare_mat(
-    frame: np.ndarray, h_img: np.ndarray, detections: Sequence[Detection], rects: Sequence[Rect]
-) -> list[Detection]:
-    """The VP-token boxes of ``detections`` (canonical frame) centred in one of ``rects`` (the VP
-    zones of the seats in play) whose middle does not differ from the table round them
-    (:data:`TOKEN_CONTRAST`): the detector's guess on bare mat, however sure, as a less sure box
-    there is (:func:`missed_tokens`). On development frames (`style` and `deck`, 300 frames),
-    the 2,513 boxes at 0.3 or more on a true token in a VP zone differed by at least 15.2; the
-    two on bare mat, 0.41 and 0.35 sure, by 1.0 and 3.3 (docs/vision.md, "Twenty-fourth round")."""
-    return [
-        d
-        for d in detections
-        if d.cls in ("vp1", "vp5")
-        and any(inside(zone, *d.center_mm) for zone in rects)
-        and token_contrast(frame, h_img, d.center_mm) < TOKEN_CONTRAST
-    ]
-
-
 def missed_tokens(
     frame: np.ndarray,
     h_img: np.ndarray,
