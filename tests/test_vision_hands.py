@@ -24,7 +24,6 @@ from vision.hands import (
     clean_mask,
     hand_cells,
     hand_patches,
-    mask_box_mm,
     mask_boxes_mm,
     mask_iou,
     shrink_mask,
@@ -63,13 +62,15 @@ def test_committed_network_finds_rendered_hands(segmenter: HandSegmenter) -> Non
     assert min(ious) > 0.6, ious
 
 
-def test_hand_box_spans_every_hand_pixel() -> None:
+def test_each_hand_box_spans_every_pixel_of_its_patch() -> None:
     mask = np.zeros(MASK_SIZE[::-1], bool)
     mask[10:20, 30:60] = True
     mask[40:45, 100:104] = True
     mm = 1 / MASK_PX_PER_MM
-    assert mask_box_mm(mask) == pytest.approx((30 * mm, 10 * mm, 104 * mm, 45 * mm))
-    assert mask_box_mm(np.zeros_like(mask)) is None
+    assert np.allclose(
+        mask_boxes_mm(mask), [(30 * mm, 10 * mm, 60 * mm, 20 * mm), (100 * mm, 40 * mm, 104 * mm, 45 * mm)]
+    )
+    assert mask_boxes_mm(np.zeros_like(mask)) == []
 
 
 def test_each_hand_hides_its_own_box() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vision.geometry import CANON_PX_PER_MM, rectify
-from vision.hands import MASK_PX_PER_MM, MASK_SIZE, mask_box_mm
+from vision.hands import MASK_PX_PER_MM, MASK_SIZE, mask_boxes_mm
 from vision.occlusion import LEARN_KNOWN, LEARN_SAMPLES, LearnedTable, TableBackground, occluders
 from vision.training.evaluate import HELDOUT, oracle_detections, scene_for_seed
 from vision.training.synth import RenderSettings, random_layout, render_table
@@ -61,11 +61,9 @@ def test_a_cup_nothing_explains_hides_the_table_under_it(table: tuple) -> None:
     c = tuple(round(v * CANON_PX_PER_MM) for v in centre_mm)
     cv2.circle(cup, c, round(radius_mm * CANON_PX_PER_MM), (30, 90, 200), -1)
     _, others = occluders(TableBackground(empty), cup, np.zeros(MASK_SIZE[::-1], bool), dets)
-    boxes = [mask_box_mm(o) for o in others]
-    assert any(
-        b is not None and b[0] <= centre_mm[0] <= b[2] and b[1] <= centre_mm[1] <= b[3] for b in boxes
-    ), boxes
-    x1, y1, x2, y2 = next(b for b in boxes if b is not None and b[0] <= centre_mm[0] <= b[2])
+    boxes = [b for o in others for b in mask_boxes_mm(o)]
+    assert any(b[0] <= centre_mm[0] <= b[2] and b[1] <= centre_mm[1] <= b[3] for b in boxes), boxes
+    x1, y1, x2, y2 = next(b for b in boxes if b[0] <= centre_mm[0] <= b[2])
     assert abs((x2 - x1) - 2 * radius_mm) < 8 and abs((y2 - y1) - 2 * radius_mm) < 8
 
 
@@ -122,8 +120,8 @@ def test_a_learned_table_is_the_median_of_what_was_uncovered(table: tuple) -> No
     palm = np.zeros(MASK_SIZE[::-1], np.uint8)
     cv2.circle(palm, (round(x_mm * MASK_PX_PER_MM), round(y_mm * MASK_PX_PER_MM)), 22, 1, -1)
     got, _ = occluders(bg, frame, palm.astype(bool), dets)
-    box = mask_box_mm(got)
-    assert box is not None and box[0] < 20 and box[2] >= x_mm + 40  # the sleeve to the edge joined
+    (box,) = mask_boxes_mm(got)
+    assert box[0] < 20 and box[2] >= x_mm + 40  # the sleeve to the edge joined
     unknown = TableBackground.known_where(bg.lab, bg.bgr, np.zeros_like(bg.known))
     alone, _ = occluders(unknown, frame, palm.astype(bool), dets)
     assert np.array_equal(alone, palm.astype(bool))  # where nothing is known, the network alone

@@ -217,7 +217,7 @@ class HeapFinder:
         self.last["physics"] = len(added)
         row = self.zones.energy_row
         if not hidden_by(row, hidden):
-            room = ROW_SIZE - sum(_in_zones([row], c) for c in kept)
+            room = ROW_SIZE - sum(inside(row, *c) for c in kept)
             in_row = keep([d for d in low if d.confidence >= LOW_CONF], [row], in_heap=False, room=room)
             added += in_row
             self.last["row"] = len(in_row)
