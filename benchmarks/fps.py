@@ -148,7 +148,7 @@ def with_runtime(observer: Observer, runtime: str) -> Observer:
     ident = observer.assembler.identifier
     if ident.embedding is not None and ident.embedding.backend != runtime:
         ident.embedding = CardEmbedder(ident.embedding.path, ident.embedding.kind, runtime)
-        ident.band_vectors = ident.embedding.references(ident.faces)
+        ident.band_vectors = ident.reference_vectors(ident.faces)
     return observer
 
 

@@ -407,7 +407,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
     # Top bands kept where a stack puts them (vision/stacks.py): added, of them on a true band,
     # and the frames assembled without them.
     stacks = StageEffect()
-    # Whole cards kept in a Display slot nothing else fills (vision/display.py): the same three.
+    # Whole cards kept in a Display slot or a file column nothing else fills (vision/display.py):
+    # the same three.
     slots = StageEffect()
     ident_alone = {"card": Tally(), "card_band": Tally()}
     ident_table = {"card": Tally(), "card_band": Tally()}
@@ -751,7 +752,8 @@ def measure(args: argparse.Namespace, condition: str) -> None:
         f"card {stacks.on_true}; exactly right without them {stacks.exact_without}"
     )
     print(
-        f"  whole cards kept in a Display slot nothing else fills (vision/display.py) {slots.added}, of "
+        "  whole cards kept in a Display slot or a file column nothing else fills (vision/display.py)"
+        f" {slots.added}, of "
         f"them on a true card {slots.on_true}; exactly right without them {slots.exact_without}"
     )
     print(

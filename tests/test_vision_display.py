@@ -1,6 +1,6 @@
-"""Display cards kept in a slot nothing else fills (vision/display.py), on a rendered table's true
-boxes: a card the detector was unsure of is kept where the Display explains it, never where a
-card already is, a hand covers the slot, or the box is no card's size."""
+"""Cards kept in a slot nothing else fills (vision/display.py), on a rendered table's true boxes: a
+card the detector was unsure of is kept where the Display (or a seat's Starting Gizmo) explains
+it, never where a card already is, a hand covers the slot, or the box is no card's size."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from vision.display import display_cards
 from vision.geometry import CANON_PX_PER_MM, rectify
 from vision.training.evaluate import oracle_detections
 from vision.training.synth import RenderedScene, RenderSettings, random_layout, render_table
-from vision.zones import default_zones, inside
+from vision.zones import COLUMN_ORDER, COLUMN_PITCH, SeatZones, default_zones, inside
 
 ZONES = default_zones()
 
@@ -96,3 +96,40 @@ def test_a_box_on_bare_table_is_not_kept_where_the_frame_says_so(scene: Rendered
     ).astype(np.uint8)
     assert display_cards(ZONES, others, [unsure], canon=bare) == []
     assert display_cards(ZONES, others, [unsure]) == [unsure]  # no frame, no table test
+
+
+def _starting_gizmo_alone(scene: RenderedScene) -> tuple[list[Detection], Detection, SeatZones]:
+    """The true boxes without a seat's Starting Gizmo, which lies alone in its file column."""
+    dets = oracle_detections(scene)
+    for player in scene.layout.players:
+        sz = ZONES.seat(player.seat)
+        here = [d for d in dets if d.cls.startswith("card") and inside(sz.column("file"), *d.center_mm)]
+        if len(here) == 1 and here[0].cls == "card":
+            return [d for d in dets if d is not here[0]], here[0], sz
+    raise AssertionError("the scene must show a Starting Gizmo alone in its file column")
+
+
+def test_an_unsure_starting_gizmo_is_kept_in_its_file_column(scene: RenderedScene) -> None:
+    """The file column always holds its seat's Starting Gizmo: with nothing else there, a less
+    sure whole card is kept there for the seats in play, as in a Display slot."""
+    others, gizmo, sz = _starting_gizmo_alone(scene)
+    unsure = replace(gizmo, confidence=0.3)
+    assert display_cards(ZONES, others, [unsure], seats=[sz]) == [unsure]
+    assert display_cards(ZONES, others, [unsure]) == []  # not a seat in play: not a slot
+    x1, y1, x2, y2 = gizmo.box_mm
+    assert display_cards(ZONES, others, [unsure], [(x1 - 5, y1 - 5, x2 + 5, y2 + 5)], seats=[sz]) == []
+    kept = [*others, replace(gizmo, confidence=0.9)]
+    assert display_cards(ZONES, kept, [unsure], seats=[sz]) == []  # the column is not empty
+
+
+def test_a_seats_columns_tile_its_gizmos_zone() -> None:
+    """Each column is where the pipeline reads a card's type from its seat-local x."""
+    for sz in ZONES.seats:
+        x, y, w, h = sz.gizmos
+        rects = [sz.column(name) for name in COLUMN_ORDER]
+        assert sum(r[2] for r in rects) == pytest.approx(w)
+        assert min(r[0] for r in rects) == pytest.approx(x)
+        assert all(r[1] == y and r[3] == h for r in rects)
+        for i, (rx, _, rw, _) in enumerate(rects):
+            lx, _ = sz.to_local(rx + rw / 2, y + h / 2)
+            assert int(lx // COLUMN_PITCH) == i

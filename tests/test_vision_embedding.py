@@ -24,9 +24,9 @@ from vision.embedding import (
     turned,
 )
 from vision.errors import ModelFileError
-from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_W, N_CARDS, drawn_faces
+from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
 from vision.geometry import table_patch
-from vision.identify import LEVELS, Identifier
+from vision.identify import EMBEDDING_REFERENCE_BLUR_MM, LEVELS, Identifier
 from vision.observe import Assembler
 from vision.training.embedding import (
     VIEWS,
@@ -348,6 +348,32 @@ class _OneCard(CardEmbedder):
         return np.tile(np.eye(1, N_CARDS, self.card, dtype=np.float32), (len(patches), 1))
 
 
+class _Sharpness(_OneCard):
+    """An embedding whose reference vector is the face's sharpness (its Laplacian's variance)."""
+
+    def references(self, faces: Sequence[np.ndarray]) -> np.ndarray:
+        v = np.zeros((len(faces), N_CARDS), np.float32)
+        v[:, 0] = [cv2.Laplacian(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), cv2.CV_32F).var() for f in faces]
+        return v
+
+
+def test_the_embedding_reads_reference_faces_as_soft_as_a_camera_sees_them() -> None:
+    faces = drawn_faces()
+    sharp = Identifier(embedding=_Sharpness(), reference_blur_mm=0.0)
+    soft = Identifier(embedding=_Sharpness())
+    assert sharp.band_vectors is not None and soft.band_vectors is not None
+    assert np.all(soft.band_vectors[:, 0] < 0.5 * sharp.band_vectors[:, 0])
+    blurred = cv2.GaussianBlur(faces[3], (0, 0), EMBEDDING_REFERENCE_BLUR_MM * FACE_PX_PER_MM)
+    assert soft.band_vectors[3, 0] == pytest.approx(_Sharpness().references([blurred])[0, 0])
+    # A face enrolled later is read the same way.
+    for ident in (sharp, soft):
+        ident.enrol(9, faces[3])
+        assert ident.band_vectors is not None
+        assert ident.band_vectors[9, 0] == pytest.approx(ident.band_vectors[3, 0])
+    with pytest.raises(ValueError, match="need an embedding"):
+        Identifier().reference_vectors(faces)
+
+
 def test_the_identifier_adds_the_embedding_to_bands_seen_alone_only() -> None:
     scene = render_table(random_layout(np.random.default_rng(12), 4), 12, RenderSettings(hand_prob=0))
     stub = _OneCard()
@@ -436,7 +462,8 @@ def test_smoke_training_exports_a_network_the_identifier_side_loads(tmp_path: Pa
     assert np.allclose(refs, want, atol=1e-4)
     # The identifier takes it: its band scores move by the weighted cosine, nothing else.
     ident = Identifier(embedding=net, embedding_weight=0.5)
-    assert ident.band_vectors is not None and np.allclose(ident.band_vectors, net.references(drawn_faces()))
+    soft = [cv2.GaussianBlur(f, (0, 0), EMBEDDING_REFERENCE_BLUR_MM * FACE_PX_PER_MM) for f in drawn_faces()]
+    assert ident.band_vectors is not None and np.allclose(ident.band_vectors, net.references(soft))
     # Resuming a finished run trains nothing more and keeps the same best weights.
     cfg = EmbedTrainConfig(tmp_path / "run", epochs=2, steps=2, cards=16)
     assert train_embedding(cfg, resume=True) == tmp_path / "run" / "best.pt"

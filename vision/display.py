@@ -1,4 +1,5 @@
-"""Display cards the detector was not sure of, kept in a Display slot that nothing else fills.
+"""Cards the detector was not sure of, kept where the rules say a card lies and nothing else is:
+a Display slot, or a seat's file column, which always holds its Starting Gizmo.
 
 The Display is refilled from the level's deck as soon as a card leaves it, so in play each of
 its slots holds a card (until a deck runs out). On tables it never saw, the detector now and then
@@ -22,6 +23,13 @@ hand's box reached, one boxed too small under a hand besides); it moved no frame
 (Those ray-traced frames had the tracer's stacking flaw; traced again with it fixed, the stage
 keeps 3 there, all true.)
 
+A seat's Starting Gizmo is never built, filed or discarded: it lies in the file column from the
+first turn to the last (the rules engine starts every seat with it; ``vision.identify.column_cards``
+lets the file column read it). So a seat's file column is a slot like the Display's, under the
+same tests: on the held-out style's development frames a pale Starting Gizmo alone on a check
+cloth was boxed at 0.30 and the seat's gizmos read one card short (9,180,023 and 9,180,054 of
+240; docs/vision.md, "Twenty-fifth round").
+
 The bare-table stage's own bound (0.85 of the inside table-coloured) would drop what this stage
 is for, a white card on a white cloth: :func:`vision.plausible.table_like` scored the true ones
 0.91-0.98 there. Only a box whose inside is *all* table is refused: a detector fine-tuned on
@@ -44,7 +52,7 @@ import numpy as np
 from vision.detect import Detection
 from vision.geometry import covered_share
 from vision.plausible import plausible, table_like
-from vision.zones import Zones, hidden_by, inside
+from vision.zones import Rect, SeatZones, Zones, hidden_by, inside
 
 #: A card box this sure, below the pipeline's confidence, is kept where the Display explains it.
 LOW_SLOT_CONF = 0.1
@@ -62,10 +70,12 @@ def display_cards(
     low: Sequence[Detection],
     hidden: Sequence[Box] = (),
     canon: np.ndarray | None = None,
+    seats: Sequence[SeatZones] = (),
 ) -> list[Detection]:
     """The card boxes of ``low`` to add to ``detections`` (see the module's docstring);
     ``hidden``: boxes (table mm, x1 y1 x2 y2) of hands, whose slots are left alone; ``canon``:
-    the canonical frame the boxes were found on (without it, no table test)."""
+    the canonical frame the boxes were found on (without it, no table test); ``seats``: the
+    seats in play, whose file columns hold their Starting Gizmos."""
     kept = [d for d in detections if d.cls in ("card", "card_band", "card_back")]
     blurred: list[np.ndarray] = []  # the frame as the bare-table test reads it, made once if needed
 
@@ -77,8 +87,9 @@ def display_cards(
         share = table_like(blurred[0], d.box, [k.box for k in kept])
         return share is not None and share >= ALL_TABLE
 
+    slots: list[Rect] = [slot for _, _, slot in zones.display] + [sz.column("file") for sz in seats]
     added: list[Detection] = []
-    for _, _, slot in zones.display:
+    for slot in slots:
         if hidden_by(slot, hidden) or any(inside(slot, *k.center_mm) for k in kept):
             continue
         here = [

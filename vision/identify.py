@@ -107,6 +107,16 @@ EMBEDDING_WHOLE_MARGIN = float("inf")
 #: round"; 5, 8 and 12 mm alike there). Top bands are not high-passed: on random decks enrolled
 #: from phone photos it lost bands (``tests/test_vision_identify.py``'s hub and view tests).
 HIGHPASS_MM = 8.0
+#: The learned embedding reads reference faces blurred by a Gaussian of this many mm (one sigma):
+#: its camera patches are cut at 1 px/mm, but a 1280×720 camera sees the far seats at 0.45-0.8
+#: px/mm, so a patch there is an upsampling, much softer than a phone photo's 3-5 px/mm or a drawn
+#: face. On the development frames of ``deck`` every band misread on true boxes lay where the
+#: camera saw under 0.8 px/mm. Blurring the references 1 mm read development decks' bands
+#: better (oracle boxes: ``deck`` 9,260,000+, 9,270,000+, 9,280,000+ 83 -> 84 of 90 tables,
+#: ``lookalike`` 9,360,000+ bands 247 -> 263 of 281) and the drawn faces alike; blurring each
+#: band's references to the camera's resolution at that band read no more (docs/vision.md,
+#: "Twenty-fifth round"). 0: the faces as they are (the matcher before that round).
+EMBEDDING_REFERENCE_BLUR_MM = 1.0
 MAX_SUBSETS = 48  # candidate subsets of the references kept (Identifier._among)
 LEVELS = np.array([c.level for c in default_cards()])
 TYPES = np.array([c.type for c in default_cards()])
@@ -300,6 +310,7 @@ class Identifier:
         embedding_whole: float = EMBEDDING_WHOLE,
         embedding_whole_margin: float = EMBEDDING_WHOLE_MARGIN,
         highpass_mm: float = HIGHPASS_MM,
+        reference_blur_mm: float = EMBEDDING_REFERENCE_BLUR_MM,
     ) -> None:
         faces = faces if faces is not None else face_set(enrol_dir)
         #: The reference faces (drawn, or the user's enrolled photos), by card id.
@@ -340,8 +351,19 @@ class Identifier:
         self.embedding, self.embedding_weight = embedding, embedding_weight
         self.embedding_memory, self.embedding_whole = embedding_memory, embedding_whole
         self.embedding_whole_margin = embedding_whole_margin
+        self.reference_blur_mm = reference_blur_mm
         #: The reference bands' unit vectors under :attr:`embedding` (rows by card id), or ``None``.
-        self.band_vectors = embedding.references(faces) if embedding is not None else None
+        self.band_vectors = self.reference_vectors(faces) if embedding is not None else None
+
+    def reference_vectors(self, faces: Sequence[np.ndarray]) -> np.ndarray:
+        """Reference faces' band vectors under :attr:`embedding`, each face blurred
+        :attr:`reference_blur_mm` first (:data:`EMBEDDING_REFERENCE_BLUR_MM`)."""
+        if self.embedding is None:
+            raise ValueError("identification: reference vectors need an embedding")
+        sigma = self.reference_blur_mm * FACE_PX_PER_MM
+        if sigma > 0:
+            faces = [cv2.GaussianBlur(f, (0, 0), sigma) for f in faces]
+        return self.embedding.references(faces)
 
     def memory_scale(self, whole: bool) -> float:
         """What the referee's memory's bonus is multiplied by for a card seen ``whole`` or as a
@@ -419,7 +441,7 @@ class Identifier:
             sims[:, card] = self._band_sims(faces, range(len(faces)), band_refs, only)[:, card]
         if self.embedding is not None and self.band_vectors is not None:
             vectors = self.band_vectors.copy()
-            vectors[card] = self.embedding.references([face])[0]
+            vectors[card] = self.reference_vectors([face])[0]
             self.band_vectors = vectors
         self.faces, self.band_refs, self.full_refs = tuple(faces), band_refs, full_refs
         self.band_sims, self.hubness = sims, self._hubness(sims)

@@ -760,7 +760,8 @@ class Observer:
         if self.display_slots:
             t8 = time.perf_counter()
             low = [d for d in raw if d.cls == "card" and LOW_SLOT_CONF <= d.confidence < self.conf]
-            self.last_display_cards = display_cards(self.zones, dets, low, hidden, canon)
+            seat_zones = [self.zones.seat(s) for s in in_play]
+            self.last_display_cards = display_cards(self.zones, dets, low, hidden, canon, seat_zones)
             dets += self.last_display_cards
             self.timings["display"] = time.perf_counter() - t8
         self.last_low_tokens, self.last_marble_tokens = [], []

@@ -55,6 +55,14 @@ class SeatZones:
         ox, oy = self.origin
         return (x - ox, y - oy) if self.rotation == 0 else (ox - x, oy - y)
 
+    def column(self, name: str) -> Rect:
+        """One dashboard column of the gizmos zone in table mm: the pipeline puts a card in the
+        column its seat-local x falls in (:data:`COLUMN_PITCH` wide, the last to the zone's edge)."""
+        i = COLUMN_ORDER.index(name)
+        x0, y0, w, h = LOCAL_GIZMOS
+        width = COLUMN_PITCH if i < len(COLUMN_ORDER) - 1 else w - i * COLUMN_PITCH
+        return _local_rect(self.origin, self.rotation, (x0 + i * COLUMN_PITCH, y0, width, h))
+
 
 @dataclass(frozen=True, slots=True)
 class Zones:
