@@ -592,3 +592,14 @@ def test_the_color_mapped_pass_scores_only_the_cards_the_first_was_unsure_of(
     assert none == [every[0]]
     some = passes(observe.RESCORE_BELOW)
     assert some[0] == every[0] and (len(some) == 1 or some[1] < every[0])
+
+
+def test_soft_views_blur_each_enrolment_view_as_the_identifier_blurs_a_reference() -> None:
+    """``soft`` is ``wide`` with the identifier's reference blur on every enrolment view (and
+    the same random draws, so the views are otherwise the same)."""
+    face = drawn_faces()[5]
+    wide = enrolment_face(face, np.random.default_rng(3), VIEWS["wide"])
+    soft = enrolment_face(face, np.random.default_rng(3), VIEWS["soft"])
+    want = cv2.GaussianBlur(wide, (0, 0), EMBEDDING_REFERENCE_BLUR_MM * FACE_PX_PER_MM)
+    assert VIEWS["soft"].reference_blur_mm == EMBEDDING_REFERENCE_BLUR_MM > 0
+    assert np.array_equal(soft, want)

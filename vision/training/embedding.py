@@ -37,7 +37,7 @@ import numpy as np
 from vision.embedding import KINDS, PATCH_PPM, REGION_MM, input_size, model_path, patch_input, reference_input
 from vision.errors import ModelFileError
 from vision.faces import BAND_MM, CARD_MM, FACE_H, FACE_PX_PER_MM, FACE_W, N_CARDS, drawn_faces
-from vision.identify import LEVELS
+from vision.identify import EMBEDDING_REFERENCE_BLUR_MM, LEVELS
 from vision.training.checkpoints import keep, log_epoch, restore
 from vision.training.randomise import lookalike_random_deck, random_deck, varied_random_deck
 
@@ -66,6 +66,9 @@ class Views:
     enrol_keystone_mm: float = 1.5
     enrol_blur_px: tuple[float, float] = (0.5, 2.0)
     enrol_cast: float = 0.10
+    #: Each enrolment view blurred by this much more (mm, one sigma), as the identifier blurs a
+    #: reference face before the embedding reads it (``vision.identify.EMBEDDING_REFERENCE_BLUR_MM``).
+    reference_blur_mm: float = 0.0
 
 
 #: ``v1``: the tenth round's views. ``wide``: farther cameras and softer lenses, stronger casts
@@ -85,6 +88,9 @@ VIEWS = {
         enrol_cast=0.15,
     ),
 }
+#: ``soft``: ``wide`` with every enrolment view blurred as the identifier blurs a reference face
+#: (issue 14, twenty-fifth round), so the network learns the references it is given.
+VIEWS["soft"] = replace(VIEWS["wide"], reference_blur_mm=EMBEDDING_REFERENCE_BLUR_MM)
 #: ``fine``: ``wide`` with nearer cameras too (to 2.4 px/mm), for a network at scale 2 (2 px/mm),
 #: which reads what a 1080p camera gives beyond 1 px/mm.
 VIEWS["fine"] = replace(VIEWS["wide"], camera_ppm=(0.45, 2.4))
@@ -144,7 +150,10 @@ def enrolment_face(face: np.ndarray, rng: np.random.Generator, views: Views = VI
     img = cv2.resize(img, (w, round(w * FACE_H / FACE_W)), interpolation=cv2.INTER_AREA)
     img = np.clip(img + rng.normal(0, 2.5, img.shape), 0, 255).astype(np.uint8)
     img = _jpeg(img, rng, 70, 95)
-    return cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
+    img = cv2.resize(img, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
+    if views.reference_blur_mm > 0:
+        img = cv2.GaussianBlur(img, (0, 0), views.reference_blur_mm * ppm)
+    return img
 
 
 def camera_patch(
