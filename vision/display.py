@@ -26,9 +26,10 @@ keeps 3 there, all true.)
 A seat's Starting Gizmo is never built, filed or discarded: it lies in the file column from the
 first turn to the last (the rules engine starts every seat with it; ``vision.identify.column_cards``
 lets the file column read it). So a seat's file column is a slot like the Display's, under the
-same tests: on the held-out style's development frames a pale Starting Gizmo alone on a check
-cloth was boxed at 0.30 and the seat's gizmos read one card short (9,180,023 and 9,180,054 of
-240; docs/vision.md, "Twenty-fifth round").
+same tests: on a development frame of the held-out style (9,180,054) a pale Starting Gizmo alone
+on a check cloth was boxed at 0.30 and the seat's gizmos read one card short (docs/vision.md,
+"Twenty-fifth round"). A Starting Gizmo under other cards is a top band, which the stack stage
+(:mod:`vision.stacks`) keeps when the detector was unsure of it.
 
 The bare-table stage's own bound (0.85 of the inside table-coloured) would drop what this stage
 is for, a white card on a white cloth: :func:`vision.plausible.table_like` scored the true ones

@@ -96,15 +96,6 @@ def covered_share(box: tuple[float, ...], other: tuple[float, ...]) -> float:
     return w * h / max(1e-6, (box[2] - box[0]) * (box[3] - box[1]))
 
 
-def camera_ppm(h_img: np.ndarray, center_mm: tuple[float, float]) -> float:
-    """The camera's resolution (px/mm, the square root of the pixel area one mm² covers) at a
-    table point: a patch cut finer than this is an upsampling, as blurred as the camera is."""
-    x, y = center_mm
-    pts = cv2.perspectiveTransform(np.array([[[x, y]], [[x + 1, y]], [[x, y + 1]]], np.float64), h_img)[:, 0]
-    (ax, ay), (bx, by) = pts[1] - pts[0], pts[2] - pts[0]
-    return math.sqrt(abs(ax * by - ay * bx))
-
-
 def table_patch(
     frame: np.ndarray,
     h_img: np.ndarray,

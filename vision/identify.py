@@ -112,7 +112,7 @@ HIGHPASS_MM = 8.0
 #: px/mm, so a patch there is an upsampling, much softer than a phone photo's 3-5 px/mm or a drawn
 #: face. On the development frames of ``deck`` every band misread on true boxes lay where the
 #: camera saw under 0.8 px/mm. Blurring the references 1 mm read development decks' bands
-#: better (oracle boxes: ``deck`` 9,260,000+, 9,270,000+, 9,280,000+ 83 -> 84 of 90 tables,
+#: better (oracle boxes: ``deck`` 9,260,000+, 9,270,000+, 9,280,000+ 79 -> 84 of 90 tables,
 #: ``lookalike`` 9,360,000+ bands 247 -> 263 of 281) and the drawn faces alike; blurring each
 #: band's references to the camera's resolution at that band read no more (docs/vision.md,
 #: "Twenty-fifth round"). 0: the faces as they are (the matcher before that round).
