@@ -89,7 +89,9 @@ VIEWS = {
     ),
 }
 #: ``soft``: ``wide`` with every enrolment view blurred as the identifier blurs a reference face
-#: (issue 14, twenty-fifth round), so the network learns the references it is given.
+#: (issue 14, twenty-fifth round), so the network learns the references it is given. One network
+#: trained on it read fewer development tables than the committed ensemble, and added to it no
+#: more (docs/vision.md, "Twenty-fifth round"): measured, not shipped.
 VIEWS["soft"] = replace(VIEWS["wide"], reference_blur_mm=EMBEDDING_REFERENCE_BLUR_MM)
 #: ``fine``: ``wide`` with nearer cameras too (to 2.4 px/mm), for a network at scale 2 (2 px/mm),
 #: which reads what a 1080p camera gives beyond 1 px/mm.
