@@ -16,6 +16,8 @@ settings, training scenes (``vision dataset --raytrace``).
 
 Rendering costs seconds a frame, so finished frames are kept in a cache folder keyed by the
 scene file's and its pictures' hash (``$GIZMOS_RAYTRACE_CACHE``, default ``data/raytrace-cache``).
+The cache is also what makes a traced frame the same frame twice: the jittered area light traces
+a scene a little differently each time, so two checkouts compared on traced frames share one.
 POV-Ray is a Debian package (``povray``); ``scripts/setup.sh --dev`` installs it, and
 :func:`povray` says clearly when it is missing.
 """
