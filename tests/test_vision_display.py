@@ -114,12 +114,12 @@ def test_an_unsure_starting_gizmo_is_kept_in_its_file_column(scene: RenderedScen
     sure whole card is kept there for the seats in play, as in a Display slot."""
     others, gizmo, sz = _starting_gizmo_alone(scene)
     unsure = replace(gizmo, confidence=0.3)
-    assert display_cards(ZONES, others, [unsure], seats=[sz]) == [unsure]
+    assert display_cards(ZONES, others, [unsure], seats=[sz.seat]) == [unsure]
     assert display_cards(ZONES, others, [unsure]) == []  # not a seat in play: not a slot
     x1, y1, x2, y2 = gizmo.box_mm
-    assert display_cards(ZONES, others, [unsure], [(x1 - 5, y1 - 5, x2 + 5, y2 + 5)], seats=[sz]) == []
+    assert display_cards(ZONES, others, [unsure], [(x1 - 5, y1 - 5, x2 + 5, y2 + 5)], seats=[sz.seat]) == []
     kept = [*others, replace(gizmo, confidence=0.9)]
-    assert display_cards(ZONES, kept, [unsure], seats=[sz]) == []  # the column is not empty
+    assert display_cards(ZONES, kept, [unsure], seats=[sz.seat]) == []  # the column is not empty
 
 
 def test_a_seats_columns_tile_its_gizmos_zone() -> None:

@@ -53,7 +53,7 @@ import numpy as np
 from vision.detect import Detection
 from vision.geometry import covered_share
 from vision.plausible import plausible, table_like
-from vision.zones import Rect, SeatZones, Zones, hidden_by, inside
+from vision.zones import Rect, Zones, hidden_by, inside
 
 #: A card box this sure, below the pipeline's confidence, is kept where the Display explains it.
 LOW_SLOT_CONF = 0.1
@@ -71,7 +71,7 @@ def display_cards(
     low: Sequence[Detection],
     hidden: Sequence[Box] = (),
     canon: np.ndarray | None = None,
-    seats: Sequence[SeatZones] = (),
+    seats: Sequence[int] = (),
 ) -> list[Detection]:
     """The card boxes of ``low`` to add to ``detections`` (see the module's docstring);
     ``hidden``: boxes (table mm, x1 y1 x2 y2) of hands, whose slots are left alone; ``canon``:
@@ -88,7 +88,7 @@ def display_cards(
         share = table_like(blurred[0], d.box, [k.box for k in kept])
         return share is not None and share >= ALL_TABLE
 
-    slots: list[Rect] = [slot for _, _, slot in zones.display] + [sz.column("file") for sz in seats]
+    slots: list[Rect] = [slot for _, _, slot in zones.display] + [zones.seat(s).column("file") for s in seats]
     added: list[Detection] = []
     for slot in slots:
         if hidden_by(slot, hidden) or any(inside(slot, *k.center_mm) for k in kept):
