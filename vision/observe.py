@@ -741,8 +741,8 @@ class Observer:
         in_play = self.seats if seats is None else tuple(seats)
         self.last_heap_marbles = []
         # zones under a hand are reported unseen: nothing to look for there
-        hidden = mask_boxes_mm(mask) if mask is not None else []
-        hidden += [Seen.of(d).box for d in dets if d.cls == "hand"]
+        network_boxes = mask_boxes_mm(mask) if mask is not None else []
+        hidden = network_boxes + [Seen.of(d).box for d in dets if d.cls == "hand"]
         if self.heaps is not None:
             t4 = time.perf_counter()
             low = [d for d in raw if d.cls in MARBLE_CLASSES and LOW_CONF <= d.confidence < self.conf]
@@ -760,8 +760,7 @@ class Observer:
         if self.display_slots:
             t8 = time.perf_counter()
             low = [d for d in raw if d.cls == "card" and LOW_SLOT_CONF <= d.confidence < self.conf]
-            seat_zones = [self.zones.seat(s) for s in in_play]
-            self.last_display_cards = display_cards(self.zones, dets, low, hidden, canon, seat_zones)
+            self.last_display_cards = display_cards(self.zones, dets, low, hidden, canon, in_play)
             dets += self.last_display_cards
             self.timings["display"] = time.perf_counter() - t8
         self.last_low_tokens, self.last_marble_tokens = [], []
@@ -787,14 +786,16 @@ class Observer:
             background = self.background
             if background is None and self.learned is not None:
                 background = self.learned.background()
+            hand_boxes = network_boxes  # the network's mask, unless the occlusion stage changes it
             if background is not None:
                 mask, others = occluders(background, canon, mask, dets)
+                hand_boxes = mask_boxes_mm(mask)
             self.last_hand_mask = mask
-            for cls, patch in [("hand", mask)] + [("occluder", o) for o in others]:
-                for box in mask_boxes_mm(patch):
-                    px = tuple(v * CANON_PX_PER_MM for v in box)
-                    conf = confidence if cls == "hand" and confidence > 0 else 1.0
-                    dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
+            occluder_boxes = [b for o in others for b in mask_boxes_mm(o)]
+            for cls, box in [("hand", b) for b in hand_boxes] + [("occluder", b) for b in occluder_boxes]:
+                px = tuple(v * CANON_PX_PER_MM for v in box)
+                conf = confidence if cls == "hand" and confidence > 0 else 1.0
+                dets.append(Detection(cls, round(conf, 4), px))  # type: ignore[arg-type]
             if self.learned is not None and self.background is None:
                 self.learned.add(canon, dets, mask)
             self.timings["hands"] += time.perf_counter() - t5
